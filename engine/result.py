@@ -1,0 +1,131 @@
+"""The one immutable result of `build_context`, rendered as is by the TUI, the notebook and the CLI.
+
+Nothing here decides anything: the pipeline fills these records, front ends only read them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.messages import AiMessage
+
+# Budget-bar categories, in the order the bars stack them. Fence kinds are added as `fence:<kind>`.
+CATEGORY_ORDER: tuple[str, ...] = (
+    "core",
+    "user",
+    "fence",
+    "working_memory",
+    "tool_history",
+    "summary",
+    "reminder",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The fate of one message of the input session (or of a message the build created)."""
+
+    index: int  # position in the session's message list; -1 for a message the build created
+    message_id: str
+    role: str
+    type: str
+    kept: bool
+    stage: str  # "preprocess" | "provider" | "format"
+    phase: str | None  # CORE_CONTEXT, WORKING_MEMORY, CHECKPOINT, CHECKPOINT_PURGED, SUMMARIZATION, ...
+    reason: str  # kept_by_<phase> / dropped_by_<phase> / replaced_by_<strategy> / ...
+    strategy: str | None  # the strategy that decided (e.g. text_conversation, tool_history_drop)
+    tokens: int
+    wire_index: int | None = None  # the wire message that carries it, if any
+    replaced_by: str | None = None  # id of the created message that now carries its content
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class WireCard:
+    """One wire message with what a reader needs to know about where it came from."""
+
+    index: int
+    message: dict[str, Any]  # the OpenAI Chat Completions message
+    message_id: str  # id of the final context message
+    type: str
+    tokens: int
+    source_ids: tuple[str, ...]  # ids of the session messages this card carries
+    marks: tuple[str, ...] = ()  # fence:<kind>, assembled, summary, compressed, degraded, truncated, reminder
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something a stage did that a user should see (compression, pruning, summarization, ...)."""
+
+    kind: str
+    title: str
+    message_ids: tuple[str, ...] = ()
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenAccount:
+    """Budget numbers for the bars (spec §5.3, §6)."""
+
+    max_tokens: int
+    reserved_for_response: int
+    total_budget: int
+    wm_budget: int
+    trigger_tokens: float
+    summary_budget: int
+    final_tokens: int
+    by_category: dict[str, int]
+    backend: str
+
+    @property
+    def free(self) -> int:
+        return self.total_budget - self.final_tokens
+
+    @property
+    def over_budget(self) -> bool:
+        return self.final_tokens > self.total_budget
+
+
+@dataclass(frozen=True, slots=True)
+class ReminderOutcome:
+    hit_rule_ids: tuple[str, ...] = ()
+    texts: dict[str, str] = field(default_factory=dict)  # rule id -> the text it added
+    appended_text: str | None = None  # separator + <system-reminder> block, as appended
+    tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BuildFailure:
+    code: str
+    message: str
+    provider_name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BuildResult:
+    wire: tuple[dict[str, Any], ...]
+    cards: tuple[WireCard, ...]
+    messages: tuple[AiMessage, ...]  # final context messages, before wire formatting
+    preprocessed: tuple[AiMessage, ...]  # what the providers received
+    decisions: tuple[Decision, ...]
+    tokens: TokenAccount
+    events: tuple[Event, ...]
+    trace: dict[str, Any] | None
+    reminder: ReminderOutcome
+    summary_events: tuple[dict[str, Any], ...] = ()  # history_summary events a host would persist
+    strategies_applied: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    error: BuildFailure | None = None
+    effective_policy: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def kept_ids(self) -> tuple[str, ...]:
+        return tuple(m.id for m in self.messages)
+
+    def decision_for(self, message_id: str) -> Decision | None:
+        return next((d for d in self.decisions if d.message_id == message_id), None)

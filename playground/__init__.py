@@ -1,0 +1,1 @@
+"""linn-playground's front ends: the CLI, the Textual app and the notebook widgets."""
