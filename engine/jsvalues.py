@@ -1,0 +1,52 @@
+"""JavaScript value semantics the port must reproduce: string lengths and `String(v)`.
+
+linnkit measures text in UTF-16 code units (`s.length`) and renders values with `String(v)`; these helpers
+give the same results in Python so counts and formatted text match the TypeScript build.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def utf16_len(text: str) -> int:
+    """Length in UTF-16 code units, as JS `s.length` (a character outside the BMP counts 2)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def js_number(value: float) -> str:
+    """`String(n)` for a JS number: `21`, `0.5`, `1e+21`, `NaN`, `Infinity`."""
+    if isinstance(value, int):
+        return str(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    text = repr(value)
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        sign = "-" if exponent.startswith("-") else "+"
+        text = f"{mantissa}e{sign}{int(exponent.lstrip('+-'))}"
+    return text
+
+
+def js_string(value: Any) -> str:
+    """`String(v)` as JavaScript computes it for JSON-like values."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return js_number(value)
+    if isinstance(value, list | tuple):
+        return ",".join("" if item is None else js_string(item) for item in value)
+    if isinstance(value, dict):
+        return "[object Object]"
+    return str(value)

