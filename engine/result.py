@@ -118,6 +118,7 @@ class BuildResult:
     warnings: tuple[str, ...] = ()
     error: BuildFailure | None = None
     effective_policy: dict[str, Any] = field(default_factory=dict)
+    summarization_check: dict[str, Any] | None = None  # both trigger stages' numbers (spec §9 D8)
 
     @property
     def ok(self) -> bool:

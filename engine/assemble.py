@@ -1,0 +1,325 @@
+"""Turn a finished pipeline into the BuildResult: final order, wire, reminders, decisions, token account."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from engine.build import Pipeline, final_order, wire_of
+from engine.providers.state import KEEP_CORE, State
+from engine.result import (
+    BuildFailure,
+    BuildResult,
+    Decision,
+    Event,
+    ReminderOutcome,
+    TokenAccount,
+    WireCard,
+)
+from engine.trace import decision_reason
+
+
+def assemble_result(run: Pipeline, registry, tick, effective_policy: dict, reminder_registry) -> BuildResult:
+    ctx = run.ctx
+    final = final_order(run.states)
+    final_messages = [s.current for s in final]
+    final_tokens = sum(ctx.estimate(m) for m in final_messages)
+    run.trace.decisions(run.states)
+    trace = run.trace.finish(len(run.preprocessed), final, final_tokens) if run.trace.enabled else None
+    formatted = wire_of(final, registry)
+    wire_positions = _wire_positions(formatted)
+    wire = [w for w in formatted if w is not None]
+    reminder = ReminderOutcome()
+    if tick is not None:
+        wire, reminder = _apply_reminders(run, wire, tick, reminder_registry)
+    run.warnings.extend(_skipped_by_formatter(final, formatted))
+    return BuildResult(
+        wire=tuple(wire),
+        cards=tuple(_cards(final, wire, wire_positions, run, reminder)),
+        messages=tuple(final_messages),
+        preprocessed=tuple(run.preprocessed),
+        decisions=tuple(_decisions(run, final, wire_positions)),
+        tokens=_token_account(run, final, final_tokens, reminder),
+        events=tuple(run.events) + _reminder_events(reminder),
+        trace=trace,
+        reminder=reminder,
+        summary_events=tuple(run.summary_events),
+        strategies_applied=tuple(dict.fromkeys(run.strategies)),
+        warnings=tuple(run.warnings),
+        effective_policy=effective_policy,
+        summarization_check=trigger_summary(run),
+    )
+
+
+def failed_result(run: Pipeline, failure: BuildFailure) -> BuildResult:
+    ctx = run.ctx
+    return BuildResult(
+        wire=(),
+        cards=(),
+        messages=(),
+        preprocessed=tuple(run.preprocessed) if run.preprocess_done else (),
+        decisions=(),
+        tokens=_budget_numbers(run, 0, {}),
+        events=tuple(run.events) + (Event("error", f"build failed: {failure.code}: {failure.message}"),),
+        trace=None,
+        reminder=ReminderOutcome(),
+        strategies_applied=tuple(dict.fromkeys(run.strategies)),
+        warnings=tuple(run.warnings),
+        error=failure,
+        effective_policy=ctx.policy.model_dump(by_alias=True),
+    )
+
+
+def _apply_reminders(run: Pipeline, wire: list[dict], tick, reminder_registry):
+    from engine.reminders import apply_reminders, reminder_context
+
+    reminder_ctx = reminder_context(tick, run.session, run.ctx.policy)
+    new_wire, outcome = apply_reminders(wire, run.ctx.policy.system_reminder, reminder_ctx, reminder_registry)
+    if outcome.appended_text:
+        tokens = run.ctx.tokenizer.estimate_text(outcome.appended_text, run.ctx.model_id)
+        outcome = ReminderOutcome(outcome.hit_rule_ids, outcome.texts, outcome.appended_text, tokens)
+    return list(new_wire), outcome
+
+
+def _wire_positions(formatted: list[dict | None]) -> list[int | None]:
+    positions, next_index = [], 0
+    for item in formatted:
+        positions.append(next_index if item is not None else None)
+        next_index += item is not None
+    return positions
+
+
+def _skipped_by_formatter(final: list[State], formatted: list[dict | None]) -> list[str]:
+    return [
+        f"{s.message.id}: kept but not sent: the wire formatter drops {s.message.type}"
+        + (f" of unregistered fence kind '{s.message.fence_kind}'" if s.message.fence_kind else "")
+        for s, w in zip(final, formatted, strict=True)
+        if w is None
+    ]
+
+
+def _marks(state: State) -> list[str]:
+    message = state.current
+    marks = []
+    if message.fence_kind:
+        marks.append(f"fence:{message.fence_kind}")
+    if message.meta("assembledFenceKinds"):
+        marks.extend(f"assembled:{k}" for k in message.meta("assembledFenceKinds"))
+    if message.type == "history_summary":
+        marks.append("summary")
+    if message.meta("isCompressedToolHistory"):
+        marks.append("compressed")
+    if message.meta("isDegradedToolReplay"):
+        marks.append("degraded")
+    if state.truncation is not None:
+        marks.append("truncated")
+    return marks
+
+
+def _cards(final, wire, positions, run: Pipeline, reminder: ReminderOutcome) -> list[WireCard]:
+    cards = []
+    for state, position in zip(final, positions, strict=True):
+        if position is None:
+            continue
+        marks = _marks(state)
+        if reminder.appended_text and position == len(wire) - 1:
+            marks.append("reminder")
+        sources = tuple(run.session[i].id for i in state.origins) or (state.message.id,)
+        cards.append(
+            WireCard(
+                position,
+                wire[position],
+                state.message.id,
+                state.message.type,
+                state.tokens,
+                sources,
+                tuple(marks),
+            )
+        )
+    return cards
+
+
+def _decisions(run: Pipeline, final: list[State], positions: list[int | None]) -> list[Decision]:
+    wire_index = {id(s): p for s, p in zip(final, positions, strict=True)}
+    by_origin: dict[int, State] = {}
+    for state in run.states:
+        for origin in state.origins:
+            by_origin[origin] = state
+    removed = {origin: r for r in run.removals for origin in r.origins}
+    carriers = {s.message.id: s for s in run.states}
+    decisions = []
+    for index, message in enumerate(run.session):
+        state = by_origin.get(index)
+        if state is not None and state.message.id == message.id and state.origins[0] == index:
+            decisions.append(_from_state(index, message, state, wire_index))
+        elif state is not None:
+            decisions.append(_merged(index, message, state, wire_index))
+        elif index in removed:
+            decisions.append(_from_removal(index, message, removed[index], carriers, wire_index))
+        else:
+            decisions.append(_summarized(index, message, run))
+    decisions.extend(_created(run, wire_index))
+    return decisions
+
+
+def _from_state(index, message, state: State, wire_index) -> Decision:
+    return Decision(
+        index,
+        message.id,
+        message.role,
+        message.type,
+        state.kept,
+        "provider",
+        state.phase,
+        decision_reason(state),
+        state.strategy,
+        state.tokens,
+        wire_index.get(id(state)),
+    )
+
+
+def _merged(index, message, state: State, wire_index) -> Decision:
+    """A session message whose content now travels inside another message (e.g. an assembled fence)."""
+    return Decision(
+        index,
+        message.id,
+        message.role,
+        message.type,
+        state.kept,
+        "preprocess",
+        state.phase,
+        decision_reason(state),
+        "current_turn_message_assembly",
+        0,
+        wire_index.get(id(state)),
+        state.message.id,
+        f"merged into {state.message.id}",
+    )
+
+
+def _from_removal(index, message, removal, carriers: dict[str, State], wire_index) -> Decision:
+    carrier = carriers.get(removal.replaced_by) if removal.replaced_by else None
+    if carrier is None:
+        return Decision(
+            index,
+            message.id,
+            message.role,
+            message.type,
+            False,
+            "preprocess",
+            None,
+            f"dropped_by_{removal.strategy}",
+            removal.strategy,
+            0,
+            None,
+            removal.replaced_by,
+            removal.note,
+        )
+    return Decision(
+        index,
+        message.id,
+        message.role,
+        message.type,
+        carrier.kept,
+        "preprocess",
+        carrier.phase,
+        f"replaced_by_{removal.strategy}",
+        removal.strategy,
+        0,
+        wire_index.get(id(carrier)),
+        carrier.message.id,
+        removal.note or f"now carried by {carrier.message.id}",
+    )
+
+
+def _summarized(index, message, run: Pipeline) -> Decision:
+    summary = next((s for s in run.states if s.index == -1), None)
+    return Decision(
+        index,
+        message.id,
+        message.role,
+        message.type,
+        summary is not None,
+        "provider",
+        "SUMMARIZATION",
+        "replaced_by_ai_history_summarization",
+        "ai_history_summarization",
+        0,
+        None,
+        summary.message.id if summary else None,
+        "summarised",
+    )
+
+
+def _created(run: Pipeline, wire_index) -> list[Decision]:
+    return [_from_state(-1, s.message, s, wire_index) for s in run.states if s.index == -1]
+
+
+def _category(state: State) -> str:
+    message = state.current
+    if message.fence_kind:
+        return f"fence:{message.fence_kind}"
+    if message.type == "history_summary":
+        return "summary"
+    if message.type == "user_input" and state.action == KEEP_CORE:
+        return "user"
+    if (
+        message.role == "tool"
+        or message.type == "tool_calls"
+        or message.meta("isCompressedToolHistory")
+        or message.meta("isDegradedToolReplay")
+    ):
+        return "tool_history"
+    return "core" if state.action == KEEP_CORE else "working_memory"
+
+
+def _token_account(run: Pipeline, final: list[State], final_tokens: int, reminder: ReminderOutcome):
+    by_category: dict[str, int] = {}
+    for state in final:
+        key = _category(state)
+        by_category[key] = by_category.get(key, 0) + run.ctx.estimate(state.current)
+    if reminder.tokens:
+        by_category["reminder"] = reminder.tokens
+    return _budget_numbers(run, final_tokens, by_category)
+
+
+def _budget_numbers(run: Pipeline, final_tokens: int, by_category: dict[str, int]) -> TokenAccount:
+    policy = run.ctx.policy
+    total = run.ctx.total_budget
+    return TokenAccount(
+        max_tokens=policy.budget.max_tokens,
+        reserved_for_response=policy.budget.reserved_for_response,
+        total_budget=total,
+        wm_budget=math.floor(total * policy.budget.working_memory_budget_percentage),
+        trigger_tokens=total * policy.summarization.trigger_threshold,
+        summary_budget=math.floor(total * policy.summarization.budget_percentage),
+        final_tokens=final_tokens,
+        by_category=by_category,
+        backend=run.ctx.tokenizer.backend,
+    )
+
+
+def _reminder_events(reminder: ReminderOutcome) -> tuple[Event, ...]:
+    return tuple(
+        Event(
+            "reminder",
+            f"reminder {rule_id}: {text.splitlines()[0] if text else ''}",
+            (),
+            {"ruleId": rule_id, "text": text},
+        )
+        for rule_id, text in reminder.texts.items()
+    )
+
+
+def trigger_summary(run: Pipeline) -> dict[str, Any] | None:
+    check = run.ctx.trigger_check
+    if check is None:
+        return None
+    return {
+        "used": check.used,
+        "available": check.available,
+        "threshold": check.threshold,
+        "precheckPassed": check.precheck_passed,
+        "contentTokens": check.content_tokens,
+        "fired": check.fired,
+    }

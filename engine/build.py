@@ -1,0 +1,220 @@
+"""`build_context`: the one entry of the engine. Session + policy + fences + tick → BuildResult.
+
+The pipeline, in linnkit's order (spec §5): preprocess → states → providers → order → wire → reminders.
+Each step lives in its own module; this one only calls them in order and assembles the result.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.errors import ContextProviderError
+from engine.messages import AiMessage
+from engine.preprocess.base import Entry, Removal, StageOutput
+from engine.preprocess.fence_assembly import assemble_current_turn
+from engine.preprocess.fence_lifetime import apply_fence_lifetime
+from engine.preprocess.purification import purify_history
+from engine.preprocess.replay_guard import guard_tool_replay
+from engine.preprocess.tool_history import compress_tool_history
+from engine.providers.checkpoint import run_checkpoint
+from engine.providers.core import MustKeep, TruncationRule, run_core
+from engine.providers.state import ProviderReport, State, kept_count, kept_tokens
+from engine.providers.summarization import TriggerCheck, run_summarization
+from engine.providers.working_memory import run_working_memory
+from engine.result import BuildFailure, BuildResult, Event
+from engine.summarizer import OfflineSummarizer, SummarizerPort
+from engine.tokens import TokenizerPort, content_token_count, tokenizer_from_policy
+from engine.trace import TraceRecorder
+from engine.wire import format_message
+
+DEFAULT_MODEL_ID = "default"
+
+
+@dataclass(slots=True)
+class BuildContext:
+    """What every stage may read: the effective policy, budget numbers, the tokenizer, the summarizer."""
+
+    policy: Any
+    tokenizer: TokenizerPort
+    total_budget: int
+    avg_chars_per_token: float
+    summarizer: SummarizerPort | None
+    model_id: str
+    now: int
+    summarized: dict[int, str] = field(default_factory=dict)  # id(state) -> summary id
+    trigger_check: TriggerCheck | None = None
+
+    def estimate(self, message: AiMessage) -> int:
+        return self.tokenizer.estimate_message(message, self.model_id)
+
+    def content_tokens(self, texts: list[str]) -> int:
+        encoding = self.policy.token_estimation.encoding
+        return content_token_count(texts, encoding, self.avg_chars_per_token)
+
+
+@dataclass(slots=True)
+class Pipeline:
+    """Intermediate products of one build, handed to `engine.assemble` to make the result."""
+
+    ctx: BuildContext
+    session: list[AiMessage]
+    entries: list[Entry] = field(default_factory=list)
+    removals: list[Removal] = field(default_factory=list)
+    states: list[State] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    strategies: list[str] = field(default_factory=list)
+    summary_events: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    preprocessed: list[AiMessage] = field(default_factory=list)
+    preprocess_done: bool = False
+    trace: TraceRecorder | None = None
+
+
+def build_context(
+    session: Sequence[AiMessage] | Any,
+    policy: Any = None,
+    *,
+    fences: Any = None,
+    tick: Any = None,
+    tokenizer: TokenizerPort | None = None,
+    summarizer: SummarizerPort | None = None,
+    model_id: str | None = None,
+    now: int | None = None,
+    honour_fence_descriptors: bool = True,
+    reminder_registry: Any = None,
+) -> BuildResult:
+    """Build the context linnkit would send for `session` (a list of AiMessage or a loaded Session).
+
+    Raises PolicyValidationError / ConfigurationError for a policy the engine cannot run. A fatal stage
+    error (TOOL_HISTORY_OVERFLOW, SUMMARIZATION_FAILED) is returned in `result.error`, not raised.
+    """
+    from engine.assemble import assemble_result, failed_result
+    from engine.fences import as_registry
+    from engine.policy import check_runtime, define_context_policy, to_wire
+
+    messages = list(getattr(session, "messages", session))
+    effective = define_context_policy(policy)
+    check_runtime(effective)
+    registry = as_registry(fences)
+    budget = effective.budget
+    ctx = BuildContext(
+        policy=effective,
+        tokenizer=tokenizer or tokenizer_from_policy(effective.token_estimation),
+        total_budget=budget.max_tokens - budget.reserved_for_response,
+        avg_chars_per_token=effective.token_estimation.avg_chars_per_token,
+        summarizer=summarizer if summarizer is not None else OfflineSummarizer(),
+        model_id=model_id or DEFAULT_MODEL_ID,
+        now=now if now is not None else int(time.time() * 1000),
+    )
+    run = Pipeline(ctx, messages)
+    try:
+        _preprocess(run, registry)
+        _run_providers(run, registry, honour_fence_descriptors, to_wire(effective))
+    except ContextProviderError as error:
+        return failed_result(run, BuildFailure(error.code, str(error.args[0]), error.provider_name))
+    return assemble_result(run, registry, tick, to_wire(effective), reminder_registry)
+
+
+def _preprocess(run: Pipeline, registry) -> None:
+    checkpoint_tool = run.ctx.policy.checkpoint.trigger_tool_name
+    entries = [Entry(m, (i,)) for i, m in enumerate(run.session)]
+    stages = [
+        lambda e: compress_tool_history(e, run.ctx.policy.tool_history, checkpoint_tool),
+        lambda e: guard_tool_replay(e, run.ctx.policy.provider_replay, checkpoint_tool),
+        purify_history,
+    ]
+    if registry is not None:
+        stages += [lambda e: assemble_current_turn(e, registry), lambda e: apply_fence_lifetime(e, registry)]
+    for stage in stages:
+        output: StageOutput = stage(entries)
+        entries = output.entries
+        run.removals.extend(output.removals)
+        run.events.extend(output.events)
+        run.warnings.extend(output.warnings)
+        if output.strategy:
+            run.strategies.append(output.strategy)
+    run.entries = entries
+    run.preprocessed = [e.message for e in entries]
+    run.preprocess_done = True
+
+
+def must_keep_of(policy: Any, registry, honour_descriptors: bool) -> MustKeep:
+    """Core's must-keep policy; descriptor `mustKeep`/`maxBudgetFraction` join it (spec §9 D6)."""
+    must_keep = policy.must_keep
+    kinds = set(must_keep.always_keep_fence_kinds)
+    rules = [
+        TruncationRule(r.fence_kind, r.max_budget_fraction, r.strategy_name)
+        for r in must_keep.truncation_rules
+    ]
+    if registry is not None and honour_descriptors:
+        for descriptor in registry.list():
+            if descriptor.must_keep:
+                kinds.add(descriptor.kind)
+            fraction = descriptor.max_budget_fraction
+            if fraction is not None and fraction < 1:
+                rules.append(TruncationRule(descriptor.kind, fraction, f"fence-budget:{descriptor.kind}"))
+    return MustKeep(frozenset(must_keep.always_keep_types), frozenset(kinds), tuple(rules))
+
+
+def _run_providers(run: Pipeline, registry, honour_descriptors: bool, effective_policy: dict) -> None:
+    ctx = run.ctx
+    run.states = [State(e.message, i, e.origins, ctx.estimate(e.message)) for i, e in enumerate(run.entries)]
+    run.trace = TraceRecorder(ctx.policy.context_trace, effective_policy, ctx.total_budget)
+    available = ctx.total_budget
+    must_keep = must_keep_of(ctx.policy, registry, honour_descriptors)
+    providers = [
+        ("core", lambda: run_core(run.states, must_keep, ctx)),
+        ("wm", lambda: run_working_memory(run.states, ctx)),
+        ("checkpoint", lambda: run_checkpoint(run.states, ctx)),
+    ]
+    for key, provider in providers:
+        available = _run_one(run, key, provider, available)
+    _run_summarization(run, available)
+
+
+def _run_one(run: Pipeline, key: str, provider, available: int) -> int:
+    before = (kept_tokens(run.states), kept_count(run.states))
+    started = time.perf_counter()
+    if key != "core" and available <= 0:
+        report, events = ProviderReport(_NAMES[key], skipped=True), []
+    else:
+        report, events = provider()
+    after = (kept_tokens(run.states), kept_count(run.states))
+    available -= report.tokens_used
+    run.trace.provider(report, before, after, (time.perf_counter() - started) * 1000, available)
+    run.events.extend(events)
+    run.strategies.extend(report.strategies)
+    return available
+
+
+def _run_summarization(run: Pipeline, available: int) -> None:
+    before = (kept_tokens(run.states), kept_count(run.states))
+    started = time.perf_counter()
+    report, events, persisted = run_summarization(run.states, available, run.ctx)
+    after = (kept_tokens(run.states), kept_count(run.states))
+    available -= report.tokens_used
+    run.trace.provider(report, before, after, (time.perf_counter() - started) * 1000, available)
+    run.events.extend(events)
+    run.strategies.extend(report.strategies)
+    run.summary_events.extend(persisted)
+
+
+_NAMES = {"core": "CoreContextProvider", "wm": "WorkingMemoryProvider", "checkpoint": "CheckpointProvider"}
+
+
+def final_order(states: list[State]) -> list[State]:
+    """Kept states: system_prompt, then summaries, then the rest, each by originalIndex (spec §5.5)."""
+    kept = [s for s in states if s.kept]
+
+    def block(state: State) -> int:
+        kind = state.message.type
+        return 0 if kind == "system_prompt" else 1 if kind == "history_summary" else 2
+
+    return sorted(kept, key=lambda s: (block(s), s.index))
+
+
+def wire_of(states: list[State], registry) -> list[dict[str, Any] | None]:
+    return [format_message(s.current, registry) for s in states]

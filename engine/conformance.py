@@ -1,0 +1,203 @@
+"""Conformance with linnkit itself: run the cases of `shared/conformance/` and compare (format in its README).
+
+A case holds a build's complete input and linnkit 0.21.0's result; `run_case` rebuilds it here and returns
+the result record, `compare` says where the two differ.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.build import build_context
+from engine.fences import as_registry
+from engine.messages import AiMessage
+from engine.policy import effective_policy
+from engine.summarizer import FailingSummarizer, FixedSummarizer, SummarizerPort
+from engine.tokens import MockTokenizer, TokenizerPort
+
+ORACLE_MODEL = "oracle-model"
+COMPARED_FIELDS = (
+    "wire",
+    "keptIds",
+    "preprocessedIds",
+    "summarizationFired",
+    "checkpointFired",
+    "reminderHitRuleIds",
+    "reminderText",
+    "finalTokens",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseOutcome:
+    name: str
+    passed: bool
+    difference: str | None
+    actual: dict[str, Any]
+
+
+def load_cases(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        files.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
+    return [json.loads(f.read_text(encoding="utf-8")) for f in files]
+
+
+def case_tokenizer(spec: dict[str, Any]) -> TokenizerPort | None:
+    if spec.get("kind") != "mock":
+        return None
+    return MockTokenizer(
+        tokens_per_message=spec["tokensPerMessage"],
+        tokens_per_text=spec.get("tokensPerText", 10),
+        chars_per_token=spec.get("charsPerToken"),
+    )
+
+
+def case_summarizer(spec: dict[str, Any]) -> SummarizerPort:
+    return FailingSummarizer(spec["error"]) if "error" in spec else FixedSummarizer(spec["text"])
+
+
+def run_case(case: dict[str, Any]) -> dict[str, Any]:
+    """Build one case the way the linnkit oracle did; return the README's result record."""
+    messages = [AiMessage.from_dict(m) for m in case["messages"]]
+    policy = effective_policy(
+        case.get("contextPolicy"), case.get("hostFallbackPolicy"), defaults="linnkit-0.21"
+    )
+    from engine.ticks import TickState
+
+    tick = TickState.from_case(case["tick"]) if case.get("tick") else None
+    result = build_context(
+        messages,
+        policy,
+        fences=as_registry(case.get("fences") or []),
+        tick=tick,
+        tokenizer=case_tokenizer(case["tokenizer"]),
+        summarizer=case_summarizer(case["summary"]),
+        model_id=ORACLE_MODEL,
+        now=(case.get("options") or {}).get("now"),
+        honour_fence_descriptors=False,
+    )
+    record: dict[str, Any] = {"name": case["name"]}
+    if result.error is not None:
+        record.update(
+            error={"code": result.error.code},
+            wire=None,
+            keptIds=None,
+            preprocessedIds=[m.id for m in result.preprocessed] if result.preprocessed else None,
+            summarizationFired=False,
+            checkpointFired=False,
+            reminderHitRuleIds=None,
+            reminderText=None,
+            finalTokens=None,
+        )
+        return record
+    record.update(
+        error=None,
+        wire=list(result.wire),
+        keptIds=list(result.kept_ids),
+        preprocessedIds=[m.id for m in result.preprocessed],
+        summarizationFired="ai_history_summarization" in result.strategies_applied,
+        checkpointFired="checkpoint_trim_before" in result.strategies_applied,
+        reminderHitRuleIds=list(result.reminder.hit_rule_ids),
+        reminderText=result.reminder.appended_text,
+        finalTokens=result.tokens.final_tokens,
+    )
+    return record
+
+
+def compare(case: dict[str, Any], actual: dict[str, Any]) -> str | None:
+    """The first difference as `field: expected … | actual …`, or None when the case passes."""
+    expected = case["expected"]
+    if expected.get("error") is not None:
+        code = expected["error"]["code"]
+        got = actual.get("error")
+        got_code = got.get("code") if isinstance(got, dict) else got
+        return None if got_code == code else f"error: expected {json.dumps(code)} | actual {json.dumps(got)}"
+    if actual.get("error") is not None:
+        return f"error: expected null | actual {json.dumps(actual['error'])}"
+    known = {m["id"] for m in case["messages"]}
+    want, got = _normalised(expected, known), _normalised(actual, known)
+    for field in COMPARED_FIELDS:
+        if field not in actual:
+            return f"{field}: missing from the actual result"
+        difference = _diff(field, want.get(field), got.get(field))
+        if difference:
+            return difference
+    return None
+
+
+def _normalised(record: dict[str, Any], known: set[str]) -> dict[str, Any]:
+    mapping: dict[str, str] = {}
+
+    def norm(ids: list[str] | None) -> list[str] | None:
+        if ids is None:
+            return None
+        out = []
+        for value in ids:
+            if value not in known:
+                value = mapping.setdefault(value, f"<new-{len(mapping) + 1}>")
+            out.append(value)
+        return out
+
+    result = dict(record)
+    result["preprocessedIds"] = norm(record.get("preprocessedIds"))
+    result["keptIds"] = norm(record.get("keptIds"))
+    return result
+
+
+def _diff(path: str, want: Any, got: Any) -> str | None:
+    if isinstance(want, dict) and isinstance(got, dict):
+        for key in sorted(set(want) | set(got)):
+            if key not in got or key not in want:
+                return (
+                    f"{path}.{key}: expected {_show(want.get(key, '<missing>'))} | actual "
+                    f"{_show(got.get(key, '<missing>'))}"
+                )
+            inner = _diff(f"{path}.{key}", want[key], got[key])
+            if inner:
+                return inner
+        return None
+    if isinstance(want, list) and isinstance(got, list):
+        for index, (a, b) in enumerate(zip(want, got, strict=False)):
+            inner = _diff(f"{path}[{index}]", a, b)
+            if inner:
+                return inner
+        if len(want) != len(got):
+            return f"{path}: expected {len(want)} items | actual {len(got)} items"
+        return None
+    if isinstance(want, str) and isinstance(got, str) and want != got:
+        at = next(
+            (i for i, (a, b) in enumerate(zip(want, got, strict=False)) if a != b), min(len(want), len(got))
+        )
+        return (
+            f"{path}: expected {_show(want[max(0, at - 30) : at + 40])} | actual "
+            f"{_show(got[max(0, at - 30) : at + 40])} @char {at}"
+        )
+    if _equal(want, got):
+        return None
+    return f"{path}: expected {_show(want)} | actual {_show(got)}"
+
+
+def _equal(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return a == b
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+def run_all(cases: list[dict[str, Any]]) -> list[CaseOutcome]:
+    outcomes = []
+    for case in cases:
+        actual = run_case(case)
+        difference = compare(case, actual)
+        outcomes.append(CaseOutcome(case["name"], difference is None, difference, actual))
+    return outcomes

@@ -1,0 +1,101 @@
+"""Tool interaction groups: the atomic unit of every keep/drop decision (spec §1).
+
+A group is an assistant `tool_calls` message (the anchor) plus the `tool_output`s that answer its calls.
+Every stage that keeps or drops tool messages works on whole groups, so a call and its output never part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine.messages import AiMessage, call_id, call_name
+
+CHECKPOINT_MARKER = '"context_checkpoint"'
+
+
+@dataclass(slots=True)
+class ToolGroup:
+    anchor_index: int
+    anchor_id: str
+    call_ids: list[str]
+    tool_names: list[str]
+    run_ordinal: int
+    output_indices: list[int]
+    answered: set[str]
+    is_checkpoint: bool = False
+
+    @property
+    def start_index(self) -> int:
+        return self.anchor_index
+
+    @property
+    def end_index(self) -> int:
+        return max(self.output_indices, default=self.anchor_index)
+
+    @property
+    def complete(self) -> bool:
+        return all(cid in self.answered for cid in self.call_ids)
+
+    @property
+    def indices(self) -> list[int]:
+        return [self.anchor_index, *self.output_indices]
+
+
+def is_anchor(message: AiMessage) -> bool:
+    return (
+        message.role == "assistant"
+        and message.type == "tool_calls"
+        and any(call_id(c).strip() for c in message.tool_calls)
+    )
+
+
+def build_groups(
+    messages: Sequence[AiMessage],
+    *,
+    checkpoint_tool: str = "context_checkpoint",
+    max_pairing_distance: int | None = None,
+) -> list[ToolGroup]:
+    """Pair tool calls with outputs; an output joins the group that most recently declared its id."""
+    groups: list[ToolGroup] = []
+    declared: dict[str, ToolGroup] = {}
+    user_inputs = 0
+    for index, message in enumerate(messages):
+        if message.type == "user_input":
+            user_inputs += 1
+        elif is_anchor(message):
+            calls = [c for c in message.tool_calls if call_id(c).strip()]
+            group = ToolGroup(
+                anchor_index=index,
+                anchor_id=message.id,
+                call_ids=[call_id(c) for c in calls],
+                tool_names=[call_name(c) for c in calls],
+                run_ordinal=user_inputs,
+                output_indices=[],
+                answered=set(),
+            )
+            groups.append(group)
+            for cid in group.call_ids:
+                declared[cid] = group
+        elif message.type == "tool_output" and message.tool_call_id in declared:
+            group = declared[message.tool_call_id]
+            if max_pairing_distance is not None and index - group.anchor_index > max_pairing_distance:
+                continue
+            group.output_indices.append(index)
+            group.answered.add(message.tool_call_id)
+    for group in groups:
+        group.is_checkpoint = _is_checkpoint(group, messages, checkpoint_tool)
+    return groups
+
+
+def _is_checkpoint(group: ToolGroup, messages: Sequence[AiMessage], checkpoint_tool: str) -> bool:
+    if checkpoint_tool in group.tool_names:
+        return True
+    return any(CHECKPOINT_MARKER in (messages[i].raw_output or "") for i in group.output_indices)
+
+
+def last_user_input_index(messages: Sequence[AiMessage]) -> int | None:
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].type == "user_input":
+            return index
+    return None

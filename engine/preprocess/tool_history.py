@@ -1,0 +1,158 @@
+"""ToolHistoryCompressor (priority 0): old tool groups are dropped or compressed to text (spec §5.1)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine.errors import TOOL_HISTORY_OVERFLOW, ContextProviderError
+from engine.groups import ToolGroup, build_groups, last_user_input_index
+from engine.messages import AiMessage, call_arguments, call_id, call_name
+from engine.preprocess.base import (
+    Entry,
+    Removal,
+    StageOutput,
+    merged_origins,
+    messages_of,
+    new_id,
+    parse_args,
+)
+from engine.result import Event
+from engine.tool_summary import output_text, summarize_output
+
+PROVIDER_NAME = "ToolHistoryCompressorPreprocessor"
+
+
+def compress_tool_history(entries: list[Entry], tool_history: Any, checkpoint_tool: str) -> StageOutput:
+    messages = messages_of(entries)
+    last_user = last_user_input_index(messages)
+    history_end = last_user if last_user is not None else len(messages)
+    if history_end < 2 or not any(m.role == "tool" or m.type == "tool_calls" for m in messages[:history_end]):
+        return StageOutput.unchanged(entries)
+    groups = [g for g in build_groups(messages[:history_end], checkpoint_tool=checkpoint_tool) if g.complete]
+    if not groups:
+        return StageOutput.unchanged(entries)
+    kept = _select_kept(groups, tool_history)
+    removed = [g for g in groups if id(g) not in {id(k) for k in kept}]
+    if not removed:
+        return StageOutput.unchanged(entries)
+    mode = tool_history.retention_mode
+    return _apply(entries, removed, compress=(mode == "compress"))
+
+
+def _select_kept(groups: list[ToolGroup], tool_history: Any) -> list[ToolGroup]:
+    strategy = tool_history.strategy
+    if strategy == "none":
+        kept = list(groups)
+    elif strategy == "per-run":
+        newest_run = max(g.run_ordinal for g in groups)
+        runs = tool_history.keep_latest_runs
+        floor_ordinal = max(0, newest_run - runs + 1)
+        kept = [g for g in groups if g.run_ordinal >= floor_ordinal] if runs > 0 else []
+    else:  # per-pair
+        plain = [g for g in groups if not g.is_checkpoint]
+        count = tool_history.keep_latest_tool_pairs
+        kept = plain[len(plain) - count :] if count > 0 else []
+    checkpoint = _latest_checkpoint(groups)
+    if checkpoint is not None and all(checkpoint is not k for k in kept):
+        kept.append(checkpoint)
+    cap = tool_history.max_interaction_groups
+    if len(kept) <= cap:
+        return kept
+    if tool_history.overflow_strategy == "fail-fast":
+        raise ContextProviderError(
+            f"{len(kept)} tool interaction groups exceed toolHistory.maxInteractionGroups ({cap})",
+            code=TOOL_HISTORY_OVERFLOW,
+            fatal=True,
+            provider_name=PROVIDER_NAME,
+        )
+    return _keep_latest(kept, checkpoint, cap)
+
+
+def _latest_checkpoint(groups: list[ToolGroup]) -> ToolGroup | None:
+    checkpoints = [g for g in groups if g.is_checkpoint]
+    return max(checkpoints, key=lambda g: g.end_index) if checkpoints else None
+
+
+def _keep_latest(kept: list[ToolGroup], checkpoint: ToolGroup | None, cap: int) -> list[ToolGroup]:
+    """Keep the latest checkpoint group, then the newest groups (by endIndex) up to the cap."""
+    chosen = [checkpoint] if checkpoint is not None else []
+    for group in sorted(kept, key=lambda g: g.end_index, reverse=True):
+        if len(chosen) >= cap:
+            break
+        if group is not checkpoint:
+            chosen.append(group)
+    return chosen
+
+
+def _apply(entries: list[Entry], removed: list[ToolGroup], *, compress: bool) -> StageOutput:
+    messages = messages_of(entries)
+    strategy = "tool_history_compression" if compress else "tool_history_drop"
+    drop_indices: set[int] = set()
+    replacements: dict[int, Entry] = {}
+    removals: list[Removal] = []
+    for group in removed:
+        drop_indices.update(group.indices)
+        origins = merged_origins(entries, group.indices)
+        replacement_id = None
+        if compress:
+            message = _compressed_message(group, messages)
+            replacement_id = message.id
+            replacements[group.anchor_index] = Entry(message, origins)
+        removals.append(Removal(origins, strategy, replacement_id))
+    out: list[Entry] = []
+    for index, entry in enumerate(entries):
+        if index in replacements:
+            out.append(replacements[index])
+        elif index not in drop_indices:
+            out.append(entry)
+    verb = "compressed" if compress else "dropped"
+    ids = tuple(messages[i].id for g in removed for i in g.indices)
+    event = Event(
+        kind="tool_history",
+        title=f"tool history: {len(removed)} group(s) {verb} ({strategy})",
+        message_ids=ids,
+        data={"strategy": strategy, "groups": len(removed), "anchorIds": [g.anchor_id for g in removed]},
+    )
+    return StageOutput(out, strategy, removals, [event])
+
+
+def _compressed_message(group: ToolGroup, messages: list[AiMessage]) -> AiMessage:
+    anchor = messages[group.anchor_index]
+    outputs = [messages[i] for i in group.output_indices]
+    calls = [c for c in anchor.tool_calls if call_id(c).strip()]
+    parts = [_describe_call(call, [o for o in outputs if o.tool_call_id == call_id(call)]) for call in calls]
+    source_ids = [messages[i].id for i in group.indices]
+    return AiMessage(
+        id=new_id("compressed", anchor.id),
+        role="assistant",
+        type="final_answer",
+        content="；".join(parts) + "，我需要思考下一步行动",
+        timestamp=anchor.timestamp,
+        metadata={
+            "isCompressedToolHistory": True,
+            "replacementSourceIds": source_ids,
+            "compressedToolCallIds": group.call_ids,
+            "compressedToolNames": group.tool_names,
+            "toolInteractionGroupSize": len(group.call_ids),
+            "containsCheckpoint": group.is_checkpoint,
+        },
+    )
+
+
+def _describe_call(call: dict[str, Any], outputs: list[AiMessage]) -> str:
+    name = call_name(call)
+    args = parse_args(call_arguments(call))
+    if not isinstance(args, dict):
+        args = {}
+    summaries = [summarize_output(output_text(o), tool_name=name, tool_args=args) for o in outputs]
+    return f"我已经调用了工具「{name}」{_format_args(args)}，并得到了结果：{'；'.join(summaries)}"
+
+
+def _format_args(args: dict[str, Any]) -> str:
+    shown = [
+        f"{k}={json.dumps(v, ensure_ascii=False, separators=(',', ':'))}"
+        for k, v in args.items()
+        if v is not None
+    ]
+    return f"（参数：{', '.join(shown)}）" if shown else ""

@@ -1,0 +1,88 @@
+"""CheckpointProvider (priority 2.5): when the agent called the checkpoint tool, everything before it is
+pruned except a few groups, regardless of budget (spec §5.4)."""
+
+from __future__ import annotations
+
+import json
+
+from engine.groups import ToolGroup, build_groups
+from engine.providers.state import CHECKPOINT, CHECKPOINT_PURGED, KEEP_WM, SKIP, ProviderReport, State
+from engine.result import Event
+
+NAME = "CheckpointProvider"
+STRATEGY = "checkpoint_trim_before"
+
+
+def checkpoint_summary(raw: str | None) -> str | None:
+    """The checkpoint summary when `raw_output` is a checkpoint result; the content is never read."""
+    if not raw:
+        return None
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(parsed, dict):
+        return None
+    data = parsed.get("data") if isinstance(parsed.get("data"), dict) else parsed
+    if data.get("_type") == "context_checkpoint" and isinstance(data.get("summary"), str):
+        return data["summary"]
+    return None
+
+
+def find_checkpoint(states: list[State], tool_name: str) -> tuple[ToolGroup, str, list[ToolGroup]] | None:
+    groups = build_groups([s.message for s in states], checkpoint_tool=tool_name)
+    for group in reversed(groups):
+        if tool_name not in group.tool_names:
+            continue
+        for index in group.output_indices:
+            summary = checkpoint_summary(states[index].message.raw_output)
+            if summary is not None:
+                return group, summary, groups
+    return None
+
+
+def run_checkpoint(states: list[State], ctx) -> tuple[ProviderReport, list[Event]]:
+    report = ProviderReport(NAME)
+    policy = ctx.policy.checkpoint
+    found = find_checkpoint(states, policy.trigger_tool_name)
+    if found is None:
+        return report, []
+    group, summary, groups = found
+    start = group.start_index
+    earlier = [g for g in groups if g.complete and not g.is_checkpoint and g.start_index < start]
+    keep_groups = [group, *(earlier[-policy.keep_pairs_before :] if policy.keep_pairs_before > 0 else [])]
+    keep_set = {i for g in keep_groups for i in g.indices}
+    promoted, purged = [], []
+    for index in sorted(keep_set):
+        state = states[index]
+        if state.action == SKIP:
+            state.keep(KEEP_WM, CHECKPOINT, STRATEGY)
+            promoted.append(state.message.id)
+    for index in range(start):
+        state = states[index]
+        if index in keep_set or _exempt(state):
+            continue
+        if state.kept:
+            state.action, state.phase, state.strategy = SKIP, CHECKPOINT_PURGED, STRATEGY
+            purged.append(state.message.id)
+    report.strategies.append(STRATEGY)
+    event = Event(
+        kind="checkpoint",
+        title=f"checkpoint {group.anchor_id}: {len(purged)} message(s) before it pruned, "
+        f"{len(keep_groups) - 1} earlier group(s) kept",
+        message_ids=tuple(purged),
+        data={
+            "anchorId": group.anchor_id,
+            "summary": summary,
+            "purgedIds": purged,
+            "promotedIds": promoted,
+            "keptGroupAnchors": [g.anchor_id for g in keep_groups],
+        },
+    )
+    return report, [event]
+
+
+def _exempt(state: State) -> bool:
+    if state.message.type == "history_summary":
+        return False
+    return state.action == "keep_core" or state.message.role == "system"

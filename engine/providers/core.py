@@ -1,0 +1,88 @@
+"""CoreContextProvider (priority 1): must-keep messages and their truncation rules (spec §5.3)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from engine.providers.state import CORE_CONTEXT, KEEP_CORE, ProviderReport, State
+from engine.result import Event
+
+NAME = "CoreContextProvider"
+
+
+@dataclass(frozen=True, slots=True)
+class TruncationRule:
+    fence_kind: str | None
+    max_budget_fraction: float
+    strategy_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class MustKeep:
+    types: frozenset[str]
+    fence_kinds: frozenset[str]
+    rules: tuple[TruncationRule, ...]
+
+
+def run_core(states: list[State], must_keep: MustKeep, ctx) -> tuple[ProviderReport, list[Event]]:
+    report = ProviderReport(NAME)
+    events: list[Event] = []
+    last_user = max((i for i, s in enumerate(states) if s.message.type == "user_input"), default=None)
+    for position, state in enumerate(states):
+        if not _is_core(state, position == last_user, must_keep):
+            continue
+        state.keep(KEEP_CORE, CORE_CONTEXT, "must_keep")
+        rule = _matching_rule(state, must_keep.rules)
+        if rule is not None:
+            event = _truncate(state, rule, ctx)
+            if event is not None:
+                events.append(event)
+                report.strategies.append(rule.strategy_name)
+        report.tokens_used += state.tokens
+    return report, events
+
+
+def _is_core(state: State, is_last_user: bool, must_keep: MustKeep) -> bool:
+    message = state.message
+    if message.type == "user_input":
+        return is_last_user
+    if message.type in must_keep.types:
+        return True
+    return message.fence_kind is not None and message.fence_kind in must_keep.fence_kinds
+
+
+def _matching_rule(state: State, rules: tuple[TruncationRule, ...]) -> TruncationRule | None:
+    kind = state.message.fence_kind
+    return next((r for r in rules if r.fence_kind is None or r.fence_kind == kind), None)
+
+
+def _truncate(state: State, rule: TruncationRule, ctx) -> Event | None:
+    cap = math.floor(ctx.total_budget * rule.max_budget_fraction)
+    if state.tokens <= cap:
+        return None
+    content = state.message.content
+    max_chars = int(cap * ctx.avg_chars_per_token)
+    cut = content[:max_chars]
+    last_space = cut.rfind(" ")
+    if last_space > 0.8 * max_chars:
+        cut = cut[:last_space]
+    before = state.tokens
+    state.processed = state.message.with_(content=cut + "...")
+    state.tokens = ctx.estimate(state.processed)
+    state.strategy = rule.strategy_name
+    state.truncation = {"strategy": rule.strategy_name, "cap": cap, "before": before, "after": state.tokens}
+    return Event(
+        kind="fence_truncation",
+        title=f"{state.message.fence_kind or state.message.type} truncated by {rule.strategy_name}: "
+        f"{before} → {state.tokens} tokens (cap {cap})",
+        message_ids=(state.message.id,),
+        data={
+            "strategy": rule.strategy_name,
+            "cap": cap,
+            "before": before,
+            "after": state.tokens,
+            "originalChars": len(content),
+            "keptChars": len(cut) + 3,
+        },
+    )

@@ -1,0 +1,65 @@
+"""The per-message state every provider reads and updates (spec §5, step 3)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.messages import AiMessage
+
+SKIP = "skip"
+KEEP_CORE = "keep_core"
+KEEP_WM = "keep_working_memory"
+
+CORE_CONTEXT = "CORE_CONTEXT"
+WORKING_MEMORY = "WORKING_MEMORY"
+CHECKPOINT = "CHECKPOINT"
+CHECKPOINT_PURGED = "CHECKPOINT_PURGED"
+SUMMARIZATION = "SUMMARIZATION"
+
+
+@dataclass(slots=True)
+class State:
+    message: AiMessage
+    index: int  # originalIndex: position in the preprocessed list, -1 for a new summary
+    origins: tuple[int, ...]  # session message indices this state carries
+    tokens: int
+    action: str = SKIP
+    phase: str | None = None
+    strategy: str | None = None
+    processed: AiMessage | None = None  # the message with processed (truncated) content
+    replacement_source_ids: list[str] | None = None
+    processed_by_group: bool = False
+    truncation: dict[str, Any] | None = None
+
+    @property
+    def kept(self) -> bool:
+        return self.action.startswith("keep_")
+
+    @property
+    def current(self) -> AiMessage:
+        """The message as it will be sent: processed content when non-empty, else the original."""
+        if self.processed is not None and self.processed.content:
+            return self.processed
+        return self.message
+
+    def keep(self, action: str, phase: str, strategy: str) -> None:
+        self.action, self.phase, self.strategy = action, phase, strategy
+
+
+@dataclass(slots=True)
+class ProviderReport:
+    """What one provider did, for the trace's provider event."""
+
+    name: str
+    skipped: bool = False
+    tokens_used: int = 0
+    strategies: list[str] = field(default_factory=list)
+
+
+def kept_tokens(states: list[State]) -> int:
+    return sum(s.tokens for s in states if s.kept)
+
+
+def kept_count(states: list[State]) -> int:
+    return sum(1 for s in states if s.kept)

@@ -1,0 +1,212 @@
+"""SummarizationProvider (priority 3): when the kept context nears the trigger, the oldest part is replaced
+by one `history_summary` message (spec §5.4, §9 D8–D10)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from engine.errors import SUMMARIZATION_FAILED, ContextProviderError
+from engine.messages import AiMessage
+from engine.providers.state import KEEP_CORE, SUMMARIZATION, ProviderReport, State
+from engine.result import Event
+from engine.summarizer import SummaryRequest
+
+NAME = "SummarizationProvider"
+STRATEGY = "ai_history_summarization"
+FAILED_CONTINUE = "ai_history_summarization_failed_continue"
+ATTEMPTS = 3
+
+
+@dataclass(slots=True)
+class TriggerCheck:
+    """Both stages of linnkit's trigger, kept for the UI (the lesson of §9 D8)."""
+
+    used: int
+    available: int
+    threshold: float
+    precheck_passed: bool = False
+    content_tokens: int | None = None
+    fired: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def check_trigger(states: list[State], available: int, ctx) -> TriggerCheck:
+    policy = ctx.policy.summarization
+    used = sum(s.tokens for s in states if s.kept)
+    check = TriggerCheck(used, available, ctx.total_budget * policy.trigger_threshold)
+    if available < 0 or (available > 0 and used / available < policy.trigger_threshold):
+        return check
+    check.precheck_passed = True
+    if used < 0.9 * check.threshold:
+        return check
+    check.content_tokens = ctx.content_tokens([s.current.content for s in states if s.kept])
+    check.fired = check.content_tokens >= check.threshold
+    return check
+
+
+def run_summarization(states: list[State], available: int, ctx) -> tuple[ProviderReport, list[Event], list]:
+    """Returns the report, UI events, and the history_summary events a host would persist."""
+    report = ProviderReport(NAME)
+    check = check_trigger(states, available, ctx)
+    ctx.trigger_check = check
+    if not check.fired:
+        report.skipped = not check.precheck_passed
+        return report, [], []
+    chosen = _candidates(states, ctx.policy.summarization.oldest_messages_percentage)
+    if not chosen:
+        return report, [_trigger_event(check, "fewer than 5 candidates: nothing to summarise")], []
+    low, high = min(s.index for s in chosen), max(s.index for s in chosen)
+    replaced = [
+        s
+        for s in states
+        if low <= s.index <= high and s.message.type not in ("system_prompt", "context_injection")
+    ]
+    prompt = "\n\n".join(f"{s.message.role}: {s.current.content}" for s in chosen)
+    reply, error = _generate(ctx, prompt)
+    if error is not None:
+        return _failed(report, check, error, ctx)
+    summary = _summary_message(states, replaced, reply, ctx)
+    summary_state = State(summary, -1, (), ctx.estimate(summary))
+    summary_state.keep(KEEP_CORE, SUMMARIZATION, STRATEGY)
+    replaced_tokens = sum(s.tokens for s in replaced)
+    ratio = summary_state.tokens / replaced_tokens if replaced_tokens else 0
+    summary.metadata["compressionRatio"] = ratio
+    for state in replaced:
+        ctx.summarized[id(state)] = summary.id
+    remaining = [s for s in states if all(s is not r for r in replaced)]
+    remaining.insert(min(3, len(remaining)), summary_state)
+    states[:] = remaining
+    report.tokens_used = summary_state.tokens
+    report.strategies.append(STRATEGY)
+    persisted = _persist_event(summary, ctx)
+    event = _trigger_event(check, f"{len(replaced)} messages → {summary_state.tokens} tokens")
+    event.data.update(
+        summaryId=summary.id,
+        replacedIds=[s.message.id for s in replaced],
+        candidateIds=[s.message.id for s in chosen],
+        summaryTokens=summary_state.tokens,
+        replacedTokens=replaced_tokens,
+        summary=summary.content,
+    )
+    return report, [event], [persisted]
+
+
+def _candidates(states: list[State], oldest_percentage: float) -> list[State]:
+    core = [
+        s for s in states if s.kept and s.message.type in ("user_input", "final_answer", "history_summary")
+    ]
+    if len(core) <= 4:
+        return []
+    core.sort(key=lambda s: (s.message.type != "history_summary", s.index))
+    n = math.ceil(len(core) * oldest_percentage)
+    last_user = max((p for p, s in enumerate(core) if s.message.type == "user_input"), default=None)
+    cap = last_user if last_user is not None else len(core) - 2
+    k = min(n, cap)
+    return core[:k] if k > 0 else []
+
+
+def _generate(ctx, prompt: str) -> tuple[str, BaseException | None]:
+    policy = ctx.policy.summarization
+    request = SummaryRequest(
+        prompt_key=policy.agent_id or "history_compression",
+        model_id=ctx.model_id,
+        prompt=prompt,
+        budget_tokens=math.floor(ctx.total_budget * policy.budget_percentage),
+        avg_chars_per_token=ctx.avg_chars_per_token,
+    )
+    error: BaseException | None = None
+    for _attempt in range(ATTEMPTS):  # linnkit sleeps attempt × 1 s between tries; a playground need not
+        try:
+            reply = ctx.summarizer.generate(request) if ctx.summarizer is not None else None
+            if reply is None:
+                raise RuntimeError("no summary agent configured")
+            if not reply.strip():
+                raise RuntimeError("the summary agent returned a blank reply")
+            return reply, None
+        except Exception as exc:  # the host's agent may fail in any way; linnkit retries on any error
+            error = exc
+    return "", error
+
+
+def _failed(report: ProviderReport, check: TriggerCheck, error: BaseException, ctx):
+    policy = ctx.policy.summarization
+    if policy.failure_behavior == "continue-if-within-budget" and check.used <= check.available:
+        report.strategies.append(FAILED_CONTINUE)
+        event = _trigger_event(check, f"summary agent failed ({error}); continuing: within budget")
+        event.data.update(failed=True, error=str(error), failureBehavior=policy.failure_behavior)
+        return report, [event], []
+    raise ContextProviderError(
+        f"summarization failed after {ATTEMPTS} attempts: {error}",
+        code=SUMMARIZATION_FAILED,
+        fatal=True,
+        provider_name=NAME,
+        cause=error,
+    )
+
+
+def _summary_message(states: list[State], replaced: list[State], reply: str, ctx) -> AiMessage:
+    old = [s for s in replaced if s.message.type == "history_summary"]
+    ids: list[str] = []
+    for state in replaced:
+        ids.append(state.message.id)
+        ids.extend(state.replacement_source_ids or [])
+        ids.extend(state.message.meta("replacementSourceIds") or [])
+        if state.message.type == "history_summary":
+            ids.extend(state.message.meta("replacedMessageIds") or [])
+    seqs = [s.message.meta("summarySeq") for s in states if s.message.type == "history_summary"]
+    seq = max([q for q in seqs if isinstance(q, (int, float))], default=0) + 1
+    n = len(replaced)
+    desc = (
+        f"[历史对话摘要(更新版) - 合并压缩了{n}条消息，包括旧摘要]"
+        if old
+        else f"[历史对话摘要 - 压缩了{n}条消息]"
+    )
+    return AiMessage(
+        id=f"summary:{seq}:{replaced[0].message.id}",
+        role="system",
+        type="history_summary",
+        content=f"{desc}\n\n{reply.strip()}",
+        timestamp=ctx.now,
+        metadata={
+            "messageType": "summary",
+            "originalMessageCount": n,
+            "compressionRatio": 0,
+            "includedOldSummary": bool(old),
+            "replacedMessageIds": list(dict.fromkeys(ids)),
+            "summarySeq": int(seq),
+        },
+    )
+
+
+def _persist_event(summary: AiMessage, ctx) -> dict:
+    meta = summary.metadata or {}
+    return {
+        "type": "history_summary",
+        "id": summary.id,
+        "content": summary.content,
+        "replaced_message_ids": meta["replacedMessageIds"],
+        "summary_seq": meta["summarySeq"],
+        "original_message_count": meta["originalMessageCount"],
+        "compression_ratio": meta["compressionRatio"],
+        "included_old_summary": meta["includedOldSummary"],
+        "timestamp": ctx.now,
+    }
+
+
+def _trigger_event(check: TriggerCheck, outcome: str) -> Event:
+    title = (
+        f"summarization: {check.used} tokens used ≥ 90% of trigger {check.threshold:g}; "
+        f"content count {check.content_tokens} → {outcome}"
+    )
+    return Event(
+        kind="summarization",
+        title=title,
+        data={
+            "used": check.used,
+            "available": check.available,
+            "threshold": check.threshold,
+            "contentTokens": check.content_tokens,
+            "fired": check.fired,
+        },
+    )

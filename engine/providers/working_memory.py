@@ -1,0 +1,217 @@
+"""WorkingMemoryProvider (priority 2): fill the working-memory budget in three passes (spec §5.3).
+
+P1 keeps the most recent tool groups (current-turn groups first, forced up to the minimum), P2 keeps text
+newest first wherever it fits, P3 keeps older tool groups and compressed tool history. There is no P4
+(spec §9 D3). A group is kept whole or not at all; an oversized one is first truncated to summaries.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from engine.groups import ToolGroup, build_groups
+from engine.providers.state import KEEP_WM, SKIP, WORKING_MEMORY, ProviderReport, State
+from engine.result import Event
+from engine.tool_summary import output_text, preview_chars_for, summarize_output
+
+NAME = "WorkingMemoryProvider"
+
+
+@dataclass(slots=True)
+class _Fill:
+    """The running state of one working-memory pass over the states."""
+
+    states: list[State]
+    ctx: object
+    budget: int
+    total: int
+    events: list[Event]
+    strategies: list[str]
+    hist_kept: int = 0
+
+
+def run_working_memory(states: list[State], ctx) -> tuple[ProviderReport, list[Event]]:
+    report = ProviderReport(NAME)
+    wm = ctx.policy.working_memory
+    core = sum(s.tokens for s in states if s.kept)
+    budget = math.floor(ctx.total_budget * ctx.policy.budget.working_memory_budget_percentage)
+    fill = _Fill(states, ctx, budget, core, [], report.strategies)
+    if budget - core <= 0 and wm.min_tool_interactions_to_keep <= 0:
+        return report, []
+    was_skip = [s.action == SKIP for s in states]
+    messages = [s.message for s in states]
+    groups = build_groups(
+        messages,
+        checkpoint_tool=ctx.policy.checkpoint.trigger_tool_name,
+        max_pairing_distance=wm.tool_pairing_search_range,
+    )
+    last_user = max((i for i, m in enumerate(messages) if m.type == "user_input"), default=None)
+    _p1_recent_groups(fill, groups, last_user)
+    if fill.total < budget:
+        _p2_text(fill, was_skip)
+    if fill.total < budget and last_user is not None:
+        _p3_historical_tools(fill, groups, last_user)
+    report.tokens_used = fill.total - core
+    return report, fill.events
+
+
+def _p1_recent_groups(fill: _Fill, groups: list[ToolGroup], last_user: int | None) -> None:
+    wm, tool_history = fill.ctx.policy.working_memory, fill.ctx.policy.tool_history
+    max_p1 = min(wm.max_recent_tool_interactions, tool_history.max_interaction_groups)
+    min_p1 = min(max_p1, wm.min_tool_interactions_to_keep)
+    for group in reversed(groups):
+        current = last_user is None or group.start_index > last_user
+        if not current and fill.hist_kept >= max_p1:
+            return
+        forced = fill.hist_kept < min_p1
+        if not forced and fill.total >= fill.budget:
+            return
+        if _processed(fill, group) or not group.complete:
+            continue
+        limit = math.inf if forced else fill.budget
+        if not _keep_group(fill, group, limit, "tool_interaction_pairing"):
+            return
+        if not current:
+            fill.hist_kept += 1
+
+
+def _p2_text(fill: _Fill, was_skip: list[bool]) -> None:
+    keep_thoughts = fill.ctx.policy.reasoning_retention.keep_latest_thoughts
+    thoughts = 0
+    for index in range(len(fill.states) - 1, -1, -1):
+        if fill.total >= fill.budget:
+            return
+        state = fill.states[index]
+        if not was_skip[index] or state.kept or state.processed_by_group:
+            continue
+        strategy = _text_strategy(state)
+        if strategy is None:
+            continue
+        if strategy == "thought_processing":
+            if thoughts >= keep_thoughts:
+                continue
+        if fill.total + state.tokens <= fill.budget:
+            state.keep(KEEP_WM, WORKING_MEMORY, strategy)
+            fill.total += state.tokens
+            _note(fill, strategy)
+            if strategy == "thought_processing":
+                thoughts += 1
+
+
+def _text_strategy(state: State) -> str | None:
+    message = state.message
+    if message.type == "history_summary":
+        return "history_summary"
+    if message.role == "user":
+        return None if message.meta("tool_name") else "text_conversation"
+    if message.role != "assistant" or message.tool_calls:
+        return None
+    if message.type == "thought":
+        return "thought_processing"
+    if message.meta("isCompressedToolHistory"):
+        return None
+    return "text_conversation"
+
+
+def _p3_historical_tools(fill: _Fill, groups: list[ToolGroup], last_user: int) -> None:
+    max_groups = fill.ctx.policy.tool_history.max_interaction_groups
+    max_p3 = max(0, max_groups - fill.hist_kept)
+    min_p3 = min(fill.hist_kept + max_p3, fill.ctx.policy.working_memory.min_tool_interactions_to_keep)
+    kept_p3 = 0
+    for candidate in _p3_candidates(fill.states, groups, last_user):
+        if kept_p3 >= max_p3:
+            return
+        forced = fill.hist_kept + kept_p3 < min_p3
+        if not forced and fill.total >= fill.budget:
+            return
+        if isinstance(candidate, State):
+            if candidate.kept:
+                continue
+            if forced or fill.total + candidate.tokens <= fill.budget:
+                candidate.keep(KEEP_WM, WORKING_MEMORY, "compressed_tool_history")
+                fill.total += candidate.tokens
+                _note(fill, "compressed_tool_history")
+                kept_p3 += 1
+            continue
+        if _processed(fill, candidate) or not candidate.complete:
+            continue
+        limit = math.inf if forced else fill.budget
+        if _keep_group(fill, candidate, limit, "historical_tool_interaction"):
+            kept_p3 += 1
+
+
+def _p3_candidates(states: list[State], groups: list[ToolGroup], last_user: int):
+    """Compressed messages and groups at or before the current input, newest first."""
+    found: list[tuple[int, object]] = [
+        (i, s) for i, s in enumerate(states) if i <= last_user and s.message.meta("isCompressedToolHistory")
+    ]
+    found.extend((g.start_index, g) for g in groups if g.start_index <= last_user)
+    return [c for _, c in sorted(found, key=lambda item: item[0], reverse=True)]
+
+
+def _processed(fill: _Fill, group: ToolGroup) -> bool:
+    return any(fill.states[i].processed_by_group for i in group.indices)
+
+
+def _keep_group(fill: _Fill, group: ToolGroup, limit: float, strategy: str) -> bool:
+    states = [fill.states[i] for i in group.indices]
+    source_ids = [s.message.id for s in states]
+    for state in states:
+        state.replacement_source_ids = source_ids
+        state.processed_by_group = True
+    pair = sum(s.tokens for s in states)
+    max_pair = fill.ctx.policy.tool_history.max_pair_tokens
+    if fill.total + pair > limit or pair > max_pair:
+        saved = _truncate_outputs(fill, [fill.states[i] for i in group.output_indices])
+        if not saved:
+            return False
+        pair = sum(s.tokens for s in states)
+        if fill.total + pair > limit or pair > max_pair:
+            return False
+        strategy += "_truncation"
+    for state in states:
+        if state.action == SKIP:
+            state.keep(KEEP_WM, WORKING_MEMORY, strategy)
+    fill.total += pair
+    _note(fill, strategy)
+    return True
+
+
+def _truncate_outputs(fill: _Fill, outputs: list[State]) -> bool:
+    """Replace each output by the summary of its raw output; False when that saves nothing."""
+    policy = fill.ctx.policy
+    preview = preview_chars_for(policy.tool_history.max_output_summary_tokens, fill.ctx.avg_chars_per_token)
+    saved = False
+    for state in outputs:
+        original = state.message.content
+        summary = summarize_output(output_text(state.message), preview_chars=preview)
+        if summary == original or len(summary) >= len(original):
+            continue
+        before = state.tokens
+        state.processed = state.message.with_metadata(
+            truncated=True, originalLength=len(original), truncatedLength=len(summary)
+        ).with_(content=summary)
+        state.tokens = fill.ctx.estimate(state.processed)
+        state.truncation = {"originalLength": len(original), "truncatedLength": len(summary)}
+        fill.events.append(
+            Event(
+                kind="tool_output_truncation",
+                title=f"tool output {state.message.id} summarised by working memory: "
+                f"{len(original)} → {len(summary)} chars, {before} → {state.tokens} tokens",
+                message_ids=(state.message.id,),
+                data={
+                    "originalLength": len(original),
+                    "truncatedLength": len(summary),
+                    "tokensBefore": before,
+                    "tokensAfter": state.tokens,
+                },
+            )
+        )
+        saved = True
+    return saved
+
+
+def _note(fill: _Fill, strategy: str) -> None:
+    if strategy not in fill.strategies:
+        fill.strategies.append(strategy)

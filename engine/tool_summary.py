@@ -1,0 +1,111 @@
+"""The tool output summarizer (spec §5.1): short Chinese descriptions of tool results.
+
+Used by the tool history compressor (compressed text) and by working memory (outputs of oversized pairs).
+The copy is linnkit's, byte for byte: hosts and the conformance cases compare it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from engine.messages import AiMessage
+
+SHORT_OUTPUT_CHARS = 400
+DEFAULT_PREVIEW_CHARS = 200
+ITEM_CHARS = 30
+
+
+def output_text(message: AiMessage) -> str:
+    """What summarisers read: `raw_output` when non-blank, else the content."""
+    raw = message.raw_output
+    return raw if raw is not None and raw.strip() else message.content
+
+
+def summarize_output(
+    output: str,
+    *,
+    preview_chars: int = DEFAULT_PREVIEW_CHARS,
+    tool_name: str | None = None,
+    tool_args: dict[str, Any] | None = None,
+) -> str:
+    """Summarise one tool output. `tool_name` enables the compress path's tool-specific summaries."""
+    if not output:
+        return "无输出"
+    if len(output) <= SHORT_OUTPUT_CHARS:
+        return output
+    if tool_name == "text_to_image":
+        count = (tool_args or {}).get("n", 1)
+        return f"生成了 {_js_string(count)} 张图片。"
+    return _summarize_long(output, preview_chars)
+
+
+def _summarize_long(output: str, preview_chars: int) -> str:
+    parsed = _parse_json(output)
+    if isinstance(parsed, list):
+        return _summarize_array(parsed)
+    if isinstance(parsed, dict):
+        observation = parsed.get("observation")
+        if isinstance(observation, str):
+            return _summarize_long(observation, preview_chars) if observation else "无输出"
+        return _summarize_object(parsed)
+    return _summarize_text(output, preview_chars)
+
+
+def _summarize_array(items: list[Any]) -> str:
+    if not items:
+        return "返回了空数组"
+    shown = ", ".join(_cut(_compact_json(item), ITEM_CHARS) for item in items[:3])
+    more = "..." if len(items) > 3 else ""
+    return f"返回了{len(items)}个结果, 前几个是: [{shown}{more}]"
+
+
+def _summarize_object(obj: dict[str, Any]) -> str:
+    if not obj:
+        return "返回了空对象"
+    keys = list(obj)
+    more = "..." if len(keys) > 5 else ""
+    return f"返回了包含[{', '.join(keys[:5])}{more}]等{len(keys)}个字段的对象"
+
+
+def _summarize_text(text: str, preview_chars: int) -> str:
+    head, tail = text[:preview_chars], text[-preview_chars:] if preview_chars else ""
+    return f'返回了{len(text)}字符的文本, 开头是: "{head}...", 结尾是: "...{tail}"'
+
+
+def preview_chars_for(max_output_summary_tokens: int, avg_chars_per_token: float) -> int:
+    """Working memory's preview length: `max(200, floor((floor(tokens × ratio) − 160) / 2))`."""
+    budget_chars = math.floor(max_output_summary_tokens * avg_chars_per_token)
+    return max(DEFAULT_PREVIEW_CHARS, math.floor((budget_chars - 160) / 2))
+
+
+def _parse_json(text: str) -> Any:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{":
+        return None
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        return None
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _js_string(value: Any) -> str:
+    """String() as JavaScript renders a JSON value (for counts and argument values in copy)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (dict, list)):
+        return _compact_json(value)
+    return str(value)

@@ -1,0 +1,141 @@
+"""ContextTrace: provider events, message decisions and token components (spec §6).
+
+Produced only when `contextTrace.enabled`; it never enters the messages.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from engine.providers.state import ProviderReport, State
+
+
+class TraceRecorder:
+    def __init__(self, options: Any, effective_policy: dict[str, Any], total_budget: int) -> None:
+        self.enabled = bool(options.enabled)
+        self.include_ids = bool(options.include_message_ids)
+        self.include_tokens = bool(options.include_token_breakdown)
+        self.max_events = int(options.max_trace_events)
+        self.effective_policy = effective_policy
+        self.total_budget = total_budget
+        self.events: list[dict[str, Any]] = []
+        self.overflowed = False
+
+    def _add(self, event: dict[str, Any]) -> None:
+        if len(self.events) >= self.max_events:
+            self.overflowed = True
+            return
+        self.events.append(event)
+
+    def provider(
+        self,
+        report: ProviderReport,
+        before: tuple[int, int],
+        after: tuple[int, int],
+        duration_ms: float,
+        remaining: int,
+    ) -> None:
+        tokens = self.include_tokens
+        self._add(
+            {
+                "kind": "provider",
+                "providerName": report.name,
+                "skipped": report.skipped,
+                "durationMs": round(duration_ms, 3),
+                "beforeTokens": before[0] if tokens else 0,
+                "afterTokens": after[0] if tokens else 0,
+                "tokenDelta": after[0] - before[0] if tokens else 0,
+                "tokensUsed": report.tokens_used if tokens else 0,
+                "beforeKeptCount": before[1],
+                "afterKeptCount": after[1],
+                "strategiesApplied": list(dict.fromkeys(report.strategies)),
+                "remainingBudget": remaining,
+            }
+        )
+
+    def decisions(self, states: list[State]) -> None:
+        for state in states:
+            event: dict[str, Any] = {
+                "kind": "message-decision",
+                "originalIndex": state.index,
+                "role": state.message.role,
+                "type": state.message.type,
+                "action": state.action,
+                "tokens": state.tokens if self.include_tokens else 0,
+                "kept": state.kept,
+                "reason": decision_reason(state),
+            }
+            if state.phase is not None:
+                event["phase"] = state.phase
+            if self.include_ids:
+                event["messageId"] = state.message.id
+                if state.replacement_source_ids:
+                    event["replacementSourceIds"] = list(state.replacement_source_ids)
+            self._add(event)
+
+    def finish(self, original_count: int, final_states: list[State], final_tokens: int) -> dict[str, Any]:
+        trace: dict[str, Any] = {
+            "enabled": True,
+            "includeMessageIds": self.include_ids,
+            "includeTokenBreakdown": self.include_tokens,
+            "maxTraceEvents": self.max_events,
+            "overflowed": self.overflowed,
+            "effectivePolicy": self.effective_policy,
+            "totalBudget": self.total_budget,
+            "originalCount": original_count,
+            "finalCount": len(final_states),
+            "finalTokens": final_tokens,
+            "truncated": original_count != len(final_states),
+            "events": self.events,
+        }
+        if self.include_tokens:
+            trace["tokenComponents"] = [token_component(s) for s in final_states]
+        return trace
+
+
+def decision_reason(state: State) -> str:
+    if state.kept:
+        return f"kept_by_{state.phase}" if state.phase else f"kept_by_{state.action}"
+    return f"dropped_by_{state.phase}" if state.phase else "dropped_by_budget_or_priority"
+
+
+def component_kind(state: State) -> str:
+    message = state.message
+    if message.fence_kind:
+        return "fence"
+    if message.type == "history_summary":
+        return "history-summary"
+    if message.role == "tool" or message.type == "tool_calls":
+        return "tool"
+    if message.type == "context_injection":
+        return "context-injection"
+    return message.role if message.role in ("system", "user", "assistant") else "other"
+
+
+def token_component(state: State) -> dict[str, Any]:
+    message = state.message
+    label = message.fence_kind or message.meta("tool_name") or message.meta("messageType") or message.type
+    component: dict[str, Any] = {
+        "componentId": f"{state.index}:{message.id}",
+        "kind": component_kind(state),
+        "tokens": state.tokens,
+        "source": "local-estimate",
+        "confidence": "estimate",
+        "label": label,
+        "messageId": message.id,
+        "role": message.role,
+        "action": state.action,
+        "kept": state.kept,
+    }
+    truncation = message.meta("observationTruncation")
+    if isinstance(truncation, dict):
+        original, preview = truncation.get("originalChars"), truncation.get("previewChars")
+        if isinstance(original, int) and isinstance(preview, int) and 0 < preview < original:
+            estimate = max(state.tokens, math.ceil(state.tokens * original / preview))
+            component.update(
+                truncatedAtExecution=True,
+                originalTokensEstimate=estimate,
+                droppedTokensEstimate=estimate - state.tokens,
+            )
+    return component

@@ -1,0 +1,115 @@
+"""Wire formatters: final context messages → what the provider API receives (spec §5.6).
+
+`to_openai` is linnkit's agent formatter (OpenAI Chat Completions, native tools). `to_anthropic` is a
+host-side projection of that output onto the Anthropic Messages shape.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine.messages import LEGACY_TYPES, AiMessage
+
+PLAIN_TYPES = frozenset({"system_prompt", "user_input", "task_request", "task_completion"})
+
+
+def format_message(message: AiMessage, registry=None) -> dict[str, Any] | None:
+    """One message in OpenAI chat shape, or None when the formatter drops it."""
+    kind = message.type
+    if kind in LEGACY_TYPES:
+        return None
+    if kind == "tool_calls" and message.tool_calls:
+        return _with_sidecars(
+            {"role": "assistant", "content": message.content or None, "tool_calls": message.tool_calls},
+            message,
+        )
+    if kind in ("final_answer", "tool_calls"):
+        return _with_sidecars({"role": "assistant", "content": message.content}, message)
+    if kind == "tool_output":
+        call_id = message.tool_call_id
+        return {"role": "tool", "tool_call_id": call_id, "content": message.content} if call_id else None
+    if kind in PLAIN_TYPES:
+        return {"role": message.role, "content": message.content}
+    if kind == "history_summary":
+        return {"role": "system", "content": message.content}
+    if kind == "thought":
+        content = message.content if "<think>" in message.content else f"<think>{message.content}</think>"
+        return {"role": "assistant", "content": content}
+    if kind == "context_injection":
+        return _format_fence(message, registry)
+    if kind == "tool_code":
+        return _format_tool_code(message)
+    return None
+
+
+def _with_sidecars(wire: dict[str, Any], message: AiMessage) -> dict[str, Any]:
+    details = message.meta("reasoning_details")
+    if details:
+        wire["reasoning_details"] = details
+    if message.meta("provider_empty_replay_field") is True:
+        wire["provider_empty_replay_field"] = True
+    return wire
+
+
+def _format_fence(message: AiMessage, registry) -> dict[str, Any] | None:
+    kind = message.fence_kind
+    descriptor = registry.get(kind) if registry is not None and kind else None
+    if descriptor is None:
+        return None
+    content = registry.format(kind, message.content, message.meta("fenceAttrs") or {})
+    return {"role": descriptor.llm_role, "content": content}
+
+
+def _format_tool_code(message: AiMessage) -> dict[str, Any] | None:
+    name, args = message.meta("tool_name"), message.meta("args")
+    if not name or args is None:
+        return None
+    payload = json.dumps({"name": name, "arguments": args}, ensure_ascii=False, separators=(",", ":"))
+    return {"role": "assistant", "content": f"<tool_code>{payload}</tool_code>"}
+
+
+def to_anthropic(wire: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> dict[str, Any]:
+    """Project OpenAI-shaped wire messages onto the Anthropic Messages API: `system` apart, tool calls as
+    `tool_use` blocks, tool results as `tool_result` blocks in user turns, same-role turns merged."""
+    system = [m["content"] for m in wire if m["role"] == "system" and m.get("content")]
+    messages: list[dict[str, Any]] = []
+    for message in wire:
+        if message["role"] == "system":
+            continue
+        role, blocks = _anthropic_blocks(message)
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"].extend(blocks)
+        else:
+            messages.append({"role": role, "content": blocks})
+    return {"system": "\n\n".join(system), "messages": messages}
+
+
+def _anthropic_blocks(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    if message["role"] == "tool":
+        block = {"type": "tool_result", "tool_use_id": message["tool_call_id"], "content": message["content"]}
+        return "user", [block]
+    blocks: list[dict[str, Any]] = []
+    if message.get("content"):
+        blocks.append({"type": "text", "text": message["content"]})
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.get("id"),
+                "name": function.get("name"),
+                "input": _parsed_input(function.get("arguments")),
+            }
+        )
+    return message["role"], blocks
+
+
+def _parsed_input(arguments: Any) -> Any:
+    if not isinstance(arguments, str):
+        return arguments or {}
+    try:
+        parsed = json.loads(arguments) if arguments else {}
+    except ValueError:
+        return {"_raw": arguments}
+    return parsed if isinstance(parsed, dict) else {"_value": parsed}
