@@ -1,0 +1,494 @@
+"""Session files: JSONL, an optional header line, then one `AiMessage` a line.
+
+```
+{"kind": "linn-session", "version": 1, "title": "...", "modelId": "...", "contextPolicy": {...}}
+{"id": "m1", "role": "system", "type": "system_prompt", "content": "...", "timestamp": 0}
+...
+```
+
+Loading never crashes on bad input and is never silent about it: each bad line becomes a `LoadProblem`
+(`file:line: field: reason`). An `error` skips the line, a `warning` loads it anyway (duplicate ids, for
+one, are legitimate in linnkit histories and the engine must see them). The good lines still load;
+`strict=True` raises `SessionLoadError` on the first error instead. A missing, unreadable or directory path
+raises `SessionLoadError`, since there is no session to return.
+
+Saving is atomic (a temporary file in the same directory, then `os.replace`) and refuses to overwrite
+the session's own source file or any existing file unless `overwrite=True`. A loaded line and its saved
+line are the same JSON: no field is lost, renamed or re-typed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from engine.fences import FenceError, parse_fences
+from engine.messages import ROLE_TYPES, AiMessage
+
+__all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "HEADER_KIND",
+    "SESSION_VERSION",
+    "LoadProblem",
+    "Session",
+    "SessionHeader",
+    "SessionLoadError",
+    "SessionSaveError",
+    "load_session",
+    "parse_session_text",
+    "dump_session_text",
+    "save_session",
+]
+
+HEADER_KIND = "linn-session"
+SESSION_VERSION = 1
+DEFAULT_MAX_LINE_BYTES = 20 * 1024 * 1024
+ERROR = "error"  # the line was skipped
+WARNING = "warning"  # the line was loaded
+_HEADER_KEYS = ("kind", "version", "title", "lesson", "modelId", "maxSteps", "contextPolicy", "fences")
+
+
+@dataclass(frozen=True, slots=True)
+class LoadProblem:
+    """One thing wrong with a session file. `line` is 1-based; None for the file as a whole."""
+
+    file: str
+    line: int | None
+    field: str
+    reason: str
+    severity: str = ERROR
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.field}: {self.reason}"
+
+
+class SessionLoadError(Exception):
+    """A session could not be loaded (or, with `strict=True`, had a bad line)."""
+
+    def __init__(self, problem: LoadProblem) -> None:
+        super().__init__(str(problem))
+        self.problem = problem
+
+
+class SessionSaveError(Exception):
+    """A session was not saved; the target is untouched."""
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionHeader:
+    """The header line as written: `kind`, `version` and every other key, known or not, in order."""
+
+    data: dict[str, Any]
+
+    @classmethod
+    def create(cls, **fields: Any) -> SessionHeader:
+        """A new header; keys as in the file (`title`, `lesson`, `modelId`, `maxSteps`, ...)."""
+        return cls.from_dict({k: v for k, v in fields.items() if v is not None})
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SessionHeader:
+        return cls({"kind": HEADER_KIND, "version": SESSION_VERSION, **data})
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.data)
+
+    def _typed(self, key: str, kind: type | tuple[type, ...]) -> Any:
+        value = self.data.get(key)
+        return value if isinstance(value, kind) and not isinstance(value, bool) else None
+
+    @property
+    def version(self) -> int | None:
+        return self._typed("version", int)
+
+    @property
+    def title(self) -> str | None:
+        return self._typed("title", str)
+
+    @property
+    def lesson(self) -> str | None:
+        return self._typed("lesson", str)
+
+    @property
+    def model_id(self) -> str | None:
+        return self._typed("modelId", str)
+
+    @property
+    def max_steps(self) -> int | None:
+        steps = self._typed("maxSteps", int)
+        return steps if steps is not None and steps >= 1 else None
+
+    @property
+    def context_policy(self) -> dict[str, Any] | None:
+        return self._typed("contextPolicy", dict)
+
+    @property
+    def fences(self) -> list[Any] | None:
+        return self._typed("fences", list)
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """Header keys this module does not know, kept for the round trip."""
+        return {k: v for k, v in self.data.items() if k not in _HEADER_KEYS}
+
+
+@dataclass(slots=True)
+class Session:
+    """A loaded session: header, messages, and what was wrong with the file."""
+
+    path: Path | None
+    header: SessionHeader | None
+    messages: list[AiMessage]
+    problems: list[LoadProblem] = field(default_factory=list)
+    message_lines: list[int] = field(default_factory=list)  # file line of each message
+
+    @property
+    def errors(self) -> list[LoadProblem]:
+        return [p for p in self.problems if p.severity == ERROR]
+
+    @property
+    def warnings(self) -> list[LoadProblem]:
+        return [p for p in self.problems if p.severity == WARNING]
+
+
+# -- parsing --------------------------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _check_header(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, reason) warnings for a header; the header is kept as written either way."""
+    found: list[tuple[str, str]] = []
+    version = data.get("version")
+    if version != SESSION_VERSION or isinstance(version, bool):
+        found.append(("version", f"expected {SESSION_VERSION}, got {json.dumps(version)}; read as version 1"))
+    for key in ("title", "lesson", "modelId"):
+        if key in data and not isinstance(data[key], str):
+            found.append((key, f"must be a string, got {_json_type(data[key])}; ignored"))
+    steps = data.get("maxSteps")
+    if "maxSteps" in data and (not isinstance(steps, int) or isinstance(steps, bool) or steps < 1):
+        found.append(("maxSteps", f"must be a positive integer, got {json.dumps(steps)}; ignored"))
+    if "contextPolicy" in data and not isinstance(data["contextPolicy"], dict):
+        found.append(
+            ("contextPolicy", f"must be an object, got {_json_type(data['contextPolicy'])}; ignored")
+        )
+    if "fences" in data:
+        try:
+            parse_fences(data["fences"], "fences")
+        except FenceError as exc:
+            reason = str(exc).removeprefix("fences: ")
+            field_name, colon, rest = reason.partition(": ")
+            found.append(
+                (field_name, rest) if colon and field_name.startswith("fences[") else ("fences", reason)
+            )
+    return found
+
+
+def _role_type_problem(role: Any, type_: Any) -> tuple[str, str] | None:
+    for key, value in (("role", role), ("type", type_)):
+        if value is None:
+            return key, "missing"
+        if not isinstance(value, str):
+            return key, f"must be a string, got {_json_type(value)}"
+    if role in ROLE_TYPES and type_ in ROLE_TYPES[role]:
+        return None
+    owners = [r for r, types in ROLE_TYPES.items() if type_ in types]
+    if role not in ROLE_TYPES:
+        hint = f"roles are {', '.join(ROLE_TYPES)}"
+    elif owners:
+        hint = f'"{type_}" goes with role {" or ".join(owners)}'
+    else:
+        hint = f'"{type_}" is not a message type'
+    return "role/type", f'unknown role/type pair "{role}"/"{type_}"; {hint}'
+
+
+def _message_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """What makes a line unusable as an AiMessage, as (field, reason)."""
+    found: list[tuple[str, str]] = []
+    if "id" not in data:
+        found.append(("id", "missing"))
+    elif not isinstance(data["id"], str) or not data["id"]:
+        shown = "an empty string" if data["id"] == "" else _json_type(data["id"])
+        found.append(("id", f"must be a non-empty string, got {shown}"))
+    pair = _role_type_problem(data.get("role"), data.get("type"))
+    if pair is not None:
+        found.append(pair)
+    content = data.get("content")
+    if content is not None and not isinstance(content, str):
+        found.append(("content", f"must be a string, got {_json_type(content)}"))
+    if "timestamp" in data:
+        stamp = data["timestamp"]
+        if isinstance(stamp, bool) or not isinstance(stamp, int | float):
+            found.append(("timestamp", f"must be a number, got {_json_type(stamp)}"))
+    metadata = data.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        found.append(("metadata", f"must be an object or null, got {_json_type(metadata)}"))
+    return found
+
+
+def _message_warnings(data: dict[str, Any]) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    if data.get("content") is None:
+        found.append(("content", ("null" if "content" in data else "missing") + '; loaded as ""'))
+    if "timestamp" not in data:
+        found.append(("timestamp", "missing; loaded as 0"))
+    metadata = data.get("metadata") or {}
+    if "tool_calls" in metadata and not isinstance(metadata["tool_calls"], list):
+        found.append(("metadata.tool_calls", f"must be an array, got {_json_type(metadata['tool_calls'])}"))
+    if "tool_call_id" in metadata and not isinstance(metadata["tool_call_id"], str):
+        found.append(
+            ("metadata.tool_call_id", f"must be a string, got {_json_type(metadata['tool_call_id'])}")
+        )
+    return found
+
+
+class _Parser:
+    """Turns decoded lines into a Session, collecting problems."""
+
+    def __init__(self, source: str, strict: bool) -> None:
+        self.source = source
+        self.strict = strict
+        self.header: SessionHeader | None = None
+        self.messages: list[AiMessage] = []
+        self.lines: list[int] = []
+        self.problems: list[LoadProblem] = []
+        self.first_line_of: dict[str, int] = {}
+        self.seen_content = False
+
+    def problem(self, line: int | None, field_name: str, reason: str, severity: str = ERROR) -> None:
+        found = LoadProblem(self.source, line, field_name, reason, severity)
+        if self.strict and severity == ERROR:
+            raise SessionLoadError(found)
+        self.problems.append(found)
+
+    def feed(self, line: int, text: str) -> None:
+        if not text.strip():
+            return
+        first = not self.seen_content
+        self.seen_content = True
+        try:
+            data = json.loads(text, parse_constant=_reject_constant)
+        except ValueError as exc:
+            detail = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+            self.problem(line, "json", f"not valid JSON: {detail}")
+            return
+        if not isinstance(data, dict):
+            self.problem(line, "line", f"expected a JSON object, got {_json_type(data)}")
+            return
+        if data.get("kind") == HEADER_KIND and "role" not in data:
+            self._header(line, data, first)
+        else:
+            self._message(line, data)
+
+    def _header(self, line: int, data: dict[str, Any], first: bool) -> None:
+        if not first:
+            self.problem(line, "kind", "a linn-session header is allowed only on the first line; skipped")
+            return
+        self.header = SessionHeader(data)
+        for field_name, reason in _check_header(data):
+            self.problem(line, field_name, reason, WARNING)
+
+    def _message(self, line: int, data: dict[str, Any]) -> None:
+        errors = _message_errors(data)
+        if errors:
+            for field_name, reason in errors:
+                self.problem(line, field_name, reason)
+            return
+        for field_name, reason in _message_warnings(data):
+            self.problem(line, field_name, reason, WARNING)
+        message_id = data["id"]
+        if message_id in self.first_line_of:
+            first = self.first_line_of[message_id]
+            self.problem(line, "id", f'duplicate id "{message_id}" (first on line {first}); kept', WARNING)
+        else:
+            self.first_line_of[message_id] = line
+        self.messages.append(AiMessage.from_dict(data))
+        self.lines.append(line)
+
+    def finish(self, path: Path | None) -> Session:
+        if not self.seen_content and not self.problems:
+            self.problem(None, "file", "is empty: no header and no messages")
+        return Session(path, self.header, self.messages, self.problems, self.lines)
+
+
+def _too_long(parser: _Parser, line: int, size: int, limit: int) -> None:
+    parser.problem(line, "line", f"too long: {size} bytes (limit {limit}); skipped without parsing")
+
+
+def parse_session_text(
+    text: str,
+    source_name: str = "<text>",
+    *,
+    strict: bool = False,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> Session:
+    """A Session from JSONL text (lines split on "\\n" only: JSON strings may hold U+2028)."""
+    parser = _Parser(source_name, strict)
+    for number, line in enumerate(text.removeprefix("\ufeff").split("\n"), start=1):
+        size = len(line) if line.isascii() else len(line.encode("utf-8", "surrogatepass"))
+        if size > max_line_bytes:
+            _too_long(parser, number, size, max_line_bytes)
+        else:
+            parser.feed(number, line.removesuffix("\r"))
+    return parser.finish(None)
+
+
+def _raw_lines(handle: BinaryIO, limit: int) -> Iterator[tuple[int, int, bytes | None, int]]:
+    """(line number, file offset, bytes without the newline or None when over `limit`, byte length)."""
+    number = offset = 0
+    while chunk := handle.readline(limit + 1):
+        number += 1
+        consumed = len(chunk)
+        if chunk.endswith(b"\n") or consumed <= limit:
+            body = chunk.removesuffix(b"\n")
+            yield number, offset, body, len(body)
+        else:  # longer than the limit: count the rest of the line without keeping it
+            newline = 0
+            while more := handle.readline(1 << 20):
+                consumed += len(more)
+                if more.endswith(b"\n"):
+                    newline = 1
+                    break
+            yield number, offset, None, consumed - newline
+        offset += consumed
+
+
+def _open_problem(path: Path) -> LoadProblem | None:
+    if not path.exists():
+        return LoadProblem(str(path), None, "file", "no such file")
+    if path.is_dir():
+        return LoadProblem(str(path), None, "file", "is a directory, not a session file")
+    return None
+
+
+def load_session(
+    path: str | os.PathLike[str], *, strict: bool = False, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> Session:
+    """Load a session file; see the module docstring for what happens to bad input."""
+    path = Path(path)
+    opening = _open_problem(path)
+    if opening is not None:
+        raise SessionLoadError(opening)
+    parser = _Parser(str(path), strict)
+    try:
+        with path.open("rb") as handle:
+            for number, offset, body, size in _raw_lines(handle, max_line_bytes):
+                if body is None:
+                    _too_long(parser, number, size, max_line_bytes)
+                    continue
+                if number == 1:
+                    body = body.removeprefix(b"\xef\xbb\xbf")
+                try:
+                    text = body.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    where = f"byte {exc.start} of the line (file offset {offset + exc.start})"
+                    parser.problem(number, "encoding", f"invalid UTF-8 at {where}")
+                    continue
+                parser.feed(number, text.removesuffix("\r"))
+    except OSError as exc:
+        raise SessionLoadError(LoadProblem(str(path), None, "file", f"cannot read: {exc.strerror}")) from exc
+    return parser.finish(path)
+
+
+# -- saving ---------------------------------------------------------------------------------------
+
+
+def _json_line(value: dict[str, Any]) -> str:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate cannot be UTF-8: keep it as a \\u escape, which round-trips
+        text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+    return text + "\n"
+
+
+def dump_session_text(
+    messages: Sequence[AiMessage], header: SessionHeader | Mapping[str, Any] | None = None
+) -> str:
+    """The JSONL text of a session: the header line (if any), then one line per message."""
+    if header is not None and not isinstance(header, SessionHeader):
+        header = SessionHeader.from_dict(header)
+    lines = [] if header is None else [_json_line(header.to_dict())]
+    for message in messages:
+        try:
+            lines.append(_json_line(message.to_dict()))
+        except (TypeError, ValueError) as exc:
+            raise SessionSaveError(f"message {message.id!r} cannot be written as JSON: {exc}") from None
+    return "".join(lines)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.exists() and b.exists():
+        return os.path.samefile(a, b)
+    return a.resolve() == b.resolve()
+
+
+def save_session(
+    session_or_messages: Session | Sequence[AiMessage],
+    path: str | os.PathLike[str],
+    *,
+    header: SessionHeader | Mapping[str, Any] | None = None,
+    source_path: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
+) -> Path:
+    """Write a session atomically and return the path written.
+
+    A `Session` brings its own header and source path unless they are given. Without `overwrite=True`
+    this refuses the session's source file and any existing file.
+    """
+    messages: Sequence[AiMessage] = session_or_messages
+    if isinstance(session_or_messages, Session):
+        messages = session_or_messages.messages
+        header = header if header is not None else session_or_messages.header
+        source_path = source_path if source_path is not None else session_or_messages.path
+    target = Path(path)
+    if target.is_symlink():
+        target = target.resolve()
+    if target.is_dir():
+        raise SessionSaveError(f"{target}: is a directory")
+    if not overwrite:
+        if source_path is not None and _same_file(target, Path(source_path)):
+            raise SessionSaveError(
+                f"{target}: refusing to overwrite the session's source file; pass overwrite=True"
+            )
+        if target.exists():
+            raise SessionSaveError(f"{target}: already exists; pass overwrite=True to replace it")
+    content = dump_session_text(messages, header).encode("utf-8")
+    _write_atomically(target, content)
+    return target
+
+
+def _write_atomically(target: Path, content: bytes) -> None:
+    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        # os.open applies the umask to 0o666, so a new file gets the usual permissions.
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if target.exists():
+            os.chmod(temp, target.stat().st_mode & 0o7777)
+        os.replace(temp, target)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        raise SessionSaveError(f"{target}: cannot write: {exc.strerror or exc}") from exc
