@@ -1,0 +1,325 @@
+"""What every importer shares: the result record, problem reports, ids, timestamps and JSON reading."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from engine.messages import AiMessage
+
+TITLE_CHARS = 80
+
+
+class UnknownFormatError(ValueError):
+    """The input matches none of the importable formats."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A part of the input that could not be imported. `line` is 1-based; None when unknown."""
+
+    path: str
+    line: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.reason}" if self.line else f"{self.path}: {self.reason}"
+
+
+@dataclass(slots=True)
+class ImportResult:
+    """Messages read from a foreign format, with an account of everything left out."""
+
+    messages: list[AiMessage]
+    format: str
+    skipped_lines: dict[str, list[int]] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    title: str | None = None
+    unpaired: list[str] = field(default_factory=list)
+    session: dict[str, Any] = field(default_factory=dict)
+    conversations: int = 1
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        """How many lines (or blocks inside a used line) were left out, by reason."""
+        return {reason: len(lines) for reason, lines in self.skipped_lines.items()}
+
+    def counts(self) -> dict[str, int]:
+        return dict(Counter(m.type for m in self.messages))
+
+    def describe(self) -> str:
+        """One paragraph for a command line: format, counts, skips, problems."""
+        counts = ", ".join(f"{n} {t}" for t, n in sorted(self.counts().items()))
+        parts = [f"format {self.format}: {len(self.messages)} messages ({counts or 'none'})"]
+        if self.conversations != 1:
+            parts.append(f"{self.conversations} conversations in the file")
+        if self.skipped_lines:
+            parts.append("skipped " + ", ".join(f"{r} {n}" for r, n in sorted(self.skipped.items())))
+        if self.unpaired:
+            parts.append(f"{len(self.unpaired)} unpaired tool ids")
+        if self.problems:
+            parts.append(f"{len(self.problems)} problems")
+        return "; ".join(parts)
+
+
+class Collector:
+    """Accumulates messages, skips and problems while one input is read; ids stay unique."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.messages: list[AiMessage] = []
+        self.skipped_lines: dict[str, list[int]] = {}
+        self.problems: list[Problem] = []
+        self._ids: set[str] = set()
+
+    def unique_id(self, candidate: str) -> str:
+        """`candidate`, or `candidate#n` with the smallest n not yet taken."""
+        new_id, n = candidate, 0
+        while new_id in self._ids:
+            n += 1
+            new_id = f"{candidate}#{n}"
+        self._ids.add(new_id)
+        return new_id
+
+    def skip(self, reason: str, line: int) -> None:
+        self.skipped_lines.setdefault(reason, []).append(line)
+
+    def problem(self, line: int | None, reason: str) -> None:
+        self.problems.append(Problem(self.path, line, reason))
+
+    def add(self, message: AiMessage) -> None:
+        self.messages.append(message)
+
+    def result(self, fmt: str, **fields: Any) -> ImportResult:
+        return ImportResult(
+            messages=self.messages,
+            format=fmt,
+            skipped_lines=self.skipped_lines,
+            problems=self.problems,
+            unpaired=find_unpaired(self.messages),
+            title=fields.pop("title", None) or first_user_title(self.messages),
+            **fields,
+        )
+
+
+def iso_to_ms(value: Any) -> int | None:
+    """An ISO-8601 string (or epoch seconds/ms number) as epoch milliseconds; None if unreadable."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return int(value * 1000) if value < 1e11 else int(value)
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return int(datetime.fromisoformat(value).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+def first_user_title(messages: list[AiMessage]) -> str | None:
+    """The first line of the first user input, cut to TITLE_CHARS."""
+    for m in messages:
+        if m.type == "user_input" and m.content.strip():
+            first = m.content.strip().splitlines()[0]
+            return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1] + "…"
+    return None
+
+
+def find_unpaired(messages: list[AiMessage]) -> list[str]:
+    """Call ids with no tool_output, then output call ids (or message ids) with no earlier call."""
+    declared: list[str] = []
+    declared_set: set[str] = set()
+    answered: set[str] = set()
+    orphans: list[str] = []
+    for m in messages:
+        if m.type == "tool_calls":
+            for call in m.tool_calls:
+                cid = call.get("id")
+                if isinstance(cid, str) and cid not in declared_set:
+                    declared.append(cid)
+                    declared_set.add(cid)
+        elif m.type == "tool_output":
+            cid = m.tool_call_id
+            if cid in declared_set:
+                answered.add(cid)
+            else:
+                orphans.append(cid or m.id)
+    return [cid for cid in declared if cid not in answered] + orphans
+
+
+def iter_jsonl(text: str) -> Iterator[tuple[int, Any, str | None]]:
+    """(line number, value, error) for each non-blank line; value is None when error is set.
+
+    Lines end at "\n" only: JSON strings may hold a raw U+2028 or form feed, which `splitlines` would cut.
+    """
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line), None
+        except json.JSONDecodeError as exc:
+            yield number, None, f"invalid JSON ({exc.msg} at column {exc.colno})"
+
+
+def iter_json_array(text: str, start: int | None = None) -> Iterator[tuple[int, Any, str | None]]:
+    """(line number, value, error) for each element of the JSON array at `start` (default: the first).
+
+    Elements are decoded one by one so each keeps the line it starts on. A syntax error ends the walk:
+    its line is reported, and nothing after it can be trusted.
+    """
+    decoder = json.JSONDecoder()
+    pos = (text.index("[") if start is None else start) + 1
+    line, counted = 1, 0
+    while True:
+        pos = _skip_space(text, pos)
+        if pos < len(text) and text[pos] == "]":
+            return
+        line += text.count("\n", counted, pos)
+        counted = pos
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            yield exc.lineno, None, f"invalid JSON ({exc.msg} at column {exc.colno})"
+            return
+        yield line, value, None
+        pos = _skip_space(text, pos)
+        if pos < len(text) and text[pos] == ",":
+            pos += 1
+        elif pos >= len(text) or text[pos] != "]":
+            bad_line = line + text.count("\n", counted, pos)
+            yield bad_line, None, "invalid JSON (expected ',' or ']' between array elements)"
+            return
+
+
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def load_json_document(text: str) -> tuple[Any, str | None, int | None]:
+    """(value, error, error line) for a whole-document JSON input."""
+    try:
+        return json.loads(text), None, None
+    except json.JSONDecodeError as exc:
+        return None, f"invalid JSON ({exc.msg} at column {exc.colno})", exc.lineno
+
+
+UNMAPPED_KEEP_CHARS = 1000
+MESSAGES_KEY = re.compile(r'"messages"\s*:\s*\[')
+
+
+def unmapped_note(value: Any) -> Any:
+    """A value the message model has no place for: kept whole when small, else its type and size."""
+    size = len(json.dumps(value, ensure_ascii=False, default=str))
+    if size <= UNMAPPED_KEEP_CHARS:
+        return value
+    kind = value.get("type") if isinstance(value, dict) else type(value).__name__
+    return {"type": kind, "omittedChars": size}
+
+
+def image_note(source: Any) -> dict[str, Any]:
+    """What an image was, without its bytes: its URL, or its media type and base64 length."""
+    if not isinstance(source, dict):
+        return {"type": "unknown"}
+    url = source.get("url")
+    if isinstance(url, str) and url.startswith("data:"):
+        head, _, data = url.partition(",")
+        return {"media_type": head[5:].split(";")[0], "base64Chars": len(data)}
+    if isinstance(url, str):
+        return {"url": url}
+    data = source.get("data")
+    return {"media_type": source.get("media_type"), "base64Chars": len(data) if isinstance(data, str) else 0}
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(slots=True)
+class Conversation:
+    """One request's message list (plus responses that followed it), as found in the input."""
+
+    line: int | None
+    header: dict[str, Any]
+    entries: list[tuple[int | None, str | None, Any]] = field(default_factory=list)
+
+
+def read_items(text: str, out: Collector) -> list[tuple[int | None, Any]]:
+    """The top-level items of a JSON document, a JSON array or JSONL; unreadable ones become problems."""
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        lines = iter_json_array(text)
+    else:
+        value, error, _ = load_json_document(text)
+        if error is None:
+            return [(None, value)]
+        lines = iter_jsonl(text)
+    items: list[tuple[int | None, Any]] = []
+    for number, value, err in lines:
+        if err:
+            out.problem(number, err)
+        else:
+            items.append((number, value))
+    return items
+
+
+def group_conversations(
+    items: list[tuple[int | None, Any]], out: Collector, response_message: Any
+) -> list[Conversation]:
+    """Requests (`{messages: [...]}`) open conversations; loose messages and responses join the latest.
+
+    `response_message(item)` returns the message a provider response carries, or None.
+    """
+    conversations: list[Conversation] = []
+    for line, item in items:
+        if not isinstance(item, dict):
+            out.problem(line, f"expected a JSON object, found {type(item).__name__}")
+            continue
+        messages = item.get("messages")
+        if isinstance(messages, list):
+            header = {k: v for k, v in item.items() if k != "messages"}
+            conv = Conversation(line, header)
+            conv.entries = [(line, f"messages[{i}]", m) for i, m in enumerate(messages)]
+            conversations.append(conv)
+            continue
+        message = response_message(item) or (item if "role" in item else None)
+        if message is None:
+            out.problem(line, "neither a message (no 'role') nor a request (no 'messages' list)")
+            continue
+        if not conversations:
+            conversations.append(Conversation(line, {}))
+        conversations[-1].entries.append((line, None, message))
+    return conversations
+
+
+def pick_conversation(conversations: list[Conversation], index: int, path: str) -> Conversation | None:
+    if not conversations:
+        return None
+    if not -len(conversations) <= index < len(conversations):
+        raise ValueError(
+            f"conversation {index} is out of range: {path} holds {len(conversations)} conversation(s)"
+        )
+    return conversations[index]
+
+
+def locate_lines(text: str, conversation: Conversation) -> None:
+    """Give the messages of a whole-document request the lines they start on, when they can be found.
+
+    Only a `"messages": [` whose elements decode to exactly the request's messages is trusted.
+    """
+    if conversation.line is not None:
+        return
+    match = MESSAGES_KEY.search(text)
+    if match is None:
+        return
+    found = [(line, value) for line, value, error in iter_json_array(text, match.end() - 1) if error is None]
+    if [value for _, value in found] == [message for _, _, message in conversation.entries]:
+        conversation.entries = [
+            (line, label, m) for (line, _), (_, label, m) in zip(found, conversation.entries, strict=True)
+        ]

@@ -1,0 +1,222 @@
+"""Claude Code transcripts (`~/.claude/projects/*/<session>.jsonl`) as linnkit messages.
+
+One JSON object a line. `user` and `assistant` lines carry an Anthropic message in `message`; everything
+else (`progress`, `file-history-snapshot`, `queue-operation`, `system`, ...) is bookkeeping and skipped.
+Claude Code writes each content block of an assistant message on its own line (same `message.id`), and a
+tool may already answer before the next block of the same message is written; such lines are merged back
+into one turn (see `AssistantTurn`).
+
+Decisions:
+- `type: summary` lines are session titles for the resume list, not compactions (and Claude Code often
+  copies other sessions' titles into a file), so they only supply `ImportResult.title` when their
+  `leafUuid` is in this file. A compaction is the user line flagged `isCompactSummary`; it becomes a
+  `history_summary` that replaces every message before it.
+- `isMeta` lines (caveats, expanded skills) and slash-command echo lines (`<command-name>`,
+  `<local-command-stdout>`, ...) are skipped and counted: they are the tool's own bookkeeping, and as
+  `user_input` they would open fake runs. `[Request interrupted by user...]` lines are kept as
+  `user_input` (the model saw them) with `metadata.interrupted`.
+- Whitespace-only text blocks are skipped (`empty_text`); sidechain (sub-agent) lines are skipped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.importers._blocks import AssistantTurn, as_blocks, flatten_blocks, tool_output
+from engine.importers._common import Collector, ImportResult, iso_to_ms, iter_jsonl
+from engine.messages import AiMessage
+
+FORMAT = "claude-code"
+SESSION_KEYS = ("sessionId", "cwd", "gitBranch", "version", "slug")
+COMMAND_TAGS = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+)
+INTERRUPTED_PREFIX = "[Request interrupted by user"
+
+
+def import_claude_code(text: str, path: str = "<text>") -> ImportResult:
+    """Read a Claude Code transcript. Malformed lines are reported in `problems` and skipped."""
+    reader = _Reader(Collector(path))
+    for number, entry, error in iter_jsonl(text):
+        if error:
+            reader.out.problem(number, error)
+        elif not isinstance(entry, dict):
+            reader.out.problem(number, f"expected a JSON object, found {type(entry).__name__}")
+        else:
+            reader.read(number, entry)
+    return reader.finish()
+
+
+class _Reader:
+    def __init__(self, out: Collector) -> None:
+        self.out = out
+        self.session: dict[str, Any] = {}
+        self.turn: AssistantTurn | None = None
+        self.tool_names: dict[str, str] = {}
+        self.titles: list[tuple[str, Any]] = []
+        self.uuids: set[str] = set()
+        self.compact_metadata: dict[str, Any] | None = None
+        self.summary_seq = -1
+
+    # -- dispatch ---------------------------------------------------------------------------------
+    def read(self, number: int, entry: dict[str, Any]) -> None:
+        kind = entry.get("type")
+        if isinstance(entry.get("uuid"), str):
+            self.uuids.add(entry["uuid"])
+        if not isinstance(kind, str):
+            self.out.problem(number, "line without a 'type'")
+        elif kind == "summary":
+            self.titles.append((str(entry.get("summary") or ""), entry.get("leafUuid")))
+            self.out.skip("session_title", number)
+        elif kind == "system":
+            self._system(number, entry)
+        elif kind not in ("user", "assistant"):
+            self.out.skip(kind, number)
+        elif entry.get("isSidechain"):
+            self.out.skip("sidechain", number)
+        elif not isinstance(entry.get("message"), dict):
+            self.out.problem(number, f"'{kind}' line without a message object")
+        else:
+            self._note_session(entry)
+            if kind == "assistant":
+                self._assistant(number, entry, entry["message"])
+            else:
+                self._user(number, entry, entry["message"])
+
+    def _system(self, number: int, entry: dict[str, Any]) -> None:
+        subtype = entry.get("subtype")
+        if subtype == "compact_boundary":
+            meta = entry.get("compactMetadata")
+            self.compact_metadata = meta if isinstance(meta, dict) else {}
+        self.out.skip(f"system:{subtype}" if subtype else "system", number)
+
+    # -- user lines --------------------------------------------------------------------------------
+    def _user(self, number: int, entry: dict[str, Any], message: dict[str, Any]) -> None:
+        blocks = as_blocks(message.get("content"))
+        if blocks is None:
+            self.out.problem(number, "message content is neither text nor a list of blocks")
+            return
+        if entry.get("isCompactSummary"):
+            self._compact_summary(number, entry, blocks)
+            return
+        if entry.get("isMeta"):
+            self.out.skip("meta", number)
+            return
+        results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+        rest = [b for b in blocks if not (isinstance(b, dict) and b.get("type") == "tool_result")]
+        for block in results:
+            self._tool_result(number, entry, block)
+        text, notes = flatten_blocks(rest)
+        if not text.strip() and not notes:
+            if not results:
+                self.out.skip("empty", number)
+        elif text.lstrip().startswith(COMMAND_TAGS):
+            self.out.skip("local_command", number)
+        else:
+            self._close_turn()
+            meta = {**notes, "source": self._source(number, entry)}
+            if text.startswith(INTERRUPTED_PREFIX):
+                meta["interrupted"] = True
+            self.out.add(
+                AiMessage(self._id(number, entry), "user", "user_input", text, self._ts(number, entry), meta)
+            )
+
+    def _tool_result(self, number: int, entry: dict[str, Any], block: dict[str, Any]) -> None:
+        call_id = block.get("tool_use_id")
+        if not isinstance(call_id, str) or not call_id:
+            self.out.problem(number, "tool_result block without a tool_use_id")
+            call_id = ""
+        extra = {"source": self._source(number, entry)}
+        message = tool_output(
+            block, self._id(number, entry), self._ts(number, entry), self.tool_names.get(call_id), extra
+        )
+        if self.turn is not None:
+            self.turn.outputs.append(message)
+        else:
+            self.out.add(message)
+
+    def _compact_summary(self, number: int, entry: dict[str, Any], blocks: list[Any]) -> None:
+        self._close_turn()
+        text, notes = flatten_blocks(blocks)
+        replaced = [m for m in self.out.messages if m.type != "system_prompt"]
+        replaced_chars = sum(len(m.content) for m in replaced)
+        self.summary_seq += 1
+        source: dict[str, Any] = self._source(number, entry)
+        if self.compact_metadata is not None:
+            source["compactMetadata"] = self.compact_metadata
+            self.compact_metadata = None
+        meta = {
+            "messageType": "summary",
+            "originalMessageCount": len(replaced),
+            "compressionRatio": round(len(text) / replaced_chars, 4) if replaced_chars else 0,
+            "includedOldSummary": any(m.type == "history_summary" for m in replaced),
+            "replacedMessageIds": [m.id for m in replaced],
+            "summarySeq": self.summary_seq,
+            **notes,
+            "source": source,
+        }
+        message_id = self._id(number, entry)
+        self.out.add(AiMessage(message_id, "system", "history_summary", text, self._ts(number, entry), meta))
+
+    # -- assistant lines ---------------------------------------------------------------------------
+    def _assistant(self, number: int, entry: dict[str, Any], message: dict[str, Any]) -> None:
+        if message.get("model") == "<synthetic>" or entry.get("isApiErrorMessage"):
+            self.out.skip("synthetic", number)
+            return
+        blocks = as_blocks(message.get("content"))
+        if blocks is None:
+            self.out.problem(number, "message content is neither text nor a list of blocks")
+            return
+        key = message.get("id") if isinstance(message.get("id"), str) else None
+        if self.turn is None or key is None or key != self.turn.key:
+            self._close_turn()
+            self.turn = AssistantTurn(key, self.tool_names)
+        source = self._source(number, entry)
+        source.update(
+            {k: v for k, v in (("model", message.get("model")), ("messageId", key)) if v is not None}
+        )
+        extra = {"source": source}
+        timestamp = self._ts(number, entry)
+        for block in blocks:
+            reason = self.turn.add_block(block, lambda: self._id(number, entry), timestamp, extra)
+            if reason:
+                self.out.skip(reason, number)
+        self.turn.tail = {k: message[k] for k in ("usage", "stop_reason") if message.get(k) is not None}
+
+    # -- helpers -----------------------------------------------------------------------------------
+    def _close_turn(self) -> None:
+        if self.turn is not None:
+            for message in self.turn.finish():
+                self.out.add(message)
+            self.turn = None
+
+    def _note_session(self, entry: dict[str, Any]) -> None:
+        for key in SESSION_KEYS:
+            if key not in self.session and entry.get(key) is not None:
+                self.session[key] = entry[key]
+
+    def _source(self, number: int, entry: dict[str, Any]) -> dict[str, Any]:
+        """The line number, plus cwd/branch where they differ from the session's first values."""
+        source: dict[str, Any] = {"line": number}
+        for key in ("cwd", "gitBranch"):
+            if entry.get(key) is not None and entry[key] != self.session.get(key):
+                source[key] = entry[key]
+        return source
+
+    def _id(self, number: int, entry: dict[str, Any]) -> str:
+        uuid = entry.get("uuid")
+        return self.out.unique_id(uuid if isinstance(uuid, str) and uuid else f"cc-{number}")
+
+    def _ts(self, number: int, entry: dict[str, Any]) -> int:
+        ms = iso_to_ms(entry.get("timestamp"))
+        return number if ms is None else ms
+
+    def finish(self) -> ImportResult:
+        self._close_turn()
+        own = [summary for summary, leaf in self.titles if summary and leaf in self.uuids]
+        return self.out.result(FORMAT, title=own[-1] if own else None, session=self.session)

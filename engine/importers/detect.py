@@ -1,0 +1,123 @@
+"""Which importable format a file or text is in: 'claude-code', 'openai', 'anthropic' or 'linn-session'."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from engine.importers._common import UnknownFormatError, iter_jsonl, load_json_document
+from engine.messages import ROLE_TYPES
+
+FORMATS = ("claude-code", "openai", "anthropic", "linn-session")
+SAMPLE_ITEMS = 200
+CLAUDE_ONLY_TYPES = frozenset({"summary", "progress", "file-history-snapshot", "queue-operation"})
+ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+OPENAI_ROLES = frozenset({"system", "developer", "tool", "function"})
+OPENAI_PARTS = frozenset({"image_url", "input_audio", "input_text", "input_image", "refusal", "file"})
+MAX_PATH_CHARS = 4096
+LINN_SESSION_KIND = "linn-session"  # the header line of an engine.session file
+
+
+def read_source(path_or_text: str | Path) -> tuple[str, str]:
+    """(text, name): a Path, or a string naming an existing file, is read; any other string is the text."""
+    if isinstance(path_or_text, Path):
+        return path_or_text.read_text(encoding="utf-8-sig"), str(path_or_text)
+    looks_like_path = (
+        len(path_or_text) < MAX_PATH_CHARS
+        and "\n" not in path_or_text
+        and not path_or_text.lstrip().startswith(("{", "["))
+    )
+    if looks_like_path and Path(path_or_text).is_file():
+        return Path(path_or_text).read_text(encoding="utf-8-sig"), path_or_text
+    return path_or_text, "<text>"
+
+
+def detect_format(path_or_text: str | Path) -> str:
+    """The format of a file (path) or of the text itself; raises UnknownFormatError when none fits."""
+    text, name = read_source(path_or_text)
+    fmt = detect_text(text)
+    if fmt is None:
+        raise UnknownFormatError(
+            f"{name}: not a Claude Code transcript, OpenAI or Anthropic messages, or a session"
+        )
+    return fmt
+
+
+def detect_text(text: str) -> str | None:
+    samples = list(_samples(text))
+    if any(isinstance(s, dict) and s.get("kind") == LINN_SESSION_KIND for s in samples):
+        return "linn-session"
+    if any(_is_claude_line(s) for s in samples):
+        return "claude-code"
+    messages = list(_messages(samples))
+    if any(_is_linn_message(m) for m in messages):
+        return "linn-session"
+    if any(_is_anthropic_request(s) for s in samples) or any(_has_anthropic_blocks(m) for m in messages):
+        return "openai" if any(_is_openai_message(m) for m in messages) else "anthropic"
+    if messages:
+        return "openai"
+    return None
+
+
+def _samples(text: str) -> Iterator[Any]:
+    """The first top-level items: array elements, the one document, or JSONL lines that parse."""
+    value, error, _ = load_json_document(text)
+    if error is None:
+        yield from value[:SAMPLE_ITEMS] if isinstance(value, list) else [value]
+        return
+    taken = 0
+    for _, item, line_error in iter_jsonl(text):
+        if line_error is None:
+            yield item
+            taken += 1
+        if taken >= SAMPLE_ITEMS:
+            return
+
+
+def _messages(samples: list[Any]) -> Iterator[dict[str, Any]]:
+    for sample in samples:
+        if not isinstance(sample, dict):
+            continue
+        inner = sample.get("messages")
+        if isinstance(inner, list):
+            yield from (m for m in inner[:SAMPLE_ITEMS] if isinstance(m, dict))
+        elif isinstance(sample.get("choices"), list):
+            yield from (c["message"] for c in sample["choices"] if isinstance(c, dict) and "message" in c)
+        elif "role" in sample:
+            yield sample
+
+
+def _is_claude_line(sample: Any) -> bool:
+    if not isinstance(sample, dict):
+        return False
+    kind = sample.get("type")
+    return kind in CLAUDE_ONLY_TYPES or (
+        kind in ("user", "assistant") and isinstance(sample.get("message"), dict)
+    )
+
+
+def _is_linn_message(message: dict[str, Any]) -> bool:
+    return "id" in message and message.get("type") in ROLE_TYPES.get(message.get("role"), ())
+
+
+def _is_anthropic_request(sample: Any) -> bool:
+    return isinstance(sample, dict) and isinstance(sample.get("messages"), list) and "system" in sample
+
+
+def _has_anthropic_blocks(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    if message.get("type") == "message":
+        return True
+    if not isinstance(content, list):
+        return False
+    return any(isinstance(b, dict) and (b.get("type") in ANTHROPIC_BLOCKS or "source" in b) for b in content)
+
+
+def _is_openai_message(message: dict[str, Any]) -> bool:
+    if message.get("role") in OPENAI_ROLES or "tool_calls" in message:
+        return True
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(p, dict) and p.get("type") in OPENAI_PARTS for p in content
+    )
