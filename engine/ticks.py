@@ -1,0 +1,184 @@
+"""Tick state: the executor's step counters for one build, and finding them in a recorded session.
+
+**How linnkit counts `stepCount`** (0.21 `GraphExecutor.runUntilYield`): every run starts by priming the
+`user` node, and every node run adds one to the cycle counter: the user node is step 1, each LLM call is
+one step, each tool batch is one step (the ToolNode drains the whole batch in one run), the answer node
+is one step. So the k-th LLM call of a run sees `stepCount = 2k`, and the templates show `ceil(2k/2) = k`.
+A successful call of the checkpoint tool resets the cycle to 0 after its tool node (at most
+`maxCheckpoints` = 10 times a run), so the next LLM call sees step 1, then 3, 5, ...
+
+**Step points of a recorded session.** One LLM call produces one assistant action: a `tool_calls`,
+`final_answer`, `task_completion` or `tool_code` message; `thought` messages directly before an action are
+part of that call's output. `step_points` returns one `StepPoint` per action, whose `message_count` is
+the prefix the model saw when it produced it (everything before its thoughts), plus one pending point
+for the call the session is waiting for, when the last run has not ended with an answer. The port counts
+a checkpoint call as successful whenever the batch named the checkpoint tool.
+
+A replay (building the context at every step point) belongs next to these functions: it takes the
+prefix and `TickState` from `tick_at` and calls the build with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.messages import AiMessage, call_name
+from engine.reminders import DEFAULT_CHECKPOINT_TOOL_NAME, DEFAULT_MAX_STEPS, ReminderContext, derive_phase
+
+ACTION_TYPES = frozenset({"tool_calls", "final_answer", "task_completion", "tool_code"})
+RUN_ENDING_TYPES = frozenset({"final_answer", "task_completion"})
+TOOL_ACTION_TYPES = frozenset({"tool_calls", "tool_code"})
+MAX_CHECKPOINT_RESETS = 10
+
+MessageLike = AiMessage | Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class TickState:
+    """The executor state a build's reminder stage reads. `step_count` is a node step (see module doc)."""
+
+    step_count: int
+    max_steps: int = DEFAULT_MAX_STEPS
+    available_tools: tuple[str, ...] = ()
+    final_step_policy: str | None = None
+    final_step_forced_tools: tuple[str, ...] = ()
+    checkpoint_tool_registered: bool = False  # adds the checkpoint tool to the available tools
+
+    @property
+    def remaining_steps(self) -> int:
+        return self.max_steps - self.step_count
+
+    @property
+    def phase(self) -> str:
+        return derive_phase(self.step_count, self.max_steps, self.final_step_policy)
+
+    @classmethod
+    def from_case(cls, tick: Mapping[str, Any]) -> TickState:
+        """From a conformance case's `tick` object (`stepCount`, `maxSteps`, `availableTools`, ...)."""
+        return cls(
+            step_count=tick["stepCount"],
+            max_steps=tick.get("maxSteps", DEFAULT_MAX_STEPS),
+            available_tools=tuple(tick.get("availableTools") or ()),
+            final_step_policy=tick.get("finalStepPolicy"),
+            final_step_forced_tools=tuple(tick.get("finalStepForcedTools") or ()),
+        )
+
+    def tools(self, checkpoint_tool_name: str = DEFAULT_CHECKPOINT_TOOL_NAME) -> tuple[str, ...]:
+        if self.checkpoint_tool_registered and checkpoint_tool_name not in self.available_tools:
+            return (*self.available_tools, checkpoint_tool_name)
+        return self.available_tools
+
+    def reminder_context(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        checkpoint_tool_name: str = DEFAULT_CHECKPOINT_TOOL_NAME,
+        last_steps_hint_threshold: int | None = None,
+    ) -> ReminderContext:
+        """The reminder context for a build over `messages` (the input list, before preprocessing)."""
+        return ReminderContext(
+            step_count=self.step_count,
+            max_steps=self.max_steps,
+            final_step_policy=self.final_step_policy,
+            final_step_forced_tools=self.final_step_forced_tools,
+            last_steps_hint_threshold=last_steps_hint_threshold,
+            context_checkpoint_tool_name=checkpoint_tool_name,
+            available_tools=self.tools(checkpoint_tool_name),
+            streak=count_tool_call_streak(messages),
+        )
+
+
+def count_tool_call_streak(messages: Sequence[MessageLike]) -> int:
+    """The number of `tool_calls` messages after the last `user_input` (all of them if there is none)."""
+    types = [_type(m) for m in messages]
+    start = next((i + 1 for i in range(len(types) - 1, -1, -1) if types[i] == "user_input"), 0)
+    return sum(1 for kind in types[start:] if kind == "tool_calls")
+
+
+@dataclass(frozen=True, slots=True)
+class StepPoint:
+    """One LLM call of a recorded session, with the prefix it saw and the step linnkit would count."""
+
+    message_count: int  # build from messages[:message_count]
+    run_index: int  # user_inputs before the call (0: no user_input yet)
+    step_in_run: int  # 1 for the run's first LLM call, 2 for the next, ...
+    node_step: int  # linnkit's stepCount for this call (the reminder's step)
+    action_id: str | None  # id of the action the call produced; None for the call the session awaits
+
+
+def step_points(
+    messages: Sequence[MessageLike], checkpoint_tool_name: str = DEFAULT_CHECKPOINT_TOOL_NAME
+) -> list[StepPoint]:
+    """Every LLM call of the session in order, plus the pending call of an unfinished last run."""
+    points: list[StepPoint] = []
+    run, cycle, calls, resets, open_run = 0, 1, 0, 0, False
+    for index, message in enumerate(messages):
+        kind = _type(message)
+        if kind == "user_input":
+            run, cycle, calls, resets, open_run = run + 1, 1, 0, 0, True
+            continue
+        if kind not in ACTION_TYPES:
+            continue
+        if not open_run:  # an action after an answer without a new user_input: the host resumed
+            cycle, calls, resets = 1, 0, 0
+        cycle, calls = cycle + 1, calls + 1
+        points.append(StepPoint(_call_start(messages, index), run, calls, cycle, _id(message)))
+        open_run = kind not in RUN_ENDING_TYPES
+        if kind in TOOL_ACTION_TYPES:
+            cycle += 1
+            if resets < MAX_CHECKPOINT_RESETS and checkpoint_tool_name in _tool_names(message):
+                cycle, resets = 0, resets + 1
+    if open_run:
+        points.append(StepPoint(_call_start(messages, len(messages)), run, calls + 1, cycle + 1, None))
+    return points
+
+
+def tick_at(
+    messages: Sequence[MessageLike],
+    step: StepPoint | int,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    available_tools: Iterable[str] = (),
+    *,
+    final_step_policy: str | None = None,
+    final_step_forced_tools: Iterable[str] = (),
+    checkpoint_tool_name: str = DEFAULT_CHECKPOINT_TOOL_NAME,
+) -> tuple[list[MessageLike], TickState]:
+    """The session prefix to build from at a step and its tick. `step` is a `StepPoint` or an index into
+    `step_points(messages)` (negative counts from the end). Raises `IndexError` for a step not there."""
+    point = step if isinstance(step, StepPoint) else step_points(messages, checkpoint_tool_name)[step]
+    tick = TickState(
+        step_count=point.node_step,
+        max_steps=max_steps,
+        available_tools=tuple(available_tools),
+        final_step_policy=final_step_policy,
+        final_step_forced_tools=tuple(final_step_forced_tools),
+    )
+    return list(messages[: point.message_count]), tick
+
+
+def _call_start(messages: Sequence[MessageLike], index: int) -> int:
+    """Where the output of the call ending at `index` begins: back over the thoughts right before it."""
+    while index > 0 and _type(messages[index - 1]) == "thought":
+        index -= 1
+    return index
+
+
+def _type(message: MessageLike) -> str:
+    return message.type if isinstance(message, AiMessage) else str(message.get("type", ""))
+
+
+def _id(message: MessageLike) -> str:
+    return message.id if isinstance(message, AiMessage) else str(message.get("id", ""))
+
+
+def _tool_names(message: MessageLike) -> set[str]:
+    if isinstance(message, AiMessage):
+        calls, tool_name = message.tool_calls, message.meta("tool_name")
+    else:
+        metadata = message.get("metadata") or {}
+        calls = metadata.get("tool_calls") or message.get("tool_calls") or []
+        tool_name = metadata.get("tool_name")
+    names = {call_name(call) for call in calls if isinstance(call, Mapping)}
+    return names | ({tool_name} if isinstance(tool_name, str) else set())
