@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.errors import ContextProviderError
+from engine.hygiene import hygiene_warnings
 from engine.messages import AiMessage
 from engine.preprocess.base import Entry, Removal, StageOutput
 from engine.preprocess.fence_assembly import assemble_current_turn
@@ -109,7 +110,7 @@ def build_context(
         model_id=model_id or DEFAULT_MODEL_ID,
         now=now if now is not None else int(time.time() * 1000),
     )
-    run = Pipeline(ctx, messages)
+    run = Pipeline(ctx, messages, warnings=hygiene_warnings(messages))
     try:
         _preprocess(run, registry)
         _run_providers(run, registry, honour_fence_descriptors, to_wire(effective))

@@ -1,0 +1,90 @@
+"""The `linn-playground` command: open the playground, or run one of the headless subcommands.
+
+    linn-playground [SESSION.jsonl] [--policy P.yaml] [--fences F.yaml]     the Textual playground
+    linn-playground validate SESSION ...                                   what loaded, what is wrong
+    linn-playground build SESSION ... [--step N] [--wire ...] [--json]     one build, explained
+    linn-playground replay SESSION ... [--json]                             the context at every step
+    linn-playground conformance CASE_OR_DIR... [--json]                    compare with linnkit 0.21.0
+    linn-playground import FILE [-o OUT] [--from FORMAT]                   transcripts → session
+
+Exit codes: 0 fine, 1 problems found (or a build failed / violated an invariant), 2 nothing could load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from engine.errors import EngineError
+from engine.fences import FenceError
+from engine.session import SessionLoadError
+
+SUBCOMMANDS = ("validate", "build", "replay", "conformance", "import")
+LOAD_ERRORS = (EngineError, FenceError, SessionLoadError, OSError, ValueError)
+
+
+def _inputs_arguments(parser: argparse.ArgumentParser, *, session_optional: bool = False) -> None:
+    parser.add_argument("session", nargs="?" if session_optional else None, help="session JSONL file")
+    parser.add_argument("--policy", help="policy YAML/JSON (replaces the session header's policy)")
+    parser.add_argument("--fences", help="fence descriptors YAML (replaces the session header's fences)")
+    parser.add_argument(
+        "--defaults",
+        choices=("seed", "linnkit-0.21"),
+        default="seed",
+        help="framework defaults: the seed document's (default) or linnkit 0.21.0's own",
+    )
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="linn-playground", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command")
+    _inputs_arguments(commands.add_parser("validate", help="report what a session holds and what is wrong"))
+    build = commands.add_parser("build", help="build the context once and explain every decision")
+    _inputs_arguments(build)
+    build.add_argument("--step", type=int, help="build at step N (1-based LLM call of the session)")
+    build.add_argument("--max-steps", type=int, help="maxSteps for the tick (default: header or 80)")
+    build.add_argument("--wire", choices=("openai", "anthropic"), default="openai")
+    build.add_argument("--json", action="store_true", help="one JSON object: wire, decisions, tokens, ...")
+    replay = commands.add_parser("replay", help="the context the model saw at each step")
+    _inputs_arguments(replay)
+    replay.add_argument("--max-steps", type=int)
+    replay.add_argument("--json", action="store_true")
+    conformance = commands.add_parser("conformance", help="run linnkit conformance cases")
+    conformance.add_argument("cases", nargs="+", help="case files or folders")
+    conformance.add_argument("--json", action="store_true", help="print one result line per case")
+    importer = commands.add_parser("import", help="convert an agent transcript to a session file")
+    importer.add_argument("file")
+    importer.add_argument("-o", "--output", help="session file to write (default: print a summary only)")
+    importer.add_argument("--from", dest="fmt", choices=("claude-code", "openai", "anthropic"))
+    return parser
+
+
+def make_open_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="linn-playground", description="Open the Textual playground.")
+    _inputs_arguments(parser, session_optional=True)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] in SUBCOMMANDS:
+        args = make_parser().parse_args(args_list)
+        from playground import commands
+
+        handler = getattr(commands, f"run_{args.command}")
+        return handler(args)
+    if args_list and args_list[0] in ("-h", "--help"):
+        make_parser().print_help()
+        print(
+            "\nWith no subcommand: linn-playground [SESSION] [--policy P] [--fences F] opens the playground."
+        )
+        return 0
+    args = make_open_parser().parse_args(args_list)
+    from playground.commands import run_open
+
+    return run_open(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

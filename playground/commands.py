@@ -1,0 +1,180 @@
+"""The headless subcommands of `linn-playground` (see `playground.cli`). They print; the engine decides."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from engine.build import build_context
+from engine.invariants import check_invariants
+from engine.policy import policy_diff
+from engine.replay import build_at_step, replay_session
+from engine.tokens import tokenizer_from_policy
+from engine.wire import to_anthropic
+from playground.cli import LOAD_ERRORS
+from playground.inputs import PlaygroundInputs, load_inputs
+from playground.report import build_json, print_build_table
+
+
+def _load(args) -> PlaygroundInputs | None:
+    try:
+        return load_inputs(args.session, args.policy, args.fences, args.defaults)
+    except LOAD_ERRORS as error:
+        print(f"error: {error}", file=sys.stderr)
+        return None
+
+
+def run_open(args) -> int:
+    inputs = _load(args)
+    if inputs is None:
+        return 2
+    from playground.tui.app import run_app
+
+    return run_app(inputs)
+
+
+def run_validate(args) -> int:
+    inputs = _load(args)
+    if inputs is None:
+        return 2
+    messages = inputs.session.messages
+    result = build_context(messages, inputs.policy, fences=inputs.fences)
+    types = Counter(m.type for m in messages)
+    print(f"session: {inputs.session.path}  ({len(messages)} messages)")
+    print("messages by type: " + ", ".join(f"{t} {n}" for t, n in sorted(types.items())))
+    calls = sum(len(m.tool_calls) for m in messages if m.type == "tool_calls")
+    outputs = sum(1 for m in messages if m.type == "tool_output")
+    orphans = sum(1 for w in result.warnings if "orphan" in w)
+    print(f"tool calls: {calls}; tool outputs: {outputs}; orphans: {orphans}")
+    tokenizer = tokenizer_from_policy(inputs.policy.token_estimation)
+    total = sum(tokenizer.estimate_message(m) for m in messages)
+    print(f"total tokens: {total}  (tokenizer: {result.tokens.backend})")
+    changed = policy_diff(inputs.policy, inputs.defaults)
+    print("policy, non-default fields: " + (json.dumps(changed, ensure_ascii=False) if changed else "none"))
+    problems = [str(p) for p in inputs.session.problems] + list(result.warnings)
+    if result.error:
+        problems.append(f"build failed: {result.error.code}: {result.error.message}")
+    problems += [f"{f.id}: {f.message}" for f in check_invariants(result).failures]
+    print(f"problems: {len(problems)}")
+    for problem in problems:
+        print(f"  {problem}")
+    return 1 if problems else 0
+
+
+def run_build(args) -> int:
+    inputs = _load(args)
+    if inputs is None:
+        return 2
+    messages = inputs.session.messages
+    header = inputs.header
+    try:
+        if args.step is not None:
+            max_steps = args.max_steps or header.get("maxSteps") or 80
+            tools = header.get("availableTools") or ()
+            _, _, result = build_at_step(
+                messages,
+                args.step,
+                inputs.policy,
+                max_steps=max_steps,
+                available_tools=tools,
+                fences=inputs.fences,
+            )
+        else:
+            result = build_context(messages, inputs.policy, fences=inputs.fences)
+    except (IndexError, *LOAD_ERRORS) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    invariants = check_invariants(result)
+    if args.json:
+        payload = build_json(result, invariants)
+        if args.wire == "anthropic":
+            payload["wire"] = to_anthropic(list(result.wire))
+        print(json.dumps(payload, ensure_ascii=False, indent=1))
+    else:
+        print_build_table(result, invariants, args.wire)
+    if result.error:
+        print(f"build failed: {result.error.code}: {result.error.message}", file=sys.stderr)
+        return 1
+    return 1 if invariants.errors else 0
+
+
+def run_replay(args) -> int:
+    inputs = _load(args)
+    if inputs is None:
+        return 2
+    header = inputs.header
+    steps = replay_session(
+        inputs.session.messages,
+        inputs.policy,
+        fences=inputs.fences,
+        max_steps=args.max_steps or header.get("maxSteps") or 80,
+        available_tools=header.get("availableTools") or (),
+    )
+    for step in steps:
+        line = step.summary()
+        if args.json:
+            print(json.dumps(line, ensure_ascii=False))
+        else:
+            reminders = ",".join(line["reminders"]) or "-"
+            print(
+                f"step {line['step']:>4}  msgs {line['messages']:>5}  tokens {line['finalTokens']:>7}/"
+                f"{line['totalBudget']:<7} kept {line['kept']:>5}  {line['markers'] or '-':<3} "
+                f"events {','.join(sorted(set(line['events']))) or '-'}  reminders {reminders}"
+            )
+    failed = [s for s in steps if s.result.error]
+    return 1 if failed else 0
+
+
+def run_conformance(args) -> int:
+    from engine.conformance import load_cases, run_all
+
+    try:
+        cases = load_cases(args.cases)
+    except (OSError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    outcomes = run_all(cases)
+    for outcome in outcomes:
+        if args.json:
+            print(json.dumps(outcome.actual, ensure_ascii=False))
+        elif not outcome.passed:
+            print(f"FAIL {outcome.name}: {outcome.difference}")
+    passed = sum(o.passed for o in outcomes)
+    if not args.json:
+        print(f"{passed} passed, {len(outcomes) - passed} failed")
+    return 0 if passed == len(outcomes) else 1
+
+
+def run_import(args) -> int:
+    from engine.importers import import_file
+    from engine.session import save_session
+
+    try:
+        imported = import_file(args.file, args.fmt)
+    except LOAD_ERRORS as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"detected format: {imported.format}; {len(imported.messages)} messages")
+    for reason, count in sorted(imported.skipped.items()):
+        lines = imported.skipped_lines.get(reason, [])
+        shown = ", ".join(map(str, lines[:10])) + ("…" if len(lines) > 10 else "")
+        print(f"  skipped {count}: {reason}" + (f" (lines {shown})" if shown else ""))
+    for problem in imported.problems:
+        print(f"  problem: {problem}")
+    if args.output:
+        header: dict[str, Any] = {
+            "kind": "linn-session",
+            "version": 1,
+            "title": imported.title or Path(args.file).stem,
+            "importedFrom": {"file": str(args.file), "format": imported.format},
+        }
+        try:
+            save_session(imported.messages, args.output, header=header, source_path=args.file)
+        except LOAD_ERRORS as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        print(f"wrote {args.output}")
+    return 1 if imported.problems else 0

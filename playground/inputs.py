@@ -1,0 +1,74 @@
+"""Resolve what a build needs from the command line: session, policy layer, fences, defaults profile.
+
+Shared by the CLI, the TUI and the notebook so that all three read files the same way. A `--policy` file
+replaces the policy in the session header; `--fences` replaces the header's fence descriptors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.fences import FenceRegistry, as_registry, load_fences
+from engine.policy import ContextPolicy, effective_policy, read_policy_layer
+from engine.session import Session, load_session
+
+SAMPLES_DIR = Path(__file__).resolve().parents[1] / "sample_sessions"
+DEFAULT_SAMPLE = "tool_loop_runs.jsonl"
+
+
+@dataclass(slots=True)
+class PlaygroundInputs:
+    session: Session
+    policy_layer: dict[str, Any]
+    policy: ContextPolicy
+    fences: FenceRegistry | None
+    defaults: str = "seed"
+    policy_path: Path | None = None
+    fences_path: Path | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def header(self) -> dict[str, Any]:
+        return header_dict(self.session)
+
+
+def header_dict(session: Session) -> dict[str, Any]:
+    header = session.header
+    if header is None:
+        return {}
+    if isinstance(header, dict):
+        return header
+    return header.to_dict() if hasattr(header, "to_dict") else dict(vars(header))
+
+
+def default_session_path() -> Path:
+    return SAMPLES_DIR / DEFAULT_SAMPLE
+
+
+def load_inputs(
+    session_path: str | Path | None,
+    policy_path: str | Path | None = None,
+    fences_path: str | Path | None = None,
+    defaults: str = "seed",
+) -> PlaygroundInputs:
+    """Load everything; raises the loaders' own errors (they name file, line and field)."""
+    path = Path(session_path) if session_path else default_session_path()
+    session = load_session(path)
+    header = header_dict(session)
+    layer = read_policy_layer(policy_path) if policy_path else dict(header.get("contextPolicy") or {})
+    policy = effective_policy(layer, None, defaults=defaults)
+    if fences_path:
+        fences = load_fences(fences_path)
+    else:
+        fences = as_registry(header.get("fences")) if header.get("fences") else None
+    return PlaygroundInputs(
+        session=session,
+        policy_layer=layer,
+        policy=policy,
+        fences=fences,
+        defaults=defaults,
+        policy_path=Path(policy_path) if policy_path else None,
+        fences_path=Path(fences_path) if fences_path else None,
+    )

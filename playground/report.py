@@ -1,0 +1,74 @@
+"""Text and JSON renderings of a BuildResult for the headless commands."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from engine.invariants import InvariantReport
+from engine.result import BuildResult
+from engine.wire import to_anthropic
+
+
+def build_json(result: BuildResult, invariants: InvariantReport) -> dict[str, Any]:
+    """The `build --json` object; its schema is documented in README.md."""
+    tokens = result.tokens
+    return {
+        "wire": list(result.wire),
+        "decisions": [asdict(d) for d in result.decisions],
+        "tokens": {
+            "maxTokens": tokens.max_tokens,
+            "reservedForResponse": tokens.reserved_for_response,
+            "totalBudget": tokens.total_budget,
+            "workingMemoryBudget": tokens.wm_budget,
+            "summarizationTrigger": tokens.trigger_tokens,
+            "summaryBudget": tokens.summary_budget,
+            "finalTokens": tokens.final_tokens,
+            "free": tokens.free,
+            "byCategory": tokens.by_category,
+            "reminderTokens": result.reminder.tokens,
+            "tokenizer": tokens.backend,
+        },
+        "events": [asdict(e) for e in result.events],
+        "trace": result.trace,
+        "reminders": {
+            "hitRuleIds": list(result.reminder.hit_rule_ids),
+            "text": result.reminder.appended_text,
+        },
+        "summarizationCheck": result.summarization_check,
+        "strategiesApplied": list(result.strategies_applied),
+        "warnings": list(result.warnings),
+        "invariants": [{"id": f.id, "message": f.message} for f in invariants.failures],
+        "error": asdict(result.error) if result.error else None,
+    }
+
+
+def print_build_table(result: BuildResult, invariants: InvariantReport, wire_shape: str = "openai") -> None:
+    print(f"{'#':>4}  {'id':<28} {'type':<18} {'fate':<8} {'phase':<18} {'tokens':>7}  reason")
+    for d in result.decisions:
+        fate = "kept" if d.kept else "dropped"
+        where = f" → wire[{d.wire_index}]" if d.wire_index is not None else ""
+        via = f" (via {d.replaced_by})" if d.replaced_by else ""
+        print(
+            f"{d.index:>4}  {d.message_id[:28]:<28} {d.type:<18} {fate:<8} {(d.phase or '-'):<18} "
+            f"{d.tokens:>7}  {d.reason}{via}{where}"
+        )
+    t = result.tokens
+    print()
+    print(
+        f"budget: {t.final_tokens} / {t.total_budget} tokens (maxTokens {t.max_tokens} − reserved "
+        f"{t.reserved_for_response}); working memory {t.wm_budget}; summarization trigger "
+        f"{t.trigger_tokens:g}; tokenizer {t.backend}"
+    )
+    print("by category: " + ", ".join(f"{k} {v}" for k, v in t.by_category.items()))
+    for event in result.events:
+        print(f"event [{event.kind}] {event.title}")
+    for warning in result.warnings:
+        print(f"warning: {warning}")
+    for failure in invariants.failures:
+        print(f"invariant {failure.id}: {failure.message}")
+    wire = to_anthropic(list(result.wire)) if wire_shape == "anthropic" else list(result.wire)
+    print(f"\nwire ({wire_shape}): {len(result.wire)} messages")
+    if wire_shape == "anthropic":
+        print(json.dumps(wire, ensure_ascii=False)[:2000])
