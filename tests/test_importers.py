@@ -17,6 +17,7 @@ from engine.importers import (
     import_text,
 )
 from engine.messages import AiMessage
+from engine.session import dump_session_text, parse_session_text
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 REAL = SHARED / "real-sessions" / "claude-code"
@@ -665,3 +666,11 @@ def test_jsonl_lines_end_at_newline_only() -> None:
     result = import_text(text.replace("\n", "\r\n"))
     assert [m.content for m in result.messages] == ["one\u2028two\x0cthree"]
     assert result.problems == []
+
+
+@needs_real
+def test_imported_transcript_saves_and_loads_as_a_session() -> None:
+    result = import_file(REAL / "tool_heavy.jsonl")
+    loaded = parse_session_text(dump_session_text(result.messages, {"kind": "linn-session", "version": 1}))
+    assert loaded.problems == []
+    assert loaded.messages == result.messages
