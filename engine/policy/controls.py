@@ -28,9 +28,20 @@ from engine.policy.model import (
 
 Path = tuple[str, ...]
 Kind = Literal[
-    "int", "float", "bool", "enum", "str", "list", "json",
-    "optional-int", "optional-float", "optional-bool", "optional-enum", "optional-str", "optional-list",
-]  # fmt: skip
+    "int",
+    "float",
+    "bool",
+    "enum",
+    "str",
+    "list",
+    "json",
+    "optional-int",
+    "optional-float",
+    "optional-bool",
+    "optional-enum",
+    "optional-str",
+    "optional-list",
+]
 Defaults = str | DefaultsProfile | ContextPolicy
 
 

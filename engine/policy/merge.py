@@ -108,8 +108,12 @@ def merge_context_policy(framework_default: Layer, host_fallback: Layer, agent_s
 
     Each dict layer is validated on its own first, as linnkit parses each spec, so an error names its layer.
     """
-    for name, layer in (("framework default", framework_default), ("host fallback", host_fallback),
-                        ("agent spec", agent_spec)):  # fmt: skip
+    layers = {
+        "framework default": framework_default,
+        "host fallback": host_fallback,
+        "agent spec": agent_spec,
+    }
+    for name, layer in layers.items():
         if isinstance(layer, Mapping):
             validate_policy(normalize_layer(layer), source=name)
     return define_context_policy(merge_layers(framework_default, host_fallback, agent_spec))
