@@ -175,6 +175,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_PAIRS = frozenset((role, type_) for role, types in ROLE_TYPES.items() for type_ in types)
+
+
 def _check_header(data: dict[str, Any]) -> list[tuple[str, str]]:
     """(field, reason) warnings for a header; the header is kept as written either way."""
     found: list[tuple[str, str]] = []
@@ -219,6 +223,24 @@ def _role_type_problem(role: Any, type_: Any) -> tuple[str, str] | None:
     else:
         hint = f'"{type_}" is not a message type'
     return "role/type", f'unknown role/type pair "{role}"/"{type_}"; {hint}'
+
+
+def _plainly_valid(data: dict[str, Any]) -> bool:
+    """The common case, checked fast: nothing for `_message_errors` or `_message_warnings` to say."""
+    message_id, stamp, metadata = data.get("id"), data.get("timestamp"), data.get("metadata")
+    if metadata is not None and (
+        type(metadata) is not dict
+        or type(metadata.get("tool_calls", [])) is not list
+        or type(metadata.get("tool_call_id", "")) is not str
+    ):
+        return False
+    return (
+        type(message_id) is str
+        and message_id != ""
+        and (data.get("role"), data.get("type")) in _PAIRS
+        and type(data.get("content")) is str
+        and (type(stamp) is int or type(stamp) is float)
+    )
 
 
 def _message_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
@@ -286,7 +308,7 @@ class _Parser:
         first = not self.seen_content
         self.seen_content = True
         try:
-            data = json.loads(text, parse_constant=_reject_constant)
+            data = _DECODER.decode(text)
         except ValueError as exc:
             detail = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
             self.problem(line, "json", f"not valid JSON: {detail}")
@@ -308,13 +330,14 @@ class _Parser:
             self.problem(line, field_name, reason, WARNING)
 
     def _message(self, line: int, data: dict[str, Any]) -> None:
-        errors = _message_errors(data)
-        if errors:
+        if not _plainly_valid(data):
+            errors = _message_errors(data)
             for field_name, reason in errors:
                 self.problem(line, field_name, reason)
-            return
-        for field_name, reason in _message_warnings(data):
-            self.problem(line, field_name, reason, WARNING)
+            if errors:
+                return
+            for field_name, reason in _message_warnings(data):
+                self.problem(line, field_name, reason, WARNING)
         message_id = data["id"]
         if message_id in self.first_line_of:
             first = self.first_line_of[message_id]
