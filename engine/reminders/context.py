@@ -8,9 +8,6 @@ from dataclasses import dataclass
 DEFAULT_MAX_STEPS = 80
 DEFAULT_CHECKPOINT_TOOL_NAME = "context_checkpoint"
 
-PHASES = ("running", "force_final_answer", "force_tools")
-FINAL_STEP_POLICIES = ("final_answer", "force_tools")
-
 # JS `String.prototype.trim` whitespace (WhiteSpace + LineTerminator); Python's `str.strip()` differs.
 JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"  # noqa: E501
 
@@ -62,5 +59,5 @@ class ReminderContext:
     @property
     def checkpoint_tool_name(self) -> str:
         """The configured checkpoint tool name, or linnkit's default when blank."""
-        name = self.context_checkpoint_tool_name
-        return js_trim(name) if name and js_trim(name) else DEFAULT_CHECKPOINT_TOOL_NAME
+        name = js_trim(self.context_checkpoint_tool_name or "")
+        return name or DEFAULT_CHECKPOINT_TOOL_NAME
