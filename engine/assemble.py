@@ -149,15 +149,15 @@ def _decisions(run: Pipeline, final: list[State], positions: list[int | None]) -
     carriers = {s.message.id: s for s in run.states}
     decisions = []
     for index, message in enumerate(run.session):
-        state = by_origin.get(index)
-        if state is not None and state.message.id == message.id and state.origins[0] == index:
+        state, removal = by_origin.get(index), removed.get(index)
+        # A removed message is carried by the state that replaced it (compressed, degraded, assembled),
+        # unless that state was summarised in turn.
+        if removal is not None and (removal.replaced_by is None or removal.replaced_by in carriers):
+            decisions.append(_from_removal(index, message, removal, carriers, wire_index))
+        elif removal is None and state is not None:
             decisions.append(_from_state(index, message, state, wire_index))
-        elif state is not None:
-            decisions.append(_merged(index, message, state, wire_index))
-        elif index in removed:
-            decisions.append(_from_removal(index, message, removed[index], carriers, wire_index))
         else:
-            decisions.append(_summarized(index, message, run))
+            decisions.append(_summarized(index, message, run, wire_index))
     decisions.extend(_created(run, wire_index))
     return decisions
 
@@ -175,25 +175,6 @@ def _from_state(index, message, state: State, wire_index) -> Decision:
         state.strategy,
         state.tokens,
         wire_index.get(id(state)),
-    )
-
-
-def _merged(index, message, state: State, wire_index) -> Decision:
-    """A session message whose content now travels inside another message (e.g. an assembled fence)."""
-    return Decision(
-        index,
-        message.id,
-        message.role,
-        message.type,
-        state.kept,
-        "preprocess",
-        state.phase,
-        decision_reason(state),
-        "current_turn_message_assembly",
-        0,
-        wire_index.get(id(state)),
-        state.message.id,
-        f"merged into {state.message.id}",
     )
 
 
@@ -232,7 +213,7 @@ def _from_removal(index, message, removal, carriers: dict[str, State], wire_inde
     )
 
 
-def _summarized(index, message, run: Pipeline) -> Decision:
+def _summarized(index, message, run: Pipeline, wire_index) -> Decision:
     summary = next((s for s in run.states if s.index == -1), None)
     return Decision(
         index,
@@ -245,7 +226,7 @@ def _summarized(index, message, run: Pipeline) -> Decision:
         "replaced_by_ai_history_summarization",
         "ai_history_summarization",
         0,
-        None,
+        wire_index.get(id(summary)) if summary else None,
         summary.message.id if summary else None,
         "summarised",
     )
