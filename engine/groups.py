@@ -50,13 +50,37 @@ def is_anchor(message: AiMessage) -> bool:
     )
 
 
+# Rebuilds after a policy change see the very same message objects: reuse their grouping. Entries hold
+# the messages themselves, so an id reused by a new object can never match a stale entry.
+_RECENT: dict[tuple, tuple[tuple[AiMessage, ...], list[ToolGroup]]] = {}
+_RECENT_LIMIT = 16
+
+
 def build_groups(
     messages: Sequence[AiMessage],
     *,
     checkpoint_tool: str = "context_checkpoint",
     max_pairing_distance: int | None = None,
 ) -> list[ToolGroup]:
-    """Pair tool calls with outputs; an output joins the group that most recently declared its id."""
+    """Pair tool calls with outputs; an output joins the group that most recently declared its id.
+
+    The returned groups are shared between calls with the same messages: treat them as read-only.
+    """
+    frozen = tuple(messages)
+    key = (tuple(map(id, frozen)), checkpoint_tool, max_pairing_distance)
+    hit = _RECENT.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], frozen, strict=True)):
+        return hit[1]
+    if len(_RECENT) >= _RECENT_LIMIT:
+        _RECENT.pop(next(iter(_RECENT)))
+    groups = _build_groups(frozen, checkpoint_tool, max_pairing_distance)
+    _RECENT[key] = (frozen, groups)
+    return groups
+
+
+def _build_groups(
+    messages: Sequence[AiMessage], checkpoint_tool: str, max_pairing_distance: int | None
+) -> list[ToolGroup]:
     groups: list[ToolGroup] = []
     declared: dict[str, ToolGroup] = {}
     user_inputs = 0

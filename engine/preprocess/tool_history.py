@@ -117,7 +117,26 @@ def _apply(entries: list[Entry], removed: list[ToolGroup], *, compress: bool) ->
     return StageOutput(out, strategy, removals, [event])
 
 
+# Compressed text depends only on the group's messages: rebuilds after a policy change reuse it, so the
+# text (and, through the tokenizer's content cache, its token count) is made once per group.
+_CACHE: dict[tuple[int, ...], tuple[tuple[AiMessage, ...], AiMessage]] = {}
+_CACHE_LIMIT = 50_000
+
+
 def _compressed_message(group: ToolGroup, messages: list[AiMessage]) -> AiMessage:
+    members = tuple(messages[i] for i in group.indices)
+    key = (*map(id, members), group.is_checkpoint)
+    hit = _CACHE.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], members, strict=True)):
+        return hit[1]
+    if len(_CACHE) >= _CACHE_LIMIT:
+        _CACHE.clear()
+    message = _make_compressed_message(group, messages)
+    _CACHE[key] = (members, message)
+    return message
+
+
+def _make_compressed_message(group: ToolGroup, messages: list[AiMessage]) -> AiMessage:
     anchor = messages[group.anchor_index]
     outputs = [messages[i] for i in group.output_indices]
     calls = [c for c in anchor.tool_calls if call_id(c).strip()]

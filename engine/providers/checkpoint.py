@@ -63,7 +63,7 @@ def run_checkpoint(states: list[State], ctx) -> tuple[ProviderReport, list[Event
         if index in keep_set or _exempt(state):
             continue
         if state.kept:
-            state.action, state.phase, state.strategy = SKIP, CHECKPOINT_PURGED, STRATEGY
+            state.drop(CHECKPOINT_PURGED, STRATEGY)
             purged.append(state.message.id)
     report.strategies.append(STRATEGY)
     event = Event(

@@ -31,10 +31,7 @@ class State:
     replacement_source_ids: list[str] | None = None
     processed_by_group: bool = False
     truncation: dict[str, Any] | None = None
-
-    @property
-    def kept(self) -> bool:
-        return self.action.startswith("keep_")
+    kept: bool = False  # action starts with keep_; a plain field because every provider reads it often
 
     @property
     def current(self) -> AiMessage:
@@ -44,7 +41,10 @@ class State:
         return self.message
 
     def keep(self, action: str, phase: str, strategy: str) -> None:
-        self.action, self.phase, self.strategy = action, phase, strategy
+        self.action, self.phase, self.strategy, self.kept = action, phase, strategy, True
+
+    def drop(self, phase: str, strategy: str) -> None:
+        self.action, self.phase, self.strategy, self.kept = SKIP, phase, strategy, False
 
 
 @dataclass(slots=True)
