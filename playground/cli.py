@@ -18,10 +18,10 @@ from collections.abc import Sequence
 
 from engine.errors import EngineError
 from engine.fences import FenceError
-from engine.session import SessionLoadError
+from engine.session import SessionLoadError, SessionSaveError
 
 SUBCOMMANDS = ("validate", "build", "replay", "conformance", "import")
-LOAD_ERRORS = (EngineError, FenceError, SessionLoadError, OSError, ValueError)
+LOAD_ERRORS = (EngineError, FenceError, SessionLoadError, SessionSaveError, OSError, ValueError)
 
 
 def _inputs_arguments(parser: argparse.ArgumentParser, *, session_optional: bool = False) -> None:

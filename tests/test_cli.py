@@ -1,0 +1,261 @@
+"""The headless `linn-playground` subcommands: output, exit codes, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from playground.cli import main
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+CASES = SHARED / "conformance" / "cases"
+needs_shared = pytest.mark.skipif(not CASES.is_dir(), reason=f"shared conformance cases not found at {CASES}")
+
+HEADER = {
+    "kind": "linn-session",
+    "version": 1,
+    "title": "tiny",
+    "contextPolicy": {"budget": {"maxTokens": 4000}},
+}
+MESSAGES = [
+    {"id": "s", "role": "system", "type": "system_prompt", "content": "You are terse.", "timestamp": 1},
+    {"id": "u1", "role": "user", "type": "user_input", "content": "List the files.", "timestamp": 2},
+    {
+        "id": "a1",
+        "role": "assistant",
+        "type": "tool_calls",
+        "content": "",
+        "timestamp": 3,
+        "metadata": {
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": '{"path": "."}'}}
+            ]
+        },
+    },
+    {
+        "id": "t1",
+        "role": "tool",
+        "type": "tool_output",
+        "content": "README.md\nsrc",
+        "timestamp": 4,
+        "metadata": {"tool_call_id": "c1", "tool_name": "ls"},
+    },
+    {
+        "id": "f1",
+        "role": "assistant",
+        "type": "final_answer",
+        "content": "README.md and src.",
+        "timestamp": 5,
+    },
+]
+
+
+def write_session(path: Path, messages=MESSAGES, header=HEADER, extra_lines=()) -> Path:
+    lines = [json.dumps(header)] + [json.dumps(m) for m in messages] + list(extra_lines)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_validate_clean_session_exits_0(tmp_path, capsys):
+    session = write_session(tmp_path / "s.jsonl")
+    assert main(["validate", str(session)]) == 0
+    out = capsys.readouterr().out
+    assert "(5 messages)" in out
+    assert "tool calls: 1; tool outputs: 1; orphans: 0" in out
+    assert '"budget": {"maxTokens": 4000}' in out
+    assert "problems: 0" in out
+    assert "tokenizer: tiktoken" in out
+
+
+def test_validate_reports_bad_lines_and_orphans_with_exit_1(tmp_path, capsys):
+    orphan = {
+        "id": "t9",
+        "role": "tool",
+        "type": "tool_output",
+        "content": "x",
+        "timestamp": 6,
+        "metadata": {"tool_call_id": "nope"},
+    }
+    session = write_session(tmp_path / "s.jsonl", MESSAGES + [orphan], extra_lines=["{not json"])
+    assert main(["validate", str(session)]) == 1
+    out = capsys.readouterr().out
+    assert f"{session}:8" in out  # the bad line, by number
+    assert "t9: orphan tool output: no earlier call declares nope" in out
+
+
+def test_validate_missing_file_exits_2(tmp_path, capsys):
+    assert main(["validate", str(tmp_path / "missing.jsonl")]) == 2
+    assert "missing.jsonl" in capsys.readouterr().err
+
+
+def test_build_json_has_the_documented_keys(tmp_path, capsys):
+    session = write_session(tmp_path / "s.jsonl")
+    assert main(["build", str(session), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert {"wire", "decisions", "tokens", "events", "trace"} <= set(payload)
+    assert [d["message_id"] for d in payload["decisions"]] == ["s", "u1", "a1", "t1", "f1"]
+    assert all(d["kept"] for d in payload["decisions"])
+    assert payload["tokens"]["totalBudget"] == 4000 - 2400
+    assert payload["wire"][2] == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": MESSAGES[2]["metadata"]["tool_calls"],
+    }
+
+
+def test_build_anthropic_wire_shape(tmp_path, capsys):
+    session = write_session(tmp_path / "s.jsonl")
+    assert main(["build", str(session), "--json", "--wire", "anthropic"]) == 0
+    wire = json.loads(capsys.readouterr().out)["wire"]
+    assert wire["system"] == "You are terse."
+    assert [m["role"] for m in wire["messages"]] == ["user", "assistant", "user", "assistant"]
+    assert wire["messages"][1]["content"][0] == {
+        "type": "tool_use",
+        "id": "c1",
+        "name": "ls",
+        "input": {"path": "."},
+    }
+
+
+def test_build_table_lists_every_message(tmp_path, capsys):
+    session = write_session(tmp_path / "s.jsonl")
+    assert main(["build", str(session)]) == 0
+    out = capsys.readouterr().out
+    for message_id in ("s", "u1", "a1", "t1", "f1"):
+        assert f" {message_id} " in out
+    assert "budget: " in out and "/ 1600 tokens" in out
+
+
+def tool_group(n: int) -> list[dict]:
+    call = {"id": f"c{n}", "type": "function", "function": {"name": "grep", "arguments": '{"q": "x"}'}}
+    return [
+        {
+            "id": f"a{n}",
+            "role": "assistant",
+            "type": "tool_calls",
+            "content": "",
+            "timestamp": n,
+            "metadata": {"tool_calls": [call]},
+        },
+        {
+            "id": f"t{n}",
+            "role": "tool",
+            "type": "tool_output",
+            "content": f"hit {n}",
+            "timestamp": n,
+            "metadata": {"tool_call_id": f"c{n}", "tool_name": "grep"},
+        },
+    ]
+
+
+def test_build_failure_exits_1_with_the_error_code(tmp_path, capsys):
+    policy = tmp_path / "p.yaml"
+    policy.write_text(
+        "toolHistory: {strategy: none, maxInteractionGroups: 2, overflowStrategy: fail-fast}\n",
+        encoding="utf-8",
+    )
+    history = (
+        MESSAGES[:2]
+        + tool_group(11)
+        + tool_group(12)
+        + tool_group(13)
+        + [{"id": "u2", "role": "user", "type": "user_input", "content": "And now?", "timestamp": 20}]
+    )
+    session = write_session(tmp_path / "s.jsonl", history)
+    assert main(["build", str(session), "--policy", str(policy)]) == 1
+    err = capsys.readouterr().err
+    assert "build failed: TOOL_HISTORY_OVERFLOW: 3 tool interaction groups exceed" in err
+
+
+def test_build_at_a_step_outside_the_session_exits_2(tmp_path, capsys):
+    session = write_session(tmp_path / "s.jsonl")
+    assert main(["build", str(session), "--step", "9"]) == 2
+    assert "step 9 is outside 1..2" in capsys.readouterr().err
+
+
+def test_replay_prints_one_line_per_step(tmp_path, capsys):
+    session = write_session(tmp_path / "s.jsonl")
+    assert main(["replay", str(session), "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["step"] for line in lines] == [1, 2]
+    assert [line["messages"] for line in lines] == [2, 4]
+    assert [line["nodeStep"] for line in lines] == [2, 4]
+
+
+@needs_shared
+def test_conformance_all_shared_cases_pass(capsys):
+    assert main(["conformance", str(CASES)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"{len(list(CASES.glob('*.json')))} passed, 0 failed"
+
+
+@needs_shared
+def test_conformance_json_prints_the_comparison_fields(capsys):
+    assert main(["conformance", str(CASES / "mx_tiny_three_messages.json"), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record == {
+        "name": "mx_tiny_three_messages",
+        "error": None,
+        "wire": [
+            {"role": "system", "content": "You are a helpful assistant for the billing team."},
+            {"role": "user", "content": "What VAT rate do we apply to customers in the Netherlands?"},
+            {"role": "assistant", "content": "21% (NL), from billing/tax.py."},
+        ],
+        "keptIds": ["m001", "m002", "m003"],
+        "preprocessedIds": ["m001", "m002", "m003"],
+        "summarizationFired": False,
+        "checkpointFired": False,
+        "reminderHitRuleIds": [],
+        "reminderText": None,
+        "finalTokens": 30,
+    }
+
+
+def test_conformance_reports_a_failing_case(tmp_path, capsys):
+    case = {
+        "name": "broken",
+        "messages": MESSAGES[:2],
+        "contextPolicy": {"budget": {"maxTokens": 1000, "reservedForResponse": 100}},
+        "fences": [],
+        "tokenizer": {"kind": "mock", "tokensPerMessage": 10, "tokensPerText": 10},
+        "summary": {"text": "x"},
+        "tick": None,
+        "options": {"now": 1},
+        "expected": {
+            "error": None,
+            "wire": [],
+            "keptIds": [],
+            "preprocessedIds": [],
+            "summarizationFired": False,
+            "checkpointFired": False,
+            "reminderHitRuleIds": [],
+            "reminderText": None,
+            "finalTokens": 20,
+        },
+    }
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(case), encoding="utf-8")
+    assert main(["conformance", str(path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "FAIL broken: wire: expected 0 items | actual 2 items"
+    assert out[-1] == "0 passed, 1 failed"
+
+
+@needs_shared
+def test_import_writes_a_session_that_loads_and_validates(tmp_path, capsys):
+    target = tmp_path / "imported.jsonl"
+    source = SHARED / "real-sessions" / "claude-code" / "tool_heavy.jsonl"
+    assert main(["import", str(source), "-o", str(target)]) == 0
+    out = capsys.readouterr().out
+    assert "detected format: claude-code" in out
+    assert main(["validate", str(target)]) in (0, 1)
+    assert "orphans: 0" in capsys.readouterr().out
+
+
+def test_import_refuses_to_overwrite_the_source(tmp_path, capsys):
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps([{"role": "user", "content": "hi"}]), encoding="utf-8")
+    assert main(["import", str(source), "-o", str(source)]) == 2
+    assert "chat.json" in capsys.readouterr().err
+    assert json.loads(source.read_text(encoding="utf-8")) == [{"role": "user", "content": "hi"}]
