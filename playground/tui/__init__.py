@@ -1,0 +1,1 @@
+"""The Textual playground: widgets, screens and the app."""

@@ -1,0 +1,164 @@
+"""Tokens per step against the budget, with S/C/R markers and a step cursor."""
+
+from __future__ import annotations
+
+from typing import ClassVar, NamedTuple
+
+from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from playground.tui.widgets._format import tokens_long
+
+BLOCKS = " ▁▂▃▄▅▆▇█"
+MARKER_ORDER = "SCR"  # summarization, checkpoint, reminder: the first one present is drawn
+
+
+class StepPoint(NamedTuple):
+    step: int
+    final_tokens: int
+    total_budget: int
+    markers: str  # any of "S", "C", "R"
+
+
+class Column(NamedTuple):
+    first: int  # index range [first, last] of the points drawn in this column
+    last: int
+    tokens: int
+    over: bool
+    marker: str
+
+
+def columns(points: list[StepPoint], width: int) -> list[Column]:
+    """One column per point, or buckets of neighbouring points when there are more points than cells."""
+    count = min(len(points), max(1, width))
+    out = []
+    for c in range(count):
+        first, last = c * len(points) // count, (c + 1) * len(points) // count - 1
+        chunk = points[first : last + 1]
+        marks = "".join(p.markers for p in chunk)
+        marker = next((m for m in MARKER_ORDER if m in marks), " ")
+        over = any(p.final_tokens > p.total_budget for p in chunk)
+        out.append(Column(first, last, max(p.final_tokens for p in chunk), over, marker))
+    return out
+
+
+class Timeline(Widget, can_focus=True):
+    """A sparkline of `final_tokens` per step scaled to the largest budget; left/right pick the step."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left", "move(-1)", "Previous step", show=False, id="timeline.prev", tooltip="Previous step"),
+        Binding("right", "move(1)", "Next step", show=False, id="timeline.next", tooltip="Next step"),
+        Binding(
+            "shift+left", "move(-10)", "Back 10", show=False, id="timeline.back", tooltip="Ten steps back"
+        ),
+        Binding("shift+right", "move(10)", "On 10", show=False, id="timeline.on", tooltip="Ten steps on"),
+        Binding(
+            "home", "move(-1_000_000)", "First step", show=False, id="timeline.first", tooltip="First step"
+        ),
+        Binding("end", "move(1_000_000)", "Last step", show=False, id="timeline.last", tooltip="Last step"),
+    ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "timeline--bar",
+        "timeline--over",
+        "timeline--current",
+        "timeline--marker",
+        "timeline--label",
+    }
+
+    DEFAULT_CSS = """
+    Timeline {
+        height: 2;
+        & > .timeline--bar { color: $primary; }
+        & > .timeline--over { color: $error; }
+        & > .timeline--current { background: $accent; color: $text; }
+        & > .timeline--marker { color: $warning; text-style: bold; }
+        & > .timeline--label { color: $text-muted; }
+        &:focus > .timeline--label { color: $text; }
+    }
+    """
+
+    index: reactive[int] = reactive(0, init=False)
+    """Position of the current step in the points."""
+
+    class StepChanged(Message):
+        """Posted when the user moves to another step."""
+
+        def __init__(self, timeline: Timeline, step: int) -> None:
+            super().__init__()
+            self.timeline = timeline
+            self.step = step
+
+        @property
+        def control(self) -> Timeline:
+            return self.timeline
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.points: list[StepPoint] = []
+
+    def show(self, points: list[tuple[int, int, int, str]], step: int | None = None) -> None:
+        """New data; the cursor goes to `step` (default: the current step if still there, else the last)."""
+        wanted = step if step is not None else self.step
+        self.points = [StepPoint(*p) for p in points]
+        steps = [p.step for p in self.points]
+        self.set_reactive(Timeline.index, steps.index(wanted) if wanted in steps else len(steps) - 1)
+        self.refresh()
+
+    @property
+    def step(self) -> int | None:
+        return self.points[self.index].step if self.points else None
+
+    def validate_index(self, index: int) -> int:
+        return min(max(index, 0), max(len(self.points) - 1, 0))
+
+    def watch_index(self) -> None:
+        self.refresh()
+        if self.step is not None:
+            self.post_message(self.StepChanged(self, self.step))
+
+    def action_move(self, delta: int) -> None:
+        self.index += delta
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return 2
+
+    def _label(self) -> str:
+        if not self.points:
+            return " no steps"
+        point, last = self.points[self.index], self.points[-1].step
+        digits = len(str(last))
+        return f" ◀ step {point.step:>{digits}}/{last} ▶ {tokens_long(point.final_tokens)} tok"
+
+    def _spark_width(self) -> int:
+        return max(1, self.content_size.width - len(self._label()))
+
+    def render(self) -> Text:
+        if not self.points:
+            return Text(self._label().strip(), self.get_component_rich_style("timeline--label"))
+        cols = columns(self.points, self._spark_width())
+        scale = max(max(p.total_budget for p in self.points), max(c.tokens for c in cols), 1)
+        style = self.get_component_rich_style
+        spark, marks = Text(no_wrap=True, end=""), Text(no_wrap=True, end="")
+        for col in cols:
+            block = BLOCKS[max(1 if col.tokens else 0, round(col.tokens / scale * 8))]
+            cell = style("timeline--over" if col.over else "timeline--bar")
+            if col.first <= self.index <= col.last:
+                cell += style("timeline--current")
+            spark.append(block, cell)
+            marks.append(col.marker, style("timeline--marker"))
+        spark.append(self._label(), style("timeline--label"))
+        return Text("\n").join([spark, marks])
+
+    def _on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None or not self.points:
+            return
+        cols = columns(self.points, self._spark_width())
+        if offset.x < len(cols):
+            self.index = cols[offset.x].last
