@@ -33,6 +33,8 @@ def assemble_result(run: Pipeline, registry, tick, effective_policy: dict, remin
     if tick is not None:
         wire, reminder = _apply_reminders(run, wire, tick, reminder_registry)
     run.warnings.extend(_skipped_by_formatter(final, formatted))
+    if final_tokens > ctx.total_budget:
+        run.events.append(_overflow_event(final, final_tokens, ctx.total_budget))
     return BuildResult(
         wire=tuple(wire),
         cards=tuple(_cards(final, wire, wire_positions, run, reminder)),
@@ -48,6 +50,17 @@ def assemble_result(run: Pipeline, registry, tick, effective_policy: dict, remin
         warnings=tuple(run.warnings),
         effective_policy=effective_policy,
         summarization_check=trigger_summary(run),
+    )
+
+
+def _overflow_event(final: list[State], final_tokens: int, total_budget: int) -> Event:
+    """Over budget is no error in linnkit (spec §5.4): must-keep and forced groups are never dropped."""
+    core = sum(s.tokens for s in final if s.action == KEEP_CORE)
+    return Event(
+        kind="overflow",
+        title=f"over budget: {final_tokens} tokens for a budget of {total_budget} "
+        f"(must-keep messages alone: {core}); only truncation rules can relieve it",
+        data={"finalTokens": final_tokens, "totalBudget": total_budget, "coreTokens": core},
     )
 
 

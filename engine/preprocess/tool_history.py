@@ -32,15 +32,26 @@ def compress_tool_history(entries: list[Entry], tool_history: Any, checkpoint_to
     groups = [g for g in build_groups(messages[:history_end], checkpoint_tool=checkpoint_tool) if g.complete]
     if not groups:
         return StageOutput.unchanged(entries)
-    kept = _select_kept(groups, tool_history)
-    removed = [g for g in groups if id(g) not in {id(k) for k in kept}]
+    kept, selected = _select_kept(groups, tool_history)
+    kept_ids = {id(k) for k in kept}
+    removed = [g for g in groups if id(g) not in kept_ids]
     if not removed:
         return StageOutput.unchanged(entries)
-    mode = tool_history.retention_mode
-    return _apply(entries, removed, compress=(mode == "compress"))
+    output = _apply(entries, removed, compress=tool_history.retention_mode == "compress")
+    if selected > len(kept):
+        output.events.append(
+            Event(
+                kind="overflow",
+                title=f"tool history: {selected} groups selected, maxInteractionGroups "
+                f"{tool_history.max_interaction_groups} kept the latest {len(kept)} (keep-latest)",
+                data={"selected": selected, "kept": len(kept), "cap": tool_history.max_interaction_groups},
+            )
+        )
+    return output
 
 
-def _select_kept(groups: list[ToolGroup], tool_history: Any) -> list[ToolGroup]:
+def _select_kept(groups: list[ToolGroup], tool_history: Any) -> tuple[list[ToolGroup], int]:
+    """The groups to keep, and how many the strategy selected before the `maxInteractionGroups` cap."""
     strategy = tool_history.strategy
     if strategy == "none":
         kept = list(groups)
@@ -58,7 +69,7 @@ def _select_kept(groups: list[ToolGroup], tool_history: Any) -> list[ToolGroup]:
         kept.append(checkpoint)
     cap = tool_history.max_interaction_groups
     if len(kept) <= cap:
-        return kept
+        return kept, len(kept)
     if tool_history.overflow_strategy == "fail-fast":
         raise ContextProviderError(
             f"{len(kept)} tool interaction groups exceed toolHistory.maxInteractionGroups ({cap})",
@@ -66,7 +77,7 @@ def _select_kept(groups: list[ToolGroup], tool_history: Any) -> list[ToolGroup]:
             fatal=True,
             provider_name=PROVIDER_NAME,
         )
-    return _keep_latest(kept, checkpoint, cap)
+    return _keep_latest(kept, checkpoint, cap), len(kept)
 
 
 def _latest_checkpoint(groups: list[ToolGroup]) -> ToolGroup | None:
