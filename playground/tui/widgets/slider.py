@@ -117,7 +117,8 @@ class Slider(Widget, can_focus=True):
     """The current value, clamped to `[min, max]` (an `int` for an integer slider)."""
 
     class Changed(Message):
-        """Posted when the value changes."""
+        """Posted when the value changes, from the user or from code (`with slider.prevent(Slider.Changed)`
+        silences it when an app sets values it already knows)."""
 
         def __init__(self, slider: Slider, value: float) -> None:
             super().__init__()
