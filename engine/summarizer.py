@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -18,6 +19,7 @@ class SummaryRequest:
     prompt: str  # "{role}: {content}" blocks joined by blank lines
     budget_tokens: int  # floor(totalBudget × budgetPercentage): a hint (spec §9 D9)
     avg_chars_per_token: float = 2.0
+    count_tokens: Callable[[str], int] | None = None  # the build's tokenizer, for summarizers that care
 
 
 class SummarizerPort(ABC):
@@ -76,9 +78,18 @@ class OfflineSummarizer(SummarizerPort):
             lines.append("Decisions and findings: " + " | ".join(answers))
         if tools:
             lines.append("Tools used: " + ", ".join(dict.fromkeys(tools)))
-        text = "\n".join(lines) or "Nothing to summarise."
-        limit = max(40, int(request.budget_tokens * request.avg_chars_per_token))
-        return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+        return _fit("\n".join(lines) or "Nothing to summarise.", request)
+
+
+def _fit(text: str, request: SummaryRequest) -> str:
+    """Cut to the summary budget: by characters first, then by the tokenizer when one is given."""
+    limit = max(40, int(request.budget_tokens * request.avg_chars_per_token))
+    while True:
+        fitted = text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+        count = request.count_tokens
+        if count is None or count(fitted) <= request.budget_tokens or limit <= 40:
+            return fitted
+        limit = max(40, int(limit * 0.8))
 
 
 def _blocks(prompt: str) -> list[tuple[str, str]]:

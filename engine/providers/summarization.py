@@ -114,6 +114,7 @@ def _generate(ctx, prompt: str) -> tuple[str, BaseException | None]:
         prompt=prompt,
         budget_tokens=math.floor(ctx.total_budget * policy.budget_percentage),
         avg_chars_per_token=ctx.avg_chars_per_token,
+        count_tokens=lambda text: ctx.tokenizer.estimate_text(text, ctx.model_id),
     )
     error: BaseException | None = None
     for _attempt in range(ATTEMPTS):  # linnkit sleeps attempt × 1 s between tries; a playground need not
