@@ -17,6 +17,7 @@ from engine.messages import AiMessage
 from engine.preprocess.base import Entry, Removal, StageOutput
 from engine.preprocess.fence_assembly import assemble_current_turn
 from engine.preprocess.fence_lifetime import apply_fence_lifetime
+from engine.preprocess.observation_sim import simulate_governance
 from engine.preprocess.purification import purify_history
 from engine.preprocess.replay_guard import guard_tool_replay
 from engine.preprocess.tool_history import compress_tool_history
@@ -86,11 +87,14 @@ def build_context(
     now: int | None = None,
     honour_fence_descriptors: bool = True,
     reminder_registry: Any = None,
+    observation_store: Any = None,
 ) -> BuildResult:
     """Build the context linnkit would send for `session` (a list of AiMessage or a loaded Session).
 
     Raises PolicyValidationError / ConfigurationError for a policy the engine cannot run. A fatal stage
     error (TOOL_HISTORY_OVERFLOW, SUMMARIZATION_FAILED) is returned in `result.error`, not raised.
+    With an `observation_store`, tool outputs are first governed as `toolOutput.observationGovernance`
+    would have cut them at execution time (a simulation; linnkit does this when the tool returns).
     """
     from engine.assemble import assemble_result, failed_result
     from engine.fences import as_registry
@@ -112,17 +116,22 @@ def build_context(
     )
     run = Pipeline(ctx, messages, warnings=hygiene_warnings(messages))
     try:
-        _preprocess(run, registry)
+        _preprocess(run, registry, observation_store)
         _run_providers(run, registry, honour_fence_descriptors, to_wire(effective))
     except ContextProviderError as error:
         return failed_result(run, BuildFailure(error.code, str(error.args[0]), error.provider_name))
     return assemble_result(run, registry, tick, to_wire(effective), reminder_registry)
 
 
-def _preprocess(run: Pipeline, registry) -> None:
+def _preprocess(run: Pipeline, registry, observation_store) -> None:
     checkpoint_tool = run.ctx.policy.checkpoint.trigger_tool_name
     entries = [Entry(m, (i,)) for i, m in enumerate(run.session)]
-    stages = [
+    stages = (
+        []
+        if observation_store is None
+        else [lambda e: simulate_governance(e, run.ctx.policy.tool_output, observation_store)]
+    )
+    stages += [
         lambda e: compress_tool_history(e, run.ctx.policy.tool_history, checkpoint_tool),
         lambda e: guard_tool_replay(e, run.ctx.policy.provider_replay, checkpoint_tool),
         purify_history,
