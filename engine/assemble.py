@@ -26,6 +26,8 @@ def assemble_result(run: Pipeline, registry, tick, effective_policy: dict, remin
     final_tokens = sum(ctx.estimate(m) for m in final_messages)
     run.trace.decisions(run.states)
     trace = run.trace.finish(len(run.preprocessed), final, final_tokens) if run.trace.enabled else None
+    if trace is not None:
+        trace["tokenizerBackend"] = ctx.tokenizer.backend  # which tokenizer served: tiktoken, bundle, ratio
     formatted = wire_of(final, registry)
     wire_positions = _wire_positions(formatted)
     wire = [w for w in formatted if w is not None]
