@@ -1,0 +1,161 @@
+"""The fence descriptors as an editable table: one row per kind, add and delete buttons.
+
+Every edit re-makes the whole `FenceRegistry` from the rows; the registry's own checks (kebab-case
+kinds, `maxBudgetFraction` in (0, 1], template fields) decide, and their message is shown under the
+table. An empty table means no registry, as an empty fence list does for `build_context`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from html import escape
+
+import ipywidgets as W
+
+from engine.fences import LIFETIMES, LLM_ROLES, PLACEMENTS, FenceDescriptor, FenceError, FenceRegistry
+
+__all__ = ["COLUMNS", "FenceEditor", "FenceRow"]
+
+COLUMNS = ("kind", "llmRole", "placement", "lifetime", "mustKeep", "maxBudgetFraction", "formatter", "")
+_GRID = "150px 80px 190px 100px 70px 90px minmax(160px, 1fr) 40px"
+
+
+class FenceRow:
+    """The widgets of one descriptor."""
+
+    def __init__(self, descriptor: FenceDescriptor) -> None:
+        narrow = W.Layout(width="auto")
+        self.kind = W.Text(descriptor.kind, continuous_update=False, layout=narrow)
+        self.llm_role = W.Dropdown(options=LLM_ROLES, value=descriptor.llm_role, layout=narrow)
+        self.placement = W.Dropdown(options=PLACEMENTS, value=descriptor.placement, layout=narrow)
+        self.lifetime = W.Dropdown(options=LIFETIMES, value=descriptor.lifetime, layout=narrow)
+        self.must_keep = W.Checkbox(descriptor.must_keep, indent=False, layout=narrow)
+        fraction = "" if descriptor.max_budget_fraction is None else f"{descriptor.max_budget_fraction:g}"
+        self.fraction = W.Text(fraction, placeholder="none", continuous_update=False, layout=narrow)
+        self.formatter = W.Text(
+            descriptor.formatter or "",
+            placeholder="<{kind}{attrs}>{content}</{kind}>",
+            continuous_update=False,
+            layout=narrow,
+        )
+        self.delete = W.Button(icon="trash", tooltip="delete this fence kind", layout=narrow)
+
+    @property
+    def cells(self) -> list[W.Widget]:
+        return [*self.inputs, self.delete]
+
+    @property
+    def inputs(self) -> list[W.ValueWidget]:
+        return [
+            self.kind,
+            self.llm_role,
+            self.placement,
+            self.lifetime,
+            self.must_keep,
+            self.fraction,
+            self.formatter,
+        ]
+
+    def descriptor(self) -> FenceDescriptor:
+        """The row as a descriptor; raises FenceError naming the bad field."""
+        text = self.fraction.value.strip()
+        try:
+            fraction = float(text) if text else None
+        except ValueError:
+            raise FenceError(
+                f"maxBudgetFraction: must be a number (got {text!r})", "maxBudgetFraction"
+            ) from None
+        return FenceDescriptor(
+            kind=self.kind.value.strip(),
+            llm_role=self.llm_role.value,
+            placement=self.placement.value,
+            lifetime=self.lifetime.value,
+            must_keep=self.must_keep.value,
+            max_budget_fraction=fraction,
+            formatter=self.formatter.value or None,
+        )
+
+
+class FenceEditor:
+    """Edits a copy of a registry; `on_change(registry or None)` gets each valid state."""
+
+    def __init__(
+        self,
+        registry: FenceRegistry | None,
+        *,
+        on_change: Callable[[FenceRegistry | None], None] | None = None,
+    ) -> None:
+        self.on_change = on_change
+        self.registry = registry.copy() if registry is not None else None
+        self.rows: list[FenceRow] = []
+        self.grid = W.GridBox(layout=W.Layout(grid_template_columns=_GRID, grid_gap="2px 4px"))
+        self.error = W.HTML()
+        self.add_button = W.Button(description="add fence", icon="plus", tooltip="register a new fence kind")
+        self.add_button.on_click(lambda _b: self.add())
+        title = W.HTML("<b>FENCES</b>")
+        self.widget = W.VBox([title, self.grid, W.HBox([self.add_button, self.error])])
+        for descriptor in self.registry or ():
+            self._append(descriptor)
+        self._layout()
+
+    def add(self, descriptor: FenceDescriptor | None = None) -> FenceRow:
+        """Add a row (a fresh `new-fence-N` user fence by default) and apply."""
+        row = self._append(
+            descriptor or FenceDescriptor(self._new_kind(), "user", "before-current-user", "turn-only")
+        )
+        self._layout()
+        self._apply()
+        return row
+
+    def delete(self, row: FenceRow) -> None:
+        self.rows.remove(row)
+        self._layout()
+        self._apply()
+
+    def set_registry(self, registry: FenceRegistry | None) -> None:
+        """Show another registry, without reporting it as an edit."""
+        self.registry = registry.copy() if registry is not None else None
+        self.rows = []
+        for descriptor in self.registry or ():
+            self._append(descriptor)
+        self._layout()
+        self.error.value = ""
+
+    def _append(self, descriptor: FenceDescriptor) -> FenceRow:
+        row = FenceRow(descriptor)
+        for widget in row.inputs:
+            widget.observe(lambda _change: self._apply(), "value")
+        row.delete.on_click(lambda _b: self.delete(row))
+        self.rows.append(row)
+        return row
+
+    def _layout(self) -> None:
+        header = [W.HTML(f"<b>{name}</b>") for name in COLUMNS]
+        self.grid.children = (
+            [*header, *(cell for row in self.rows for cell in row.cells)] if self.rows else []
+        )
+
+    def _new_kind(self) -> str:
+        kinds = {row.kind.value for row in self.rows}
+        return next(k for n in range(1, len(kinds) + 2) if (k := f"new-fence-{n}") not in kinds)
+
+    def _apply(self) -> None:
+        try:
+            registry = FenceRegistry(row.descriptor() for row in self.rows) if self.rows else None
+        except FenceError as err:
+            position = next((i for i, r in enumerate(self.rows) if not _valid(r)), None)
+            where = f"row {position + 1}: " if position is not None else ""
+            self.error.value = f'<span style="color:#dc2626">{escape(where + str(err))}</span>'
+            return
+        self.error.value = ""
+        self.registry = registry
+        if self.on_change is not None:
+            self.on_change(registry)
+
+
+def _valid(row: FenceRow) -> bool:
+    try:
+        FenceRegistry([row.descriptor()])
+    except FenceError:
+        return False
+    return True

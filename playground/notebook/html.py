@@ -1,0 +1,407 @@
+"""HTML views of a BuildResult: wire cards, budget bar, events, trace and the per-step chart.
+
+Pure functions, no ipywidgets: each takes engine records and returns an HTML string. Every piece of
+session text goes through `html.escape`, so a session can never inject markup or script. Styles are one
+`<style>` block (`STYLE`) with `lp-` class names; the widgets put it in front of each view.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from engine.messages import call_arguments, call_name
+from engine.result import CATEGORY_ORDER, BuildResult, Decision, Event, TokenAccount, WireCard
+
+if TYPE_CHECKING:
+    from playground.notebook.timeline import StepSample
+
+__all__ = [
+    "CATEGORY_COLOURS",
+    "ROLE_COLOURS",
+    "STYLE",
+    "budget_bar",
+    "category_order",
+    "events_list",
+    "step_chart",
+    "tokens_text",
+    "touching_events",
+    "trace_view",
+    "wire_cards",
+]
+
+ROLE_COLOURS = {"system": "#64748b", "user": "#2563eb", "assistant": "#059669", "tool": "#d97706"}
+MARK_COLOURS = {
+    "summary": "#7c3aed",
+    "fence": "#0891b2",
+    "assembled": "#0891b2",
+    "compressed": "#a16207",
+    "degraded": "#ea580c",
+    "truncated": "#ea580c",
+    "reminder": "#db2777",
+    "dropped": "#dc2626",
+}
+CATEGORY_COLOURS = {
+    "core": "#64748b",
+    "user": "#2563eb",
+    "fence": "#0891b2",
+    "working_memory": "#059669",
+    "tool_history": "#d97706",
+    "summary": "#7c3aed",
+    "reminder": "#db2777",
+}
+STYLE = """<style>
+.lp-view{font-family:system-ui,sans-serif;font-size:13px;line-height:1.35}
+.lp-card{border:1px solid #cbd5e1;border-left:5px solid var(--lp-role);border-radius:4px;margin:4px 0;
+ padding:3px 6px;background:#fff;color:#0f172a}
+.lp-head{font-size:12px;color:#334155}.lp-role{font-weight:600;color:var(--lp-role)}
+.lp-body{white-space:pre-wrap;word-break:break-word;margin:2px 0;font-family:ui-monospace,monospace;
+ font-size:12px}
+.lp-mark{display:inline-block;border-radius:3px;padding:0 4px;margin-left:4px;color:#fff;font-size:11px}
+.lp-src,.lp-more{font-size:11px;color:#64748b}
+.lp-reminder{background:#fce7f3;color:#831843}
+.lp-call{font-family:ui-monospace,monospace;font-size:12px;color:#065f46}
+.lp-dropped{border:1px dashed #dc2626;color:#991b1b;border-radius:4px;margin:4px 0;padding:2px 6px;
+ font-size:12px;background:#fef2f2}
+.lp-bar{position:relative;display:flex;height:22px;border:1px solid #94a3b8;background:#f8fafc;margin:4px 0}
+.lp-seg{height:100%}.lp-reserved{position:absolute;top:0;right:0;height:100%;
+ background:repeating-linear-gradient(45deg,#cbd5e1,#cbd5e1 3px,#f1f5f9 3px,#f1f5f9 6px)}
+.lp-line{position:absolute;top:-4px;height:30px;border-left:2px solid}
+.lp-table{border-collapse:collapse;font-size:12px}.lp-table td{padding:1px 6px}
+.lp-num{text-align:right;font-variant-numeric:tabular-nums}
+.lp-swatch{display:inline-block;width:10px;height:10px;margin-right:4px}
+.lp-over{color:#dc2626;font-weight:600}.lp-error{color:#dc2626}.lp-muted{color:#64748b}
+.lp-kind{font-weight:600;color:#7c3aed;margin-right:6px}
+</style>"""
+
+BODY_LIMIT = 4000  # characters of one message shown before "… N more characters"
+
+
+def tokens_text(count: float) -> str:
+    """`18 412`: thousands grouped with a narrow no-break space."""
+    return f"{round(count):,}".replace(",", "\u202f")
+
+
+def _percent(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.1f} %" if whole else "–"
+
+
+# -- wire cards --------------------------------------------------------------------------------------
+
+
+def wire_cards(result: BuildResult, *, show_dropped: bool = False, limit: int = BODY_LIMIT) -> str:
+    """The wire messages as cards, in wire order; with `show_dropped`, session messages that no card
+    carries appear as dashed lines at their place in the session, with the reason."""
+    if result.error is not None:
+        return _error_box(result)
+    rows = [(_card_position(result, card), _card(card, result, limit)) for card in result.cards]
+    if show_dropped:
+        rows = _merge(rows, [(d.index, _dropped(d)) for d in _not_carried(result)])
+    head = (
+        f'<div class="lp-muted">{len(result.cards)} messages · {tokens_text(result.tokens.final_tokens)} tok'
+    )
+    return f'{STYLE}<div class="lp-view lp-wire">{head}</div>{"".join(html for _, html in rows)}</div>'
+
+
+def _not_carried(result: BuildResult) -> list[Decision]:
+    carried = {source for card in result.cards for source in card.source_ids}
+    return [d for d in result.decisions if d.index >= 0 and d.message_id not in carried]
+
+
+def _card_position(result: BuildResult, card: WireCard) -> int:
+    indexes = {d.message_id: d.index for d in result.decisions if d.index >= 0}
+    found = [indexes[s] for s in card.source_ids if s in indexes]
+    return min(found) if found else -1
+
+
+def _merge(cards: list[tuple[int, str]], dropped: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Dropped lines go before the first card that comes later in the session (created cards keep up)."""
+    out: list[tuple[int, str]] = []
+    pending = sorted(dropped)
+    reached = -1
+    for position, html in cards:
+        reached = max(reached, position)
+        while pending and pending[0][0] < reached:
+            out.append(pending.pop(0))
+        out.append((position, html))
+    return out + pending
+
+
+def _card(card: WireCard, result: BuildResult, limit: int) -> str:
+    role = str(card.message.get("role", "?"))
+    colour = ROLE_COLOURS.get(role, "#475569")
+    marks = "".join(_mark(mark) for mark in card.marks)
+    head = (
+        f'<span class="lp-role">{escape(role)}</span> · {escape(card.type)} · {tokens_text(card.tokens)} tok'
+        f" · #{card.index}{marks}"
+    )
+    sources = ""
+    if card.source_ids != (card.message_id,):
+        sources = f'<div class="lp-src">carries {escape(", ".join(card.source_ids))}</div>'
+    body = _body(card, result, limit)
+    return (
+        f'<div class="lp-card" style="--lp-role:{colour}" data-index="{card.index}"'
+        f' data-id="{escape(card.message_id)}"><div class="lp-head">{head}</div>{sources}{body}</div>'
+    )
+
+
+def _mark(mark: str) -> str:
+    colour = MARK_COLOURS.get(mark.split(":", 1)[0], "#475569")
+    return f'<span class="lp-mark" style="background:{colour}">{escape(mark)}</span>'
+
+
+def _body(card: WireCard, result: BuildResult, limit: int) -> str:
+    content = card.message.get("content")
+    text = content if isinstance(content, str) else ("" if content is None else json.dumps(content))
+    appended = result.reminder.appended_text if "reminder" in card.marks else None
+    reminder = ""
+    if appended and text.endswith(appended):
+        text, reminder = text[: -len(appended)], f'<span class="lp-reminder">{escape(appended)}</span>'
+    parts = [f'<pre class="lp-body">{_clipped(text, limit)}{reminder}</pre>' if text or reminder else ""]
+    parts += [f'<div class="lp-call">{_call(call)}</div>' for call in card.message.get("tool_calls") or ()]
+    if card.message.get("tool_call_id"):
+        parts.append(f'<div class="lp-src">answers {escape(str(card.message["tool_call_id"]))}</div>')
+    return "".join(parts)
+
+
+def _clipped(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return escape(text)
+    more = f'<span class="lp-more">… {tokens_text(len(text) - limit)} more characters</span>'
+    return escape(text[:limit]) + more
+
+
+def _call(call: Any) -> str:
+    if not isinstance(call, dict):
+        return escape(json.dumps(call, ensure_ascii=False))
+    return f"{escape(call_name(call))}({escape(call_arguments(call))})"
+
+
+def _dropped(decision: Decision) -> str:
+    note = f" · {escape(decision.note)}" if decision.note else ""
+    phase = f"{escape(decision.phase)}: " if decision.phase else ""
+    return (
+        f'<div class="lp-dropped" data-id="{escape(decision.message_id)}">┄ dropped · '
+        f"{escape(decision.role)} · {escape(decision.type)} {escape(decision.message_id)} · "
+        f"{phase}{escape(decision.reason)}{note}</div>"
+    )
+
+
+def _error_box(result: BuildResult) -> str:
+    error = result.error
+    assert error is not None
+    return (
+        f'{STYLE}<div class="lp-view lp-error"><b>build failed: {escape(error.code)}</b><br>'
+        f"{escape(error.message)}</div>"
+    )
+
+
+# -- budget ------------------------------------------------------------------------------------------
+
+
+def category_order(by_category: dict[str, int]) -> list[str]:
+    """`CATEGORY_ORDER`, with every `fence:<kind>` at the place of `fence` and unknown keys last."""
+    order: list[str] = []
+    for name in CATEGORY_ORDER:
+        order += sorted(k for k in by_category if k.startswith("fence:")) if name == "fence" else [name]
+    order += [k for k in by_category if k not in order]
+    return [k for k in order if by_category.get(k)]
+
+
+def _category_colour(name: str) -> str:
+    return CATEGORY_COLOURS.get(name.split(":", 1)[0], "#475569")
+
+
+def budget_bar(tokens: TokenAccount, check: dict[str, Any] | None = None) -> str:
+    """The stacked budget bar (categories, reserved, the summarization trigger line) and its numbers."""
+    scale = max(tokens.max_tokens, tokens.final_tokens + tokens.reserved_for_response, 1)
+
+    def width(count: float) -> str:
+        return f"{100 * count / scale:.3f}%"
+
+    order = category_order(tokens.by_category)
+    segments = "".join(
+        f'<div class="lp-seg" title="{escape(name)}" style="width:{width(tokens.by_category[name])};'
+        f'background:{_category_colour(name)}"></div>'
+        for name in order
+    )
+    reserved = f'<div class="lp-reserved" style="width:{width(tokens.reserved_for_response)}"></div>'
+    trigger = (
+        f'<div class="lp-line" title="summarization trigger" style="left:{width(tokens.trigger_tokens)};'
+        'border-color:#7c3aed"></div>'
+    )
+    bar = f'<div class="lp-bar">{segments}{reserved}{trigger}</div>'
+    return f'{STYLE}<div class="lp-view lp-budget">{bar}{_budget_table(tokens, order)}{_trigger(check)}</div>'
+
+
+def _row(*cells: str) -> str:
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
+def _budget_table(tokens: TokenAccount, order: list[str]) -> str:
+    rows = [
+        _row(
+            f'<td><span class="lp-swatch" style="background:{_category_colour(name)}"></span>'
+            f"{escape(name)}</td>",
+            f'<td class="lp-num">{tokens_text(tokens.by_category[name])}</td>',
+        )
+        for name in order
+    ]
+    used_class = "lp-num lp-over" if tokens.over_budget else "lp-num"
+    numbers = [
+        ("used", tokens.final_tokens, used_class, _percent(tokens.final_tokens, tokens.total_budget)),
+        ("free", tokens.free, "lp-num", ""),
+        ("budget", tokens.total_budget, "lp-num", ""),
+        ("reserved", tokens.reserved_for_response, "lp-num", ""),
+        ("max tokens", tokens.max_tokens, "lp-num", ""),
+        ("working memory", tokens.wm_budget, "lp-num", ""),
+        ("trigger", tokens.trigger_tokens, "lp-num", _percent(tokens.trigger_tokens, tokens.total_budget)),
+    ]
+    rows += [
+        _row(
+            f"<td>{label}</td>",
+            f'<td class="{cls}">{tokens_text(value)}</td>',
+            f'<td class="lp-muted">{extra}</td>',
+        )
+        for label, value, cls, extra in numbers
+    ]
+    over = '<div class="lp-over">over budget</div>' if tokens.over_budget else ""
+    backend = f'<div class="lp-muted">tokens: {escape(tokens.backend)}</div>'
+    return f'<table class="lp-table">{"".join(rows)}</table>{over}{backend}'
+
+
+def _trigger(check: dict[str, Any] | None) -> str:
+    """Both stages of the summarization trigger: used/available, then the content count (spec §9 D8)."""
+    if not check:
+        return ""
+    used, available = check["used"], check["available"]
+    stage1 = "passed" if check["precheckPassed"] else "not reached"
+    share = _percent(used, available)
+    line = f"summarization precheck: {tokens_text(used)} of {tokens_text(available)} ({share}) → {stage1}"
+    if check.get("contentTokens") is not None:
+        verdict = "fired" if check["fired"] else "not fired"
+        content, trigger = tokens_text(check["contentTokens"]), tokens_text(check["threshold"])
+        line += f"; content {content} vs trigger {trigger} → {verdict}"
+    return f'<div class="lp-muted lp-trigger">{line}</div>'
+
+
+# -- events and trace --------------------------------------------------------------------------------
+
+
+def events_list(result: BuildResult) -> str:
+    """Events, then warnings, then the build error if there is one."""
+    items = [_event(event) for event in result.events]
+    items += [f'<li><span class="lp-kind">warning</span>{escape(text)}</li>' for text in result.warnings]
+    body = f"<ul>{''.join(items)}</ul>" if items else '<div class="lp-muted">no events</div>'
+    return f'{STYLE}<div class="lp-view lp-events">{body}</div>'
+
+
+def _event(event: Event) -> str:
+    ids = f' <span class="lp-muted">({len(event.message_ids)} msgs)</span>' if event.message_ids else ""
+    return f'<li><span class="lp-kind">{escape(event.kind)}</span>{escape(event.title)}{ids}</li>'
+
+
+def touching_events(result: BuildResult, message_id: str) -> list[Event]:
+    """Events naming the message, or naming the message that now carries it."""
+    decision = result.decision_for(message_id)
+    ids = {message_id} | ({decision.replaced_by} if decision and decision.replaced_by else set())
+    return [e for e in result.events if ids.intersection(e.message_ids)]
+
+
+def trace_view(result: BuildResult, message_id: str) -> str:
+    """The fate of one message: its decision, the cards carrying it, events and ContextTrace entries."""
+    decision = result.decision_for(message_id)
+    title = f"<b>trace {escape(message_id)}</b>"
+    if decision is None:
+        return f'{STYLE}<div class="lp-view">{title}<div class="lp-muted">no decision recorded</div></div>'
+    rows = _rows(_decision_rows(decision))
+    carriers = [c.index for c in result.cards if message_id in c.source_ids or c.message_id == message_id]
+    if carriers:
+        rows += _rows([("on the wire", ", ".join(f"#{i}" for i in carriers))])
+    events = "".join(_event(e) for e in touching_events(result, message_id))
+    events_html = f"<div><b>events</b><ul>{events}</ul></div>" if events else ""
+    return (
+        f'{STYLE}<div class="lp-view lp-trace">{title}<table class="lp-table">{rows}</table>{events_html}'
+        + (f"{_trace_entries(result, message_id)}</div>")
+    )
+
+
+def _decision_rows(decision: Decision) -> list[tuple[str, str]]:
+    rows = [
+        ("fate", "kept" if decision.kept else "dropped"),
+        ("message", f"{decision.role} · {decision.type}"),
+        ("index", "created by the build" if decision.index < 0 else str(decision.index)),
+        ("stage", decision.stage),
+        ("phase", decision.phase or "–"),
+        ("reason", decision.reason),
+        ("strategy", decision.strategy or "–"),
+        ("tokens", tokens_text(decision.tokens)),
+    ]
+    rows += [("replaced by", decision.replaced_by)] if decision.replaced_by else []
+    rows += [("note", decision.note)] if decision.note else []
+    return rows
+
+
+def _rows(pairs: Iterable[tuple[str, str]]) -> str:
+    return "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in pairs)
+
+
+def _trace_entries(result: BuildResult, message_id: str) -> str:
+    events = (result.trace or {}).get("events") or []
+    mine = [e for e in events if e.get("messageId") == message_id]
+    if not mine:
+        return ""
+    text = "\n".join(json.dumps(e, ensure_ascii=False) for e in mine)
+    return f'<div><b>ContextTrace</b><pre class="lp-body">{escape(text)}</pre></div>'
+
+
+# -- tokens per step ----------------------------------------------------------------------------------
+
+
+def step_chart(samples: Sequence[StepSample], current: int | None = None, *, width: int = 640) -> str:
+    """Plain SVG: one bar per step (final tokens), the budget and trigger lines, S/C/R markers.
+    `current` is the 1-based step drawn highlighted."""
+    height, top, bottom = 110, 14, 96
+    if not samples:
+        return '<div class="lp-muted">no steps</div>'
+    peak = max(max(s.final_tokens for s in samples), max(s.total_budget for s in samples), 1) * 1.05
+    slot = width / len(samples)
+
+    def y(value: float) -> float:
+        return bottom - (bottom - top) * value / peak
+
+    shapes = [_step_bar(s, i * slot, slot, y, s.step == current) for i, s in enumerate(samples)]
+    shapes.append(_hline(y(samples[-1].total_budget), width, "#dc2626", "budget"))
+    shapes.append(_hline(y(samples[-1].trigger_tokens), width, "#7c3aed", "trigger", dash=True))
+    label = f"{len(samples)} steps · peak {tokens_text(max(s.final_tokens for s in samples))} tok"
+    shapes.append(f'<text x="2" y="{height - 2}" font-size="10" fill="#64748b">{label}</text>')
+    return (
+        f'<svg class="lp-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}">{"".join(shapes)}</svg>'
+    )
+
+
+def _step_bar(sample: StepSample, x: float, slot: float, y, current: bool) -> str:
+    top = y(sample.final_tokens)
+    colour = "#0f172a" if current else ("#dc2626" if sample.final_tokens > sample.total_budget else "#64748b")
+    tip = f"step {sample.step}: {tokens_text(sample.final_tokens)} tok {escape(sample.markers)}".strip()
+    bar = (
+        f'<rect x="{x + slot * 0.1:.2f}" y="{top:.2f}" width="{max(slot * 0.8, 0.5):.2f}" '
+        f'height="{y(0) - top:.2f}" fill="{colour}"><title>{tip}</title></rect>'
+    )
+    if sample.markers:
+        bar += (
+            f'<text x="{x + slot / 2:.2f}" y="10" font-size="9" text-anchor="middle" '
+            f'fill="#7c3aed">{escape(sample.markers)}</text>'
+        )
+    return bar
+
+
+def _hline(y: float, width: int, colour: str, name: str, dash: bool = False) -> str:
+    style = ' stroke-dasharray="4 3"' if dash else ""
+    return (
+        f'<line x1="0" x2="{width}" y1="{y:.2f}" y2="{y:.2f}" stroke="{colour}"{style}>'
+        f"<title>{name}</title></line>"
+    )

@@ -1,0 +1,162 @@
+"""The step slider and the tokens-per-step chart.
+
+A step is one LLM call of the session (`engine.ticks.step_points`): the build at step k sees the prefix
+that call saw and its tick, so reminders fire as they would have. The chart needs a build per step;
+`SeriesRunner` does them in slices on the kernel's loop so slider moves are not held up, and a newer
+run replaces an older one (latest wins). With no scheduler it runs them all at once (tests, scripts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import ipywidgets as W
+
+from engine.messages import AiMessage
+from engine.reminders import DEFAULT_MAX_STEPS
+from engine.result import BuildResult
+from engine.ticks import StepPoint, TickState, step_points, tick_at
+from playground.notebook.html import STYLE, step_chart
+from playground.notebook.schedule import Handle, Scheduler
+
+__all__ = ["SeriesRunner", "StepSample", "Steps", "Timeline", "markers_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class StepSample:
+    """One point of the chart."""
+
+    step: int  # 1-based
+    final_tokens: int
+    total_budget: int
+    trigger_tokens: float
+    markers: str  # S summarization, C checkpoint, R reminder, ! build failed
+
+    @classmethod
+    def of(cls, step: int, result: BuildResult) -> StepSample:
+        tokens = result.tokens
+        return cls(step, tokens.final_tokens, tokens.total_budget, tokens.trigger_tokens, markers_of(result))
+
+
+def markers_of(result: BuildResult) -> str:
+    kinds = {event.kind for event in result.events}
+    marks = [("S", "summarization" in kinds), ("C", "checkpoint" in kinds)]
+    marks += [("R", bool(result.reminder.hit_rule_ids)), ("!", result.error is not None)]
+    return "".join(mark for mark, present in marks if present)
+
+
+class Steps:
+    """The step points of a session and the build inputs at each (1-based) step."""
+
+    def __init__(self, messages: Sequence[AiMessage], max_steps: int | None = None) -> None:
+        self.messages = list(messages)
+        self.max_steps = max_steps or DEFAULT_MAX_STEPS
+        self._points: dict[str, list[StepPoint]] = {}
+
+    def points(self, checkpoint_tool_name: str) -> list[StepPoint]:
+        if checkpoint_tool_name not in self._points:
+            self._points[checkpoint_tool_name] = step_points(self.messages, checkpoint_tool_name)
+        return self._points[checkpoint_tool_name]
+
+    def inputs(self, step: int, checkpoint_tool_name: str) -> tuple[list[Any], TickState | None]:
+        """The prefix and tick of a step; the whole session and no tick when it has no LLM call."""
+        points = self.points(checkpoint_tool_name)
+        if not points:
+            return self.messages, None
+        point = points[min(max(step, 1), len(points)) - 1]
+        return tick_at(self.messages, point, self.max_steps, checkpoint_tool_name=checkpoint_tool_name)
+
+
+class Timeline:
+    """The step slider, a line about the step, and the chart."""
+
+    def __init__(self, count: int) -> None:
+        last = max(count, 1)
+        self.slider = W.IntSlider(
+            value=last,
+            min=1,
+            max=last,
+            description="step",
+            continuous_update=False,
+            disabled=count <= 1,
+            layout=W.Layout(width="420px"),
+        )
+        self.info = W.HTML()
+        self.chart = W.HTML()
+        self.widget = W.VBox([W.HBox([self.slider, self.info]), self.chart])
+
+    @property
+    def step(self) -> int:
+        return self.slider.value
+
+    def set_count(self, count: int) -> None:
+        last = max(count, 1)
+        self.slider.max = last
+        self.slider.disabled = count <= 1
+
+    def describe(self, point: StepPoint | None, count: int) -> None:
+        if point is None:
+            self.info.value = "<span style='color:#64748b'>whole session (no LLM call in it)</span>"
+            return
+        action = point.action_id or "the call the session awaits"
+        self.info.value = (
+            f"step {self.step}/{count} · run {point.run_index} · call {point.step_in_run} · "
+            f"stepCount {point.node_step} · {point.message_count} messages · next: {action}"
+        ).replace("<", "&lt;")
+
+    def show(self, samples: Sequence[StepSample], total: int) -> None:
+        progress = (
+            ""
+            if len(samples) >= total
+            else f"<div style='color:#64748b'>building {len(samples)}/{total}</div>"
+        )
+        self.chart.value = f"{STYLE}<div class='lp-view'>{step_chart(samples, self.step)}{progress}</div>"
+
+
+class SeriesRunner:
+    """Builds step after step, `chunk` at a time; `start` cancels the run before it."""
+
+    def __init__(
+        self,
+        build: Callable[[int], StepSample],
+        on_progress: Callable[[list[StepSample], int], None],
+        scheduler: Scheduler | None = None,
+        chunk: int = 8,
+    ) -> None:
+        self.build, self.on_progress = build, on_progress
+        self.scheduler, self.chunk = scheduler, chunk
+        self.samples: list[StepSample] = []
+        self.total = 0
+        self._handle: Handle | None = None
+        self._run = 0
+
+    @property
+    def done(self) -> bool:
+        return len(self.samples) >= self.total
+
+    def start(self, total: int) -> None:
+        self.cancel()
+        self._run += 1
+        self.samples, self.total = [], total
+        if self.scheduler is None:
+            self.samples = [self.build(step) for step in range(1, total + 1)]
+            self.on_progress(self.samples, total)
+            return
+        self._next(self._run)
+
+    def cancel(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _next(self, run: int) -> None:
+        self._handle = None
+        if run != self._run:
+            return
+        stop = min(len(self.samples) + self.chunk, self.total)
+        self.samples += [self.build(step) for step in range(len(self.samples) + 1, stop + 1)]
+        self.on_progress(self.samples, self.total)
+        if not self.done and self.scheduler is not None:
+            self._handle = self.scheduler(0, lambda: self._next(run))

@@ -1,0 +1,505 @@
+"""The notebook playground driven without a kernel: set widget values, assert on HTML, numbers, `.policy`."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import ipywidgets as W
+import pytest
+import yaml
+
+from engine.build import build_context
+from engine.fences import FenceDescriptor, FenceRegistry
+from engine.messages import AiMessage
+from engine.policy import PolicyFileError, define_context_policy, policy_controls
+from engine.session import SessionHeader, save_session
+from playground.notebook import INSTALL_HINT, Playground, html
+from playground.notebook.schedule import Debouncer
+from playground.notebook.timeline import SeriesRunner, StepSample
+
+NNBSP = "\u202f"
+
+
+def msg(id: str, role: str, type: str, content: str = "", **metadata) -> AiMessage:
+    return AiMessage(id=id, role=role, type=type, content=content, timestamp=0, metadata=metadata or None)
+
+
+def tool_loop(calls: int, output: str = "row " * 60) -> list[AiMessage]:
+    """A system prompt, one user request and `calls` tool round trips."""
+    out = [
+        msg("s", "system", "system_prompt", "You are careful."),
+        msg("u1", "user", "user_input", "analyse"),
+    ]
+    for i in range(calls):
+        call = {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": "run_sql", "arguments": f'{{"q": {i}}}'},
+        }
+        out.append(msg(f"a{i}", "assistant", "tool_calls", "", tool_calls=[call]))
+        out.append(msg(f"t{i}", "tool", "tool_output", output, tool_call_id=f"c{i}", tool_name="run_sql"))
+    return out
+
+
+def two_runs() -> list[AiMessage]:
+    """Two user turns of three tool calls each, then a pending call."""
+    first = tool_loop(3)
+    second = [msg("u2", "user", "user_input", "and now by region")]
+    for i in range(3, 6):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "run_sql", "arguments": "{}"}}
+        second.append(msg(f"a{i}", "assistant", "tool_calls", "", tool_calls=[call]))
+        second.append(
+            msg(f"t{i}", "tool", "tool_output", "ok " * 40, tool_call_id=f"c{i}", tool_name="run_sql")
+        )
+    return first + second
+
+
+def playground(messages=None, policy=None, **kwargs) -> Playground:
+    return Playground(messages or two_runs(), policy, debounce=0, now=0, **kwargs)
+
+
+# -- import hint ------------------------------------------------------------------------------------
+
+
+def test_import_without_ipywidgets_gives_the_install_hint():
+    code = (
+        "import sys; sys.modules['ipywidgets'] = None\n"
+        "import playground.notebook.html\n"  # the renderers need no ipywidgets
+        "try:\n"
+        "    from playground.notebook import Playground\n"
+        "except ImportError as err:\n"
+        "    print(err)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "the notebook playground needs ipywidgets; install it with: " + INSTALL_HINT
+    assert INSTALL_HINT == "pip install 'linn-playground[notebook]'"
+
+
+# -- policy controls --------------------------------------------------------------------------------
+
+
+def test_every_policy_field_has_a_control_of_its_kind():
+    pg = playground()
+    assert set(pg.controls.editors) == {spec.path for spec in policy_controls()}
+    assert len(pg.controls.accordion.children) == 12
+    slider = pg.controls.input(("budget", "maxTokens"))
+    assert isinstance(slider, W.IntSlider)
+    assert (slider.min, slider.max, slider.step, slider.value) == (1000, 1000000, 1000, 120000)
+    share = pg.controls.input(("budget", "workingMemoryBudgetPercentage"))
+    assert isinstance(share, W.FloatSlider) and share.readout_format == ".2f"
+    strategy = pg.controls.input(("toolHistory", "strategy"))
+    assert isinstance(strategy, W.Dropdown) and strategy.options == ("per-pair", "per-run", "none")
+    assert isinstance(pg.controls.input(("contextTrace", "enabled")), W.Checkbox)
+    assert isinstance(pg.controls.input(("mustKeep", "alwaysKeepTypes")), W.SelectMultiple)
+    assert isinstance(pg.controls.input(("mustKeep", "alwaysKeepFenceKinds")), W.TagsInput)
+    assert isinstance(pg.controls.input(("mustKeep", "truncationRules")), W.Textarea)
+    assert isinstance(pg.controls.input(("checkpoint", "triggerToolName")), W.Text)
+
+
+def test_moving_a_slider_rebuilds_and_marks_the_field():
+    pg = playground()
+    builds = pg.builds
+    pg.controls.input(("budget", "maxTokens")).value = 8000
+    assert pg.builds == builds + 1
+    assert pg.policy.budget.max_tokens == 8000
+    assert pg.result.tokens.total_budget == 8000 - 2400
+    assert f'<td>max tokens</td><td class="lp-num">8{NNBSP}000</td>' in pg.budget.value
+    assert f'<td>budget</td><td class="lp-num">5{NNBSP}600</td>' in pg.budget.value
+    assert "●" in pg.controls.editors[("budget", "maxTokens")].label.value
+    assert "●" not in pg.controls.editors[("budget", "reservedForResponse")].label.value
+    assert pg.controls.accordion.titles[:2] == ("Budget ●", "Tool history")
+
+
+def test_the_wire_view_follows_the_policy():
+    pg = playground()
+    assert pg.wire.value.count('class="lp-card"') == 15
+    pg.controls.input(("toolHistory", "retentionMode")).value = "drop"
+    assert pg.wire.value.count('class="lp-card"') == 15  # per-run keeps the latest run and the one before
+    pg.controls.input(("toolHistory", "keepLatestRuns")).value = 0
+    assert pg.wire.value.count('class="lp-card"') == 9
+    assert pg.result.events[0].title == "tool history: 3 group(s) dropped (tool_history_drop)"
+    assert '<div class="lp-dropped"' not in pg.wire.value
+    pg.show_dropped.value = True
+    dropped = re.findall(r'<div class="lp-dropped" data-id="([^"]+)">', pg.wire.value)
+    assert dropped == ["a0", "t0", "a1", "t1", "a2", "t2"]
+    assert "┄ dropped · assistant · tool_calls a0 · dropped_by_tool_history_drop</div>" in pg.wire.value
+    # a dropped line stands where the message stood: before the second user request
+    assert pg.wire.value.index('data-id="t2"') < pg.wire.value.index('data-id="u2"')
+
+
+def test_reset_buttons_bring_fields_back():
+    pg = playground()
+    pg.controls.input(("budget", "maxTokens")).value = 8000
+    pg.controls.input(("budget", "reservedForResponse")).value = 1000
+    pg.controls.editors[("budget", "maxTokens")].reset_button.click()
+    assert pg.policy.budget.max_tokens == 120000
+    assert pg.controls.input(("budget", "maxTokens")).value == 120000
+    assert pg.policy.budget.reserved_for_response == 1000
+    assert pg.result.tokens.max_tokens == 120000
+    pg.controls.reset_all_button.click()
+    assert pg.policy == define_context_policy(None)
+    assert pg.controls.accordion.titles[0] == "Budget"
+
+
+def test_an_engine_config_problem_is_shown_and_keeps_the_last_result():
+    pg = playground()
+    before = pg.result
+    pg.controls.input(("budget", "reservedForResponse")).value = 0
+    editor = pg.controls.editors[("budget", "reservedForResponse")]
+    assert "reservedForResponse must be &gt; 0 and &lt; maxTokens" in editor.error.value
+    assert pg.status.value.startswith('<span style="color:#dc2626">not rebuilt: Invalid AgentContextManager')
+    assert pg.result is before
+    pg.controls.input(("budget", "reservedForResponse")).value = 100
+    assert editor.error.value == ""
+    assert pg.result.tokens.reserved_for_response == 100
+
+
+def test_bad_json_is_reported_and_changes_nothing():
+    pg = playground()
+    builds = pg.builds
+    editor = pg.controls.editors[("mustKeep", "truncationRules")]
+    editor.input.value = "[{"
+    assert editor.error.value.startswith('<span style="color:#dc2626">not valid JSON: ')
+    assert pg.builds == builds
+    editor.input.value = '[{"fenceKind": "memory-context", "maxBudgetFraction": 0.1, "strategyName": "tail"}]'
+    assert pg.policy.must_keep.truncation_rules[0].fence_kind == "memory-context"
+    assert pg.builds == builds + 1
+
+
+def test_optional_fields_have_a_set_toggle():
+    pg = playground()
+    editor = pg.controls.editors[("summarization", "agentId")]
+    assert (editor.toggle.value, editor.input.disabled, editor.input.value) == (
+        False,
+        True,
+        "history_compression",
+    )
+    editor.toggle.value = True
+    assert pg.policy.summarization.agent_id == "history_compression"
+    editor.input.value = "my_summarizer"
+    assert pg.policy.summarization.agent_id == "my_summarizer"
+    editor.toggle.value = False
+    assert pg.policy.summarization.agent_id is None
+
+
+def test_setting_the_policy_from_code_updates_the_widgets():
+    pg = playground()
+    pg.policy = define_context_policy({"budget": {"maxTokens": 9000}, "toolHistory": {"strategy": "none"}})
+    assert pg.controls.input(("budget", "maxTokens")).value == 9000
+    assert pg.controls.input(("toolHistory", "strategy")).value == "none"
+    assert pg.result.tokens.max_tokens == 9000
+
+
+def test_a_loaded_value_beyond_the_slider_range_widens_it():
+    pg = playground(policy={"budget": {"maxTokens": 2000000}})
+    slider = pg.controls.input(("budget", "maxTokens"))
+    assert (slider.max, slider.value) == (2000000, 2000000)
+
+
+# -- steps ------------------------------------------------------------------------------------------
+
+
+def test_the_step_slider_builds_the_prefix_each_call_saw():
+    pg = playground()
+    assert (pg.timeline.slider.max, pg.step) == (7, 7)  # six calls and the pending one
+    pg.step = 2
+    assert [card.message_id for card in pg.result.cards] == ["s", "u1", "a0", "t0"]
+    assert pg.timeline.info.value.startswith(
+        "step 2/7 · run 1 · call 2 · stepCount 4 · 4 messages · next: a1"
+    )
+    assert "step 2/7" in pg.title.value
+
+
+def test_the_series_has_one_sample_per_step():
+    pg = playground()
+    samples = pg.series
+    assert [s.step for s in samples] == list(range(1, 8))
+    assert samples[-1].final_tokens == pg.result.tokens.final_tokens
+    assert pg.timeline.chart.value.count("<rect ") == 7
+    pg.controls.input(("budget", "maxTokens")).value = 5000
+    assert [s.total_budget for s in pg.series] == [2600] * 7
+
+
+def test_step_markers_come_from_the_result():
+    messages = tool_loop(12)
+    policy = define_context_policy({"systemReminder": {"thresholds": {"toolCallStreak": 3}}})
+    pg = playground(messages, policy)
+    marked = [s.step for s in pg.series if "R" in s.markers]
+    assert marked and all(step > 3 for step in marked)
+
+
+# -- fences -----------------------------------------------------------------------------------------
+
+
+def test_fence_editor_edits_the_registry():
+    fences = FenceRegistry([FenceDescriptor("memory-context", "user", "before-current-user", "persisted")])
+    messages = two_runs() + [
+        AiMessage("f1", "user", "context_injection", "likes tea", 0, {"fenceKind": "memory-context"})
+    ]
+    pg = playground(messages, fences=fences)
+    assert pg.fences.kinds() == ["memory-context"]
+    assert any("fence:memory-context" in card.marks for card in pg.result.cards)
+    row = pg.fence_editor.add()
+    assert pg.fences.kinds() == ["memory-context", "new-fence-1"]
+    row.kind.value = "Bad Kind"
+    assert pg.fence_editor.error.value == (
+        '<span style="color:#dc2626">row 2: Fence kind &quot;Bad Kind&quot; must be kebab-case.</span>'
+    )
+    assert pg.fences.kinds() == ["memory-context", "new-fence-1"]
+    row.kind.value = "selected-file"
+    assert pg.fences.kinds() == ["memory-context", "selected-file"]
+    pg.fence_editor.rows[0].llm_role.value = "system"
+    assert pg.fences.get("memory-context").llm_role == "system"
+    pg.fence_editor.rows[0].delete.click()
+    assert pg.fences.kinds() == ["selected-file"]
+    assert not any("fence:memory-context" in card.marks for card in pg.result.cards)
+    assert fences.kinds() == ["memory-context"]  # the caller's registry is left alone
+
+
+def test_a_bad_budget_fraction_names_the_field():
+    pg = playground(fences=[FenceDescriptor("memory-context", "user", "before-current-user", "persisted")])
+    pg.fence_editor.rows[0].fraction.value = "lots"
+    assert "row 1: maxBudgetFraction: must be a number (got &#x27;lots&#x27;)" in pg.fence_editor.error.value
+    pg.fence_editor.rows[0].fraction.value = "0.25"
+    assert pg.fences.get("memory-context").max_budget_fraction == 0.25
+
+
+# -- files ------------------------------------------------------------------------------------------
+
+
+def write_session(path: Path, messages, **header) -> Path:
+    save_session(messages, path, header=SessionHeader.create(**header))
+    return path
+
+
+def test_session_file_header_policy_and_export(tmp_path):
+    session = write_session(
+        tmp_path / "s.jsonl", two_runs(), title="Two runs", contextPolicy={"budget": {"maxTokens": 9000}}
+    )
+    pg = Playground(session, debounce=0, now=0)
+    assert pg.policy.budget.max_tokens == 9000
+    assert "Two runs (15 msgs)" in pg.title.value
+    assert pg._export_path.value == str(tmp_path / "s.policy.yaml")
+    pg.controls.input(("toolHistory", "keepLatestRuns")).value = 3
+    written = pg.export_yaml(tmp_path / "p.yaml")
+    assert yaml.safe_load(written.read_text()) == {
+        "budget": {"maxTokens": 9000},
+        "toolHistory": {"keepLatestRuns": 3},
+    }
+    full = yaml.safe_load(pg.export_yaml(tmp_path / "full.yaml", only_changed=False).read_text())
+    assert len(full) == 13 and full["toolHistory"]["keepLatestRuns"] == 3
+    with pytest.raises(PolicyFileError, match="refusing to overwrite a protected file"):
+        pg.export_yaml(session)
+    assert session.read_text().startswith('{"kind":"linn-session"')
+
+
+def test_export_button_writes_and_reports(tmp_path):
+    session = write_session(tmp_path / "s.jsonl", two_runs())
+    pg = Playground(session, policy={"budget": {"maxTokens": 7000}}, debounce=0, now=0)
+    pg._export_button.click()
+    assert pg._export_status.value == f"wrote {tmp_path / 's.policy.yaml'}"
+    assert yaml.safe_load((tmp_path / "s.policy.yaml").read_text()) == {"budget": {"maxTokens": 7000}}
+    pg._export_path.value = str(session)
+    pg._export_button.click()
+    assert "refusing to overwrite a protected file" in pg._export_status.value
+
+
+def test_policy_and_fence_files(tmp_path):
+    session = write_session(tmp_path / "s.jsonl", two_runs(), contextPolicy={"budget": {"maxTokens": 9000}})
+    (tmp_path / "p.yaml").write_text("budget:\n  maxTokens: 5000\n")
+    (tmp_path / "f.yaml").write_text(
+        "fences:\n- kind: memory-context\n  llmRole: user\n"
+        "  placement: before-current-user\n  lifetime: persisted\n"
+    )
+    pg = Playground(session, policy=tmp_path / "p.yaml", fences=tmp_path / "f.yaml", debounce=0, now=0)
+    assert pg.policy.budget.max_tokens == 5000  # the file replaces the header's policy
+    assert pg.fences.kinds() == ["memory-context"]
+    assert pg._export_path.value == str(tmp_path / "p.yaml")
+    with pytest.raises(PolicyFileError):
+        pg.export_yaml(tmp_path / "f.yaml")
+    pg.export_fences_yaml(tmp_path / "f2.yaml")
+    assert "kind: memory-context" in (tmp_path / "f2.yaml").read_text()
+
+
+# -- debouncing -------------------------------------------------------------------------------------
+
+
+class FakeScheduler:
+    """Records scheduled callbacks; `run()` fires the ones not cancelled."""
+
+    def __init__(self) -> None:
+        self.handles: list[FakeHandle] = []
+
+    def __call__(self, delay, callback):
+        handle = FakeHandle(callback)
+        self.handles.append(handle)
+        return handle
+
+    @property
+    def live(self) -> list[FakeHandle]:
+        return [h for h in self.handles if not h.cancelled and not h.fired]
+
+    def run(self) -> None:
+        while self.live:
+            self.live[0].fire()
+
+
+class FakeHandle:
+    def __init__(self, callback) -> None:
+        self.callback, self.cancelled, self.fired = callback, False, False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def fire(self) -> None:
+        self.fired = True
+        self.callback()
+
+
+def test_slider_moves_pile_up_into_one_build():
+    scheduler = FakeScheduler()
+    pg = Playground(two_runs(), debounce=0.3, scheduler=scheduler, now=0)
+    scheduler.run()  # the first series
+    builds = pg.builds
+    slider = pg.controls.input(("budget", "maxTokens"))
+    for value in (5000, 6000, 7000):
+        slider.value = value
+    assert pg.builds == builds
+    assert len(scheduler.live) == 1
+    scheduler.run()
+    assert pg.builds == builds + 1
+    assert pg.result.tokens.max_tokens == 7000
+
+
+def test_reading_the_result_runs_a_pending_build():
+    scheduler = FakeScheduler()
+    pg = Playground(two_runs(), debounce=0.3, scheduler=scheduler, now=0)
+    pg.controls.input(("budget", "maxTokens")).value = 6000
+    assert pg.result.tokens.max_tokens == 6000
+    assert not pg._debouncer.pending
+
+
+def test_debouncer_with_no_delay_runs_at_once():
+    calls = []
+    debouncer = Debouncer(lambda: calls.append(1), 0, FakeScheduler())
+    debouncer.trigger()
+    debouncer.trigger()
+    assert calls == [1, 1]
+
+
+def test_series_runner_builds_in_slices_and_latest_wins():
+    scheduler = FakeScheduler()
+    seen: list[tuple[int, int]] = []
+    runner = SeriesRunner(
+        lambda step: StepSample(step, step * 10, 100, 70.0, ""),
+        lambda samples, total: seen.append((len(samples), total)),
+        scheduler,
+        chunk=3,
+    )
+    runner.start(7)
+    assert seen == [(3, 7)]
+    runner.start(5)  # a newer run: the old one never continues
+    scheduler.run()
+    assert seen == [(3, 7), (3, 5), (5, 5)]
+    assert [s.final_tokens for s in runner.samples] == [10, 20, 30, 40, 50]
+    assert runner.done
+
+
+# -- renderers --------------------------------------------------------------------------------------
+
+EVIL = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+def evil_result():
+    call = {"id": "c<1>", "type": "function", "function": {"name": EVIL, "arguments": EVIL}}
+    messages = [
+        msg("s", "system", "system_prompt", EVIL),
+        msg("u<b>", "user", "user_input", EVIL),
+        msg("a1", "assistant", "tool_calls", EVIL, tool_calls=[call]),
+        msg("t1", "tool", "tool_output", EVIL, tool_call_id="c<1>", tool_name=EVIL),
+        msg("f1", "user", "context_injection", EVIL, fenceKind="memory-context", fenceAttrs={"src": EVIL}),
+    ]
+    fences = [FenceDescriptor("memory-context", "user", "before-current-user", "persisted")]
+    return build_context(messages, {"contextTrace": {"enabled": True}}, fences=fences, now=0)
+
+
+def test_renderers_escape_all_session_text():
+    result = evil_result()
+    pages = [
+        html.wire_cards(result, show_dropped=True),
+        html.trace_view(result, "u<b>"),
+        html.events_list(result),
+        html.budget_bar(result.tokens, result.summarization_check),
+    ]
+    for page in pages:
+        body = page.removeprefix(html.STYLE)
+        assert "<script" not in body and "<img" not in body and "<b>trace u<b>" not in body
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in pages[0]
+    assert "<b>trace u&lt;b&gt;</b>" in pages[1]
+
+
+def test_cards_show_role_tokens_marks_and_calls():
+    result = evil_result()
+    page = html.wire_cards(result)
+    card = next(c for c in result.cards if c.type == "tool_calls")
+    assert f'<div class="lp-card" style="--lp-role:#059669" data-index="{card.index}" data-id="a1">' in page
+    assert f"tool_calls · {card.tokens} tok · #{card.index}" in page
+    assert '<div class="lp-call">&lt;script&gt;' in page
+    assert '<span class="lp-mark" style="background:#0891b2">fence:memory-context</span>' in page
+
+
+def test_long_content_is_clipped():
+    result = build_context([msg("s", "system", "system_prompt", "x" * 5000)], None, now=0)
+    page = html.wire_cards(result, limit=100)
+    assert "x" * 100 + f'<span class="lp-more">… 4{NNBSP}900 more characters</span>' in page
+
+
+def test_budget_bar_orders_categories_and_draws_the_trigger():
+    assert html.category_order(
+        {"summary": 1, "fence:b": 2, "core": 3, "fence:a": 4, "other": 5, "user": 0}
+    ) == [
+        "core",
+        "fence:a",
+        "fence:b",
+        "summary",
+        "other",
+    ]
+    result = build_context(two_runs(), {"budget": {"maxTokens": 10000, "reservedForResponse": 1000}}, now=0)
+    page = html.budget_bar(result.tokens, result.summarization_check)
+    assert '<div class="lp-reserved" style="width:10.000%"></div>' in page
+    assert 'title="summarization trigger" style="left:63.000%;' in page  # 0.7 × 9000 of 10000
+
+
+def test_the_reminder_text_is_highlighted_on_its_card():
+    policy = define_context_policy({"systemReminder": {"thresholds": {"toolCallStreak": 3}}})
+    pg = playground(tool_loop(3), policy)
+    reminder = pg.result.reminder
+    assert reminder.hit_rule_ids
+    assert '<span class="lp-reminder">' in pg.wire.value
+    assert '<span class="lp-mark" style="background:#db2777">reminder</span>' in pg.wire.value
+
+
+def test_trace_view_lists_decision_and_events():
+    pg = playground(policy={"toolHistory": {"retentionMode": "drop", "keepLatestRuns": 0}})
+    pg.trace_picker.value = "t0"
+    assert "<tr><td>fate</td><td>dropped</td></tr>" in pg.trace.value
+    assert "<tr><td>reason</td><td>dropped_by_tool_history_drop</td></tr>" in pg.trace.value
+    assert "tool history: 3 group(s) dropped (tool_history_drop)" in pg.trace.value
+
+
+def test_step_chart_draws_one_bar_per_step():
+    samples = [StepSample(1, 100, 1000, 700.0, ""), StepSample(2, 1200, 1000, 700.0, "SR")]
+    svg = html.step_chart(samples, current=2, width=200)
+    assert svg.count("<rect ") == 2
+    assert "<title>step 2: 1\u202f200 tok SR</title>" in svg
+    assert 'fill="#0f172a"><title>step 2' in svg  # the current step
+    assert 'fill="#64748b"><title>step 1' in svg
+    assert html.step_chart([]) == '<div class="lp-muted">no steps</div>'
+
+
+def test_tokens_text_groups_thousands():
+    assert html.tokens_text(18412) == f"18{NNBSP}412"
+    assert html.tokens_text(999.6) == f"1{NNBSP}000"
