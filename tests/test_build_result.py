@@ -1,0 +1,219 @@
+"""The BuildResult records (engine/result.py): decisions, wire cards, the token account, trace options."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.invariants import check_invariants
+from engine.policy import effective_policy
+from engine.summarizer import FixedSummarizer
+from engine.tokens import MockTokenizer, TableTokenizer
+from tests.pipeline_helpers import (
+    answer,
+    build,
+    decision_events,
+    fence,
+    flatten,
+    group,
+    policy,
+    registry,
+    sys,
+    user,
+)
+
+TABLE = TableTokenizer({"sys": 100, "u1": 10, "a_g1": 60, "t_g1": 40, "a1": 20, "u2": 30})
+SMALL = flatten(sys(), user("u1"), group("g1"), answer("a1"), user("u2"))
+MEMORY = {
+    "kind": "memory-context",
+    "llmRole": "user",
+    "placement": "before-current-user",
+    "lifetime": "turn-only",
+}
+
+
+def rich_session():
+    """Compression, fence lifetime, assembly and summarisation in one build (MockTokenizer(10))."""
+    return flatten(
+        sys(),
+        user("u1"),
+        group("g1"),
+        answer("a1"),
+        fence("f_old", "memory-context", "old", "before-current-user"),
+        user("u2"),
+        group("g2"),
+        answer("a2"),
+        user("u3"),
+        answer("a3"),
+        fence("f_mem", "memory-context", "tea", "before-current-user"),
+        user("u4", "What should I drink? " * 20),
+    )
+
+
+def rich_build():
+    layer = policy(summarization={"triggerThreshold": 0.1})
+    return build(
+        rich_session(),
+        layer,
+        fences=registry(MEMORY),
+        tokenizer=MockTokenizer(10),
+        summarizer=FixedSummarizer("gist"),
+    )
+
+
+def test_one_decision_per_session_message_then_the_created_ones():
+    result = rich_build()
+    session = rich_session()
+    summary_id = result.messages[1].id
+    assert result.kept_ids == ("sys", summary_id, "a3", "u4")
+    assert [d.index for d in result.decisions] == [*range(len(session)), -1]
+    assert [d.message_id for d in result.decisions] == [*(m.id for m in session), summary_id]
+    by_id = {d.message_id: (d.kept, d.reason, d.replaced_by, d.wire_index) for d in result.decisions}
+    summarised = (True, "replaced_by_ai_history_summarization", summary_id, 1)
+    assert by_id == {
+        "sys": (True, "kept_by_CORE_CONTEXT", None, 0),
+        # candidates u1, compressed g1, a1, u2, a2, u3, a3, u4: the first 6 span indices 1..8 of the
+        # preprocessed list, g2 included; g1 was compressed first, its compressed message then summarised
+        "u1": summarised,
+        "a_g1": summarised,
+        "t_g1": summarised,
+        "a1": summarised,
+        "f_old": (False, "dropped_by_fence_lifetime", None, None),
+        "u2": summarised,
+        "a_g2": summarised,
+        "t_g2": summarised,
+        "a2": summarised,
+        "u3": summarised,
+        "a3": (True, "kept_by_WORKING_MEMORY", None, 2),
+        "f_mem": (True, "replaced_by_current_turn_message_assembly", "u4", 3),
+        "u4": (True, "kept_by_CORE_CONTEXT", None, 3),
+        summary_id: (True, "kept_by_SUMMARIZATION", None, 1),
+    }
+    assert result.decision_for("f_mem").tokens == 0  # its tokens are counted in u4's
+    assert result.decision_for("u4").tokens == 10
+
+
+def test_wire_cards():
+    result = rich_build()
+    assert [c.index for c in result.cards] == list(range(len(result.wire)))
+    assert [c.message for c in result.cards] == list(result.wire)
+    assert [(c.message_id, c.source_ids, c.marks) for c in result.cards] == [
+        ("sys", ("sys",), ()),
+        (result.messages[1].id, (result.messages[1].id,), ("summary",)),
+        ("a3", ("a3",), ()),
+        ("u4", ("f_mem", "u4"), ("assembled:memory-context",)),
+    ]
+    assert [c.tokens for c in result.cards] == [10] * 4
+
+
+def test_token_account_of_the_worked_example_defaults():
+    result = build(SMALL, policy(), tokenizer=TABLE)
+    account = result.tokens
+    assert (account.max_tokens, account.reserved_for_response, account.total_budget) == (1100, 100, 1000)
+    assert (account.wm_budget, account.trigger_tokens, account.summary_budget) == (700, 700.0, 120)
+    assert account.final_tokens == 260
+    assert account.by_category == {"core": 100, "working_memory": 30, "tool_history": 100, "user": 30}
+    assert sum(account.by_category.values()) == account.final_tokens
+    assert (account.free, account.over_budget, account.backend) == (740, False, "host:table")
+
+
+@pytest.mark.parametrize(
+    ("defaults", "numbers"),
+    [
+        ("seed", (120000, 117600, 82320, 82320.0, 14112)),
+        ("linnkit-0.21", (232000, 229600, 160720, 160720.0, 27552)),
+    ],
+)
+def test_token_account_of_the_default_policies(defaults, numbers):
+    result = build(SMALL, effective_policy(None, defaults=defaults), tokenizer=TABLE)
+    account = result.tokens
+    assert (
+        account.max_tokens,
+        account.total_budget,
+        account.wm_budget,
+        account.trigger_tokens,
+        account.summary_budget,
+    ) == numbers
+    assert result.trace is None  # contextTrace is off by default
+
+
+def test_by_category_names_fences_summaries_and_tool_history():
+    result = rich_build()
+    assert result.tokens.by_category == {"core": 10, "summary": 10, "working_memory": 10, "user": 10}
+    fenced = build(
+        [sys(), fence("f1", "memory-context", "m", "after-current-user"), user("u1")],
+        policy(mustKeep={"alwaysKeepFenceKinds": ["memory-context"]}),
+        tokenizer=MockTokenizer(10),
+    )
+    assert fenced.tokens.by_category == {"core": 10, "fence:memory-context": 10, "user": 10}
+    assert sum(fenced.tokens.by_category.values()) == fenced.tokens.final_tokens
+
+
+def test_trace_fields_and_token_components():
+    result = build(SMALL, policy(), tokenizer=TABLE)
+    trace = result.trace
+    assert (trace["totalBudget"], trace["originalCount"], trace["finalCount"], trace["finalTokens"]) == (
+        1000,
+        6,
+        6,
+        260,
+    )
+    assert (trace["truncated"], trace["overflowed"], trace["maxTraceEvents"]) == (False, False, 200)
+    assert trace["effectivePolicy"] == result.effective_policy
+    assert check_invariants(result, expected_policy=result.effective_policy).ok
+    assert [(c["componentId"], c["kind"], c["label"], c["tokens"]) for c in trace["tokenComponents"]] == [
+        ("0:sys", "system", "system_prompt", 100),
+        ("1:u1", "user", "user_input", 10),
+        ("2:a_g1", "tool", "tool_calls", 60),
+        ("3:t_g1", "tool", "search", 40),
+        ("4:a1", "assistant", "final_answer", 20),
+        ("5:u2", "user", "user_input", 30),
+    ]
+
+
+def test_trace_without_message_ids():
+    result = build(SMALL, policy(contextTrace={"includeMessageIds": False}), tokenizer=TABLE)
+    assert all("messageId" not in e and "replacementSourceIds" not in e for e in result.trace["events"])
+    assert [e["originalIndex"] for e in decision_events(result)] == list(range(6))
+
+
+def test_trace_without_token_breakdown():
+    result = build(SMALL, policy(contextTrace={"includeTokenBreakdown": False}), tokenizer=TABLE)
+    fields = ("tokens", "beforeTokens", "afterTokens", "tokenDelta", "tokensUsed")
+    assert all(e.get(f, 0) == 0 for e in result.trace["events"] for f in fields)
+    assert [e["remainingBudget"] for e in result.trace["events"] if e["kind"] == "provider"] == [
+        870,
+        740,
+        740,
+        740,
+    ]
+    assert "tokenComponents" not in result.trace
+    assert result.trace["finalTokens"] == 260
+
+
+def test_trace_event_cap():
+    result = build(SMALL, policy(contextTrace={"maxTraceEvents": 3}), tokenizer=TABLE)
+    assert result.trace["overflowed"] is True
+    assert [e["providerName"] for e in result.trace["events"]] == [
+        "CoreContextProvider",
+        "WorkingMemoryProvider",
+        "CheckpointProvider",
+    ]
+
+
+def test_trace_disabled():
+    result = build(SMALL, policy(contextTrace={"enabled": False}), tokenizer=TABLE)
+    assert result.trace is None
+    assert result.decisions[0].reason == "kept_by_CORE_CONTEXT"  # decisions do not need the trace
+
+
+def test_strategies_applied_are_deduplicated_in_order():
+    result = rich_build()
+    assert result.strategies_applied == (
+        "tool_history_compression",
+        "current_turn_message_assembly",
+        "fence_lifetime",
+        "tool_interaction_pairing",
+        "text_conversation",
+        "compressed_tool_history",
+        "ai_history_summarization",
+    )
