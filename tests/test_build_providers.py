@@ -389,3 +389,40 @@ def test_a_second_summary_merges_the_first():
         "summarySeq": 2,
     }
     assert second.tokens.final_tokens == 20 + 25 + 30
+
+
+class FlakySummarizer(RecordingSummarizer):
+    """Fails `failures` times, then answers."""
+
+    def __init__(self, failures: int, reply: str = "the gist") -> None:
+        super().__init__(reply)
+        self.failures = failures
+
+    def generate(self, request):
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("flaky")
+        return super().generate(request)
+
+
+def test_summarisation_retries_up_to_three_attempts():
+    assert e7_build(FlakySummarizer(2)).messages[1].content == E7_SUMMARY
+    result = e7_build(FlakySummarizer(3))
+    assert result.error is not None and result.error.message == "summarization failed after 3 attempts: flaky"
+
+
+def test_a_blank_summary_is_a_failure():
+    result = e7_build(RecordingSummarizer("   "))
+    assert result.error is not None and result.error.code == "SUMMARIZATION_FAILED"
+    assert (
+        result.error.message
+        == "summarization failed after 3 attempts: the summary agent returned a blank reply"
+    )
+
+
+def test_checkpoint_purges_a_kept_history_summary():
+    old = AiMessage("s0", "system", "history_summary", "earlier", metadata={"summarySeq": 1})
+    messages = flatten(sys(), old, user("u1"), answer("a1"), user("u2"), checkpoint_group())
+    result = build(messages, policy(), tokenizer=TEN)
+    assert result.kept_ids == ("sys", "u2", "a_cp", "t_cp")
+    assert result.decision_for("s0").reason == "dropped_by_CHECKPOINT_PURGED"

@@ -11,10 +11,13 @@ from engine.tokens import MockTokenizer, TableTokenizer
 from tests.pipeline_helpers import (
     answer,
     build,
+    call,
+    calls,
     decision_events,
     fence,
     flatten,
     group,
+    output,
     policy,
     registry,
     sys,
@@ -217,3 +220,16 @@ def test_strategies_applied_are_deduplicated_in_order():
         "compressed_tool_history",
         "ai_history_summarization",
     )
+
+
+def test_token_component_of_an_output_truncated_at_execution():
+    preview = output(
+        "t1", "c1", "first lines", observationTruncation={"originalChars": 1000, "previewChars": 100}
+    )
+    messages = [sys(), user("u1"), calls("a1", call("c1")), preview]
+    result = build(messages, policy(), tokenizer=MockTokenizer(10))
+    component = result.trace["tokenComponents"][3]
+    assert (component["kind"], component["label"], component["tokens"]) == ("tool", "search", 10)
+    assert component["truncatedAtExecution"] is True
+    assert (component["originalTokensEstimate"], component["droppedTokensEstimate"]) == (100, 90)
+    assert "truncatedAtExecution" not in result.trace["tokenComponents"][2]
