@@ -92,6 +92,19 @@ def test_one_decision_per_session_message_then_the_created_ones():
         summary_id: (True, "kept_by_SUMMARIZATION", None, 1),
     }
     assert result.decision_for("f_mem").tokens == 0  # its tokens are counted in u4's
+    # replaced ids, plus the sources of the compressed message (metadata) and of the WM group g2 (state)
+    assert result.messages[1].meta("replacedMessageIds") == [
+        "u1",
+        "compressed:a_g1",
+        "a_g1",
+        "t_g1",
+        "a1",
+        "u2",
+        "a_g2",
+        "t_g2",
+        "a2",
+        "u3",
+    ]
     assert result.decision_for("u4").tokens == 10
 
 
