@@ -215,6 +215,8 @@ class Playground:
         self._export_button = export
         self._export_status = W.HTML()
         self.widget = self._layout()
+        for widget, name in ((self.wire, "wire"), (self.budget, "budget"), (self.timeline.slider, "step")):
+            widget.add_class(f"lp-{name}-view")  # stable hooks for browser tests
 
     def _layout(self) -> W.VBox:
         self.controls.accordion.layout = W.Layout(max_height="640px", overflow="auto")

@@ -54,6 +54,8 @@ class FieldEditor:
         )
         parts = [self.label, self.toggle, self.input] if spec.optional else [self.label, self.input]
         self.row = W.HBox([*parts, self.reset_button, self.error])
+        self.row.add_class("lp-field")
+        self.row.add_class("lp-field-" + "-".join(spec.path))  # a stable hook for browser tests
         self.show(value)
 
     @property
