@@ -139,7 +139,13 @@ def _preprocess(run: Pipeline, registry, observation_store) -> None:
     if registry is not None:
         stages += [lambda e: assemble_current_turn(e, registry), lambda e: apply_fence_lifetime(e, registry)]
     for stage in stages:
-        output: StageOutput = stage(entries)
+        try:
+            output: StageOutput = stage(entries)
+        except Exception as error:  # linnkit: only a fatal ContextProviderError aborts (spec §5.1)
+            if isinstance(error, ContextProviderError) and error.fatal:
+                raise
+            run.warnings.append(f"a preprocessor failed and was skipped: {error!r}")
+            continue
         entries = output.entries
         run.removals.extend(output.removals)
         run.events.extend(output.events)
@@ -176,43 +182,64 @@ def _run_providers(run: Pipeline, registry, honour_descriptors: bool, effective_
     available = ctx.total_budget
     must_keep = must_keep_of(ctx.policy, registry, honour_descriptors)
     providers = [
-        ("core", lambda: run_core(run.states, must_keep, ctx)),
-        ("wm", lambda: run_working_memory(run.states, ctx)),
-        ("checkpoint", lambda: run_checkpoint(run.states, ctx)),
+        ("CoreContextProvider", lambda: (*run_core(run.states, must_keep, ctx), [])),
+        ("WorkingMemoryProvider", lambda: (*run_working_memory(run.states, ctx), [])),
+        ("CheckpointProvider", lambda: (*run_checkpoint(run.states, ctx), [])),
     ]
-    for key, provider in providers:
-        available = _run_one(run, key, provider, available)
-    _run_summarization(run, available)
+    for name, provider in providers:
+        available = _run_one(run, name, provider, available)
+    # Summarization has its own skip rule (its pre-check), so it runs even when nothing is left.
+    summarize = lambda: run_summarization(run.states, available, ctx)  # noqa: E731
+    _run_one(run, "SummarizationProvider", summarize, available, may_skip=False)
 
 
-def _run_one(run: Pipeline, key: str, provider, available: int) -> int:
+def _run_one(run: Pipeline, name: str, provider, available: int, *, may_skip: bool = True) -> int:
+    """Run one provider, trace it, and return the remaining budget (spec §5.2)."""
     before = (kept_tokens(run.states), kept_count(run.states))
     started = time.perf_counter()
-    if key != "core" and available <= 0:
-        report, events = ProviderReport(_NAMES[key], skipped=True), []
+    if may_skip and available <= 0:
+        report, events, persisted = ProviderReport(name, skipped=True), [], []
     else:
-        report, events = provider()
-    after = (kept_tokens(run.states), kept_count(run.states))
-    available -= report.tokens_used
-    run.trace.provider(report, before, after, (time.perf_counter() - started) * 1000, available)
-    run.events.extend(events)
-    run.strategies.extend(report.strategies)
-    return available
-
-
-def _run_summarization(run: Pipeline, available: int) -> None:
-    before = (kept_tokens(run.states), kept_count(run.states))
-    started = time.perf_counter()
-    report, events, persisted = run_summarization(run.states, available, run.ctx)
+        saved = _snapshot(run.states)
+        try:
+            report, events, persisted = provider()
+        except Exception as error:  # linnkit swallows a failing provider and loses its changes
+            if isinstance(error, ContextProviderError) and error.fatal:
+                raise
+            run.states[:] = _restore(saved)
+            run.warnings.append(f"{name} failed; its changes were discarded: {error!r}")
+            return available
     after = (kept_tokens(run.states), kept_count(run.states))
     available -= report.tokens_used
     run.trace.provider(report, before, after, (time.perf_counter() - started) * 1000, available)
     run.events.extend(events)
     run.strategies.extend(report.strategies)
     run.summary_events.extend(persisted)
+    return available
 
 
-_NAMES = {"core": "CoreContextProvider", "wm": "WorkingMemoryProvider", "checkpoint": "CheckpointProvider"}
+_STATE_FIELDS = (
+    "action",
+    "phase",
+    "strategy",
+    "processed",
+    "tokens",
+    "replacement_source_ids",
+    "processed_by_group",
+    "truncation",
+    "kept",
+)
+
+
+def _snapshot(states: list[State]) -> list[tuple[State, tuple]]:
+    return [(s, tuple(getattr(s, f) for f in _STATE_FIELDS)) for s in states]
+
+
+def _restore(saved: list[tuple[State, tuple]]) -> list[State]:
+    for state, values in saved:
+        for field_name, value in zip(_STATE_FIELDS, values, strict=True):
+            setattr(state, field_name, value)
+    return [state for state, _ in saved]
 
 
 def final_order(states: list[State]) -> list[State]:

@@ -66,7 +66,12 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class TokenAccount:
-    """Budget numbers for the bars (spec §5.3, §6)."""
+    """Budget numbers for the bars (spec §5.3, §6).
+
+    `final_tokens` is linnkit's: the final context messages only. The reminder is appended after that
+    count, so `by_category` (which has a `reminder` entry when one fired) sums to `used`, not to
+    `final_tokens`.
+    """
 
     max_tokens: int
     reserved_for_response: int
@@ -79,8 +84,12 @@ class TokenAccount:
     backend: str
 
     @property
+    def used(self) -> int:
+        return sum(self.by_category.values())
+
+    @property
     def free(self) -> int:
-        return self.total_budget - self.final_tokens
+        return self.total_budget - self.used
 
     @property
     def over_budget(self) -> bool:

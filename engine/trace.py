@@ -90,7 +90,7 @@ class TraceRecorder:
             "events": self.events,
         }
         if self.include_tokens:
-            trace["tokenComponents"] = [token_component(s) for s in final_states]
+            trace["tokenComponents"] = [token_component(s, self.include_ids) for s in final_states]
         return trace
 
 
@@ -113,21 +113,22 @@ def component_kind(state: State) -> str:
     return message.role if message.role in ("system", "user", "assistant") else "other"
 
 
-def token_component(state: State) -> dict[str, Any]:
+def token_component(state: State, include_ids: bool = True) -> dict[str, Any]:
     message = state.message
     label = message.fence_kind or message.meta("tool_name") or message.meta("messageType") or message.type
     component: dict[str, Any] = {
-        "componentId": f"{state.index}:{message.id}",
+        "componentId": f"{state.index}:{message.id}" if include_ids else str(state.index),
         "kind": component_kind(state),
         "tokens": state.tokens,
         "source": "local-estimate",
         "confidence": "estimate",
         "label": label,
-        "messageId": message.id,
         "role": message.role,
         "action": state.action,
         "kept": state.kept,
     }
+    if include_ids:  # with ids off, no id leaks through the components either
+        component["messageId"] = message.id
     truncation = message.meta("observationTruncation")
     if isinstance(truncation, dict):
         original, preview = truncation.get("originalChars"), truncation.get("previewChars")
