@@ -2426,8 +2426,8 @@ def chinese_session() -> tuple[dict[str, Any], list[dict[str, Any]]]:
         "A Chinese incident investigation. cl100k_base over-counts Chinese (0.7-1.2 tokens per character "
         "here), so under a 3,000-token budget working memory drops the first answer (the root cause); "
         "counted with avgCharsPerToken 1.7, linnkit's advice for CJK is 1.6-1.8, it fits.\n"
-        "Compare the bars with encoding cl100k_base and o200k_base (offline o200k falls back to "
-        "avgCharsPerToken), then move avgCharsPerToken: ASCII logs get dearer as Chinese gets cheaper.",
+        "Switch encoding to o200k_base (offline it falls back to avgCharsPerToken): the Chinese answers "
+        "get cheaper, the ASCII logs dearer; lower avgCharsPerToken to 1.6 and the first answer drops again.",
         policy,
         model_id="deepseek-chat",
     )

@@ -353,6 +353,8 @@ def test_chinese_cl100k_drops_the_answer_the_ratio_keeps():
     assert not by_id(cl100k)["m014"].kept and by_id(ratio)["m014"].kept
     assert set(ids(cl100k.decisions, kept=False)) - set(ids(ratio.decisions, kept=False)) == {"m014"}
     assert "ai_history_summarization" not in ratio.strategies_applied
+    lower = build("chinese_session", tokenizer=DefaultTokenizer(None, 1.6))
+    assert not by_id(lower)["m014"].kept  # 1.6 chars per token: the answer no longer fits
 
 
 # -- 9. damaged_history ---------------------------------------------------------------------------
