@@ -163,7 +163,7 @@ def test_tool_loop_per_run_compresses_all_but_the_last_run_with_tools():
     # Run 6 (m133) used no tools, so run 5 (m111..m132) is the one that stays raw.
     assert raw_history_calls(result) == [f"m{n}" for n in range(112, 131, 2)]
     kept = compressed(result.messages)
-    assert len(kept) == 14 and kept[-1] == "compressed:m108"
+    assert len(kept) == 13 and kept[-1] == "compressed:m108"
     assert "compressed:m003" not in kept  # the oldest lines do not fit the working-memory budget
 
 
@@ -391,9 +391,5 @@ def test_tight_budget_policy_file_on_the_big_sample():
     assert check_invariants(result).errors == ()
     assert result.tokens.total_budget == 5000 and result.tokens.final_tokens <= 3500
     check = result.summarization_check
-    assert (check["used"], check["threshold"], check["contentTokens"], check["fired"]) == (
-        3481,
-        3000.0,
-        2015,
-        False,
-    )
+    stages = (check["used"], check["threshold"], check["contentTokens"], check["fired"])
+    assert stages == (3480, 3000.0, 1769, False)  # stage 1: 3480 ≥ 2700; stage 2: 1769 < 3000
