@@ -106,8 +106,8 @@ def test_moving_a_slider_rebuilds_and_marks_the_field():
     assert pg.builds == builds + 1
     assert pg.policy.budget.max_tokens == 8000
     assert pg.result.tokens.total_budget == 8000 - 2400
-    assert f'<td>max tokens</td><td class="lp-num">8{NNBSP}000</td>' in pg.budget.value
-    assert f'<td>budget</td><td class="lp-num">5{NNBSP}600</td>' in pg.budget.value
+    assert f'<td>max tokens</td><td class="lp-num">8{NNBSP}000</td>' in pg.views.budget.value
+    assert f'<td>budget</td><td class="lp-num">5{NNBSP}600</td>' in pg.views.budget.value
     assert "●" in pg.controls.editors[("budget", "maxTokens")].label.value
     assert "●" not in pg.controls.editors[("budget", "reservedForResponse")].label.value
     assert pg.controls.accordion.titles[:2] == ("Budget ●", "Tool history")
@@ -115,19 +115,21 @@ def test_moving_a_slider_rebuilds_and_marks_the_field():
 
 def test_the_wire_view_follows_the_policy():
     pg = playground()
-    assert pg.wire.value.count('class="lp-card"') == 15
+    assert pg.views.wire.value.count('class="lp-card"') == 15
     pg.controls.input(("toolHistory", "retentionMode")).value = "drop"
-    assert pg.wire.value.count('class="lp-card"') == 15  # per-run keeps the latest run and the one before
+    assert (
+        pg.views.wire.value.count('class="lp-card"') == 15
+    )  # per-run keeps the latest run and the one before
     pg.controls.input(("toolHistory", "keepLatestRuns")).value = 0
-    assert pg.wire.value.count('class="lp-card"') == 9
+    assert pg.views.wire.value.count('class="lp-card"') == 9
     assert pg.result.events[0].title == "tool history: 3 group(s) dropped (tool_history_drop)"
-    assert '<div class="lp-dropped"' not in pg.wire.value
-    pg.show_dropped.value = True
-    dropped = re.findall(r'<div class="lp-dropped" data-id="([^"]+)">', pg.wire.value)
+    assert '<div class="lp-dropped"' not in pg.views.wire.value
+    pg.views.show_dropped.value = True
+    dropped = re.findall(r'<div class="lp-dropped" data-id="([^"]+)">', pg.views.wire.value)
     assert dropped == ["a0", "t0", "a1", "t1", "a2", "t2"]
-    assert "┄ dropped · assistant · tool_calls a0 · dropped_by_tool_history_drop</div>" in pg.wire.value
+    assert "┄ dropped · assistant · tool_calls a0 · dropped_by_tool_history_drop</div>" in pg.views.wire.value
     # a dropped line stands where the message stood: before the second user request
-    assert pg.wire.value.index('data-id="t2"') < pg.wire.value.index('data-id="u2"')
+    assert pg.views.wire.value.index('data-id="t2"') < pg.views.wire.value.index('data-id="u2"')
 
 
 def test_reset_buttons_bring_fields_back():
@@ -282,7 +284,7 @@ def test_session_file_header_policy_and_export(tmp_path):
     pg = Playground(session, debounce=0, now=0)
     assert pg.policy.budget.max_tokens == 9000
     assert "Two runs (15 msgs)" in pg.title.value
-    assert pg._export_path.value == str(tmp_path / "s.policy.yaml")
+    assert pg.export_path.value == str(tmp_path / "s.policy.yaml")
     pg.controls.input(("toolHistory", "keepLatestRuns")).value = 3
     written = pg.export_yaml(tmp_path / "p.yaml")
     assert yaml.safe_load(written.read_text()) == {
@@ -299,12 +301,12 @@ def test_session_file_header_policy_and_export(tmp_path):
 def test_export_button_writes_and_reports(tmp_path):
     session = write_session(tmp_path / "s.jsonl", two_runs())
     pg = Playground(session, policy={"budget": {"maxTokens": 7000}}, debounce=0, now=0)
-    pg._export_button.click()
-    assert pg._export_status.value == f"wrote {tmp_path / 's.policy.yaml'}"
+    pg.export_button.click()
+    assert pg.export_status.value == f"wrote {tmp_path / 's.policy.yaml'}"
     assert yaml.safe_load((tmp_path / "s.policy.yaml").read_text()) == {"budget": {"maxTokens": 7000}}
-    pg._export_path.value = str(session)
-    pg._export_button.click()
-    assert "refusing to overwrite a protected file" in pg._export_status.value
+    pg.export_path.value = str(session)
+    pg.export_button.click()
+    assert "refusing to overwrite a protected file" in pg.export_status.value
 
 
 def test_policy_and_fence_files(tmp_path):
@@ -317,7 +319,7 @@ def test_policy_and_fence_files(tmp_path):
     pg = Playground(session, policy=tmp_path / "p.yaml", fences=tmp_path / "f.yaml", debounce=0, now=0)
     assert pg.policy.budget.max_tokens == 5000  # the file replaces the header's policy
     assert pg.fences.kinds() == ["memory-context"]
-    assert pg._export_path.value == str(tmp_path / "p.yaml")
+    assert pg.export_path.value == str(tmp_path / "p.yaml")
     with pytest.raises(PolicyFileError):
         pg.export_yaml(tmp_path / "f.yaml")
     pg.export_fences_yaml(tmp_path / "f2.yaml")
@@ -478,16 +480,16 @@ def test_the_reminder_text_is_highlighted_on_its_card():
     pg = playground(tool_loop(3), policy)
     reminder = pg.result.reminder
     assert reminder.hit_rule_ids
-    assert '<span class="lp-reminder">' in pg.wire.value
-    assert '<span class="lp-mark" style="background:#db2777">reminder</span>' in pg.wire.value
+    assert '<span class="lp-reminder">' in pg.views.wire.value
+    assert '<span class="lp-mark" style="background:#db2777">reminder</span>' in pg.views.wire.value
 
 
 def test_trace_view_lists_decision_and_events():
     pg = playground(policy={"toolHistory": {"retentionMode": "drop", "keepLatestRuns": 0}})
-    pg.trace_picker.value = "t0"
-    assert "<tr><td>fate</td><td>dropped</td></tr>" in pg.trace.value
-    assert "<tr><td>reason</td><td>dropped_by_tool_history_drop</td></tr>" in pg.trace.value
-    assert "tool history: 3 group(s) dropped (tool_history_drop)" in pg.trace.value
+    pg.views.trace_picker.value = "t0"
+    assert "<tr><td>fate</td><td>dropped</td></tr>" in pg.views.trace.value
+    assert "<tr><td>reason</td><td>dropped_by_tool_history_drop</td></tr>" in pg.views.trace.value
+    assert "tool history: 3 group(s) dropped (tool_history_drop)" in pg.views.trace.value
 
 
 def test_step_chart_draws_one_bar_per_step():

@@ -2,13 +2,11 @@
 
 The flow is ipywidgets' `interactive_output`: inputs are observed on `value`, a debounced `refresh`
 builds once with the latest inputs and redraws the `HTML` views. Nothing here decides anything: the
-engine builds, `html` renders, the widgets only edit inputs.
+engine builds (`engine.replay.build_at_step`), `html` renders, the widgets only edit inputs.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -17,73 +15,58 @@ import ipywidgets as W
 
 from engine.build import build_context
 from engine.errors import EngineError
-from engine.fences import FenceRegistry, as_registry, dump_fences, load_fences, parse_fences
-from engine.messages import AiMessage
-from engine.policy import (
-    ContextPolicy,
-    PolicyFileError,
-    dump_policy,
-    effective_policy,
-    load_policy,
-    write_atomic,
-)
+from engine.fences import FenceRegistry, as_registry, dump_fences
+from engine.policy import ContextPolicy, PolicyFileError, dump_policy, get_defaults_profile, write_atomic
+from engine.replay import StepBuild, build_at_step
 from engine.result import BuildResult
-from engine.session import Session, SessionHeader, load_session
-from playground.notebook import html
+from engine.ticks import step_points
 from playground.notebook.controls import PolicyControls
 from playground.notebook.fences import FenceEditor
 from playground.notebook.schedule import Debouncer, Scheduler, loop_scheduler
-from playground.notebook.timeline import SeriesRunner, Steps, StepSample, Timeline
+from playground.notebook.sources import FencesInput, PathLike, PolicyInput, SessionInput, open_sources
+from playground.notebook.timeline import SeriesRunner, StepSample, Timeline
+from playground.notebook.views import ResultViews
 
 __all__ = ["Playground"]
-
-PathLike = str | os.PathLike[str]
-SessionInput = PathLike | Session | Sequence[AiMessage | dict[str, Any]]
 
 
 class Playground:
     """The playground in a notebook: `Playground("s.jsonl", policy="p.yaml", fences="f.yaml")`.
 
     `session` is a JSONL path, a loaded `Session` or a list of messages (AiMessage or dicts). `policy`
-    (a file, a ContextPolicy or a camelCase dict layer) and `fences` (a file or a registry) replace the
-    session header's. `debounce` is the delay in seconds between the last edit and the rebuild; 0 builds
-    at once, in the same call (tests). `.policy`, `.fences`, `.result` are the current objects.
+    (a file, a ContextPolicy or a camelCase dict layer) and `fences` (a file, a registry or descriptors)
+    replace the session header's. `debounce` is the delay in seconds between the last edit and the
+    rebuild; 0 builds at once, inside the edit (tests). `.policy`, `.fences`, `.result` are the current
+    objects; the other keyword arguments go to `build_context`.
     """
 
     def __init__(
         self,
         session: SessionInput,
-        policy: PathLike | ContextPolicy | dict[str, Any] | None = None,
-        fences: PathLike | FenceRegistry | Sequence[Any] | None = None,
+        policy: PolicyInput = None,
+        fences: FencesInput = None,
         *,
         defaults: str = "seed",
         debounce: float = 0.3,
         scheduler: Scheduler | None = None,
-        max_steps: int | None = None,
-        now: int | None = None,
-        tokenizer: Any = None,
-        summarizer: Any = None,
         show_dropped: bool = False,
+        **build_options: Any,
     ) -> None:
-        loaded = _session_of(session)
-        header = loaded.header
-        self.session_path = loaded.path
-        self.fence_file = Path(fences) if isinstance(fences, str | os.PathLike) else None
-        self.messages = list(loaded.messages)
-        self.header = header
+        self.sources = open_sources(session, policy, fences, defaults)
+        self.messages = self.sources.messages
         self.defaults = defaults
         self.builds = 0
-        self._build_options = {"tokenizer": tokenizer, "summarizer": summarizer, "now": now}
+        self._build_options = {
+            "honour_fence_descriptors": get_defaults_profile(defaults).honour_fence_descriptors,
+            **build_options,
+        }
+        self._points = step_points(self.messages)
         self._result: BuildResult | None = None
         self._series_stale = True
-        self._steps = Steps(self.messages, max_steps or (header.max_steps if header else None))
-        self._notes = [str(p) for p in loaded.problems]
         self._debouncer = Debouncer(self.refresh, debounce, scheduler or loop_scheduler)
-        self._series = SeriesRunner(
-            self._sample_at, self._show_series, None if debounce <= 0 else scheduler or loop_scheduler
-        )
-        self._make_widgets(_policy_of(policy, header, defaults), _fences_of(fences, header), show_dropped)
-        self._export_path.value = str(_default_export_path(policy, self.session_path))
+        later = None if debounce <= 0 else scheduler or loop_scheduler
+        self._series = SeriesRunner(self._sample_at, self._show_series, later)
+        self._make_widgets(show_dropped)
         self.refresh()
 
     # -- current objects --------------------------------------------------------------------------
@@ -102,7 +85,7 @@ class Playground:
         return self.fence_editor.registry
 
     @fences.setter
-    def fences(self, fences: FenceRegistry | None) -> None:
+    def fences(self, fences: FencesInput) -> None:
         self.fence_editor.set_registry(as_registry(fences))
         self._inputs_changed()
 
@@ -110,11 +93,13 @@ class Playground:
     def result(self) -> BuildResult:
         """The result for the current inputs (a pending rebuild runs first)."""
         self._debouncer.flush()
-        assert self._result is not None, "the first build failed; see .status"
+        if self._result is None:
+            raise RuntimeError(f"no build yet: {self.status.value}")
         return self._result
 
     @property
     def step(self) -> int:
+        """The 1-based step (LLM call) the views show; the last by default."""
         return self.timeline.step
 
     @step.setter
@@ -122,215 +107,127 @@ class Playground:
         self.timeline.slider.value = step
 
     @property
+    def step_count(self) -> int:
+        return len(self._points)
+
+    @property
     def series(self) -> list[StepSample]:
-        """Tokens per step under the current inputs (as far as built)."""
+        """Tokens per step under the current inputs (steps not built yet are built first)."""
+        self._debouncer.flush()
+        self._series.finish()
         return list(self._series.samples)
+
+    def build(self, policy: ContextPolicy | None = None, *, step: int | None = None) -> BuildResult:
+        """A build with another policy or at another step; the widgets are left as they are."""
+        return self._build(step or self.step, policy or self.policy)[0]
 
     # -- export -----------------------------------------------------------------------------------
 
     def export_yaml(self, path: PathLike, only_changed: bool = True) -> Path:
         """Write the policy as YAML, atomically; refuses to write over the session (or fence) file."""
         text = dump_policy(self.policy, only_changed=only_changed, defaults=self.defaults)
-        return write_atomic(path, text, protected=self._protected())
+        guarded = [p for p in (self.sources.session_path, self.sources.fences_path) if p is not None]
+        return write_atomic(path, text, protected=guarded)
 
     def export_fences_yaml(self, path: PathLike) -> Path:
         """Write the fence descriptors as YAML, atomically; never over the session file."""
-        text = dump_fences(self.fences or FenceRegistry())
-        return write_atomic(path, text, protected=[self.session_path] if self.session_path else [])
-
-    def _protected(self) -> list[PathLike]:
-        return [p for p in (self.session_path, self.fence_file) if p is not None]
+        guarded = [self.sources.session_path] if self.sources.session_path else []
+        return write_atomic(path, dump_fences(self.fences or FenceRegistry()), protected=guarded)
 
     def _export_clicked(self, _button: Any = None) -> None:
         try:
-            written = self.export_yaml(self._export_path.value, self._export_only_changed.value)
+            written = self.export_yaml(self.export_path.value, self.export_only_changed.value)
         except (PolicyFileError, OSError) as err:
-            self._export_status.value = f'<span style="color:#dc2626">{escape(str(err))}</span>'
+            self.export_status.value = f'<span style="color:#dc2626">{escape(str(err))}</span>'
             return
-        self._export_status.value = f"wrote {escape(str(written))}"
+        self.export_status.value = f"wrote {escape(str(written))}"
 
     # -- rebuilding -------------------------------------------------------------------------------
 
     def refresh(self) -> None:
         """Build with the current inputs and redraw (what the debouncer calls)."""
         try:
-            result = self._build(self.step)
+            result = self.build()
         except EngineError as err:
             self.status.value = f'<span style="color:#dc2626">not rebuilt: {escape(str(err))}</span>'
             return
         self._result = result
         self.builds += 1
-        self._render(result)
+        self.views.show(result)
+        self._show_header()
         if self._series_stale:
             self._series_stale = False
-            self._series.start(self._step_count())
+            self._series.start(self.step_count)
         else:
             self.timeline.show(self._series.samples, self._series.total)
 
+    def _edited(self, _new_value: Any) -> None:
+        self._inputs_changed()
+
     def _inputs_changed(self) -> None:
         self._series_stale = True
-        self.timeline.set_count(self._step_count())
         self._debouncer.trigger()
 
-    def _build(self, step: int) -> BuildResult:
-        policy = self.policy
-        prefix, tick = self._steps.inputs(step, policy.checkpoint.trigger_tool_name)
-        return build_context(prefix, policy, fences=self.fences, tick=tick, **self._build_options)
+    def _build(self, step: int, policy: ContextPolicy) -> tuple[BuildResult, str]:
+        """The build at a step and its timeline markers; the whole session when it has no LLM call."""
+        options = {"fences": self.fences, **self._build_options}
+        if not self._points:
+            return build_context(self.messages, policy, **options), ""
+        sources = self.sources
+        point, tick, result = build_at_step(
+            self.messages, step, policy, max_steps=sources.max_steps, available_tools=sources.available_tools,
+            **options,
+        )  # fmt: skip
+        return result, StepBuild(step, point, tick, result).markers
 
     def _sample_at(self, step: int) -> StepSample:
-        return StepSample.of(step, self._build(step))
-
-    def _step_count(self) -> int:
-        return len(self._steps.points(self.policy.checkpoint.trigger_tool_name))
+        return StepSample.of(step, *self._build(step, self.policy))
 
     def _show_series(self, samples: list[StepSample], total: int) -> None:
         self.timeline.show(samples, total)
 
     # -- widgets ----------------------------------------------------------------------------------
 
-    def _make_widgets(
-        self, policy: ContextPolicy, registry: FenceRegistry | None, show_dropped: bool
-    ) -> None:
-        self.controls = PolicyControls(
-            policy, defaults=self.defaults, on_change=lambda _p: self._inputs_changed()
-        )
-        self.fence_editor = FenceEditor(registry, on_change=lambda _r: self._inputs_changed())
-        self.timeline = Timeline(self._step_count())
+    def _make_widgets(self, show_dropped: bool) -> None:
+        self.controls = PolicyControls(self.sources.policy, defaults=self.defaults, on_change=self._edited)
+        self.fence_editor = FenceEditor(self.sources.fences, on_change=self._edited)
+        self.views = ResultViews(show_dropped=show_dropped)
+        self.timeline = Timeline(self.step_count)
         self.timeline.slider.observe(lambda _c: self._debouncer.trigger(), "value")
+        self.timeline.slider.add_class("lp-step-view")
         self.title = W.HTML()
         self.status = W.HTML()
-        scroll = W.Layout(max_height="760px", overflow="auto")
-        self.wire = W.HTML(layout=scroll)
-        self.budget = W.HTML()
-        self.events = W.HTML()
-        self.trace = W.HTML()
-        self.show_dropped = W.Checkbox(show_dropped, description="show dropped messages", indent=False)
-        self.show_dropped.observe(lambda _c: self._render_wire(), "value")
-        self.trace_picker = W.Dropdown(description="trace", options=[], layout=W.Layout(width="100%"))
-        self.trace_picker.observe(lambda _c: self._render_trace(), "value")
-        self._export_path = W.Text(description="export to", continuous_update=False)
-        self._export_only_changed = W.Checkbox(True, description="only changed", indent=False)
-        export = W.Button(description="Export", icon="save", tooltip="write the policy YAML (atomically)")
-        export.on_click(self._export_clicked)
-        self._export_button = export
-        self._export_status = W.HTML()
+        self.export_path = W.Text(
+            str(self.sources.export_path), description="export to", continuous_update=False
+        )
+        self.export_only_changed = W.Checkbox(True, description="only changed", indent=False)
+        self.export_button = W.Button(description="Export", icon="save", tooltip="write the policy YAML")
+        self.export_button.on_click(self._export_clicked)
+        self.export_status = W.HTML()
         self.widget = self._layout()
-        for widget, name in ((self.wire, "wire"), (self.budget, "budget"), (self.timeline.slider, "step")):
-            widget.add_class(f"lp-{name}-view")  # stable hooks for browser tests
 
     def _layout(self) -> W.VBox:
         self.controls.accordion.layout = W.Layout(max_height="640px", overflow="auto")
-        left = W.VBox(
-            [
-                self.controls.widget,
-                W.HBox([self._export_path, self._export_only_changed, self._export_button]),
-                self._export_status,
-            ],
-            layout=W.Layout(width="36%"),
-        )
-        middle = W.VBox([W.HTML("<b>WIRE</b>"), self.show_dropped, self.wire], layout=W.Layout(width="40%"))
-        right = W.VBox(
-            [
-                W.HTML("<b>BUDGET</b>"),
-                self.budget,
-                W.HTML("<b>EVENTS</b>"),
-                self.events,
-                self.trace_picker,
-                self.trace,
-            ],
-            layout=W.Layout(width="24%"),
-        )
+        export = W.HBox([self.export_path, self.export_only_changed, self.export_button])
+        left = W.VBox([self.controls.widget, export, self.export_status], layout=W.Layout(width="36%"))
+        middle, right = self.views.middle(), self.views.right()
+        middle.layout, right.layout = W.Layout(width="40%"), W.Layout(width="24%")
         fences = W.Accordion([self.fence_editor.widget], titles=("Fences",))
         fences.selected_index = 0 if self.fences else None
         return W.VBox([self.title, self.status, W.HBox([left, middle, right]), self.timeline.widget, fences])
 
-    def _render(self, result: BuildResult) -> None:
-        self.budget.value = html.budget_bar(result.tokens, result.summarization_check)
-        self.events.value = html.events_list(result)
-        self._render_wire()
-        self._update_trace_options(result)
-        count = self._step_count()
-        point = self._steps.points(self.policy.checkpoint.trigger_tool_name)
-        self.timeline.describe(point[min(self.step, count) - 1] if count else None, count)
-        self.title.value = self._title(count)
-        notes = "".join(f"<div>{escape(n)}</div>" for n in self._notes[:5])
+    def _show_header(self) -> None:
+        count, step = self.step_count, self.step
+        self.timeline.describe(self._points[step - 1] if count else None, count)
+        where = f"step {step}/{count}" if count else "whole session"
+        line = f"<b>linn-playground</b> · {escape(self.sources.title)} ({len(self.messages)} msgs) · "
+        line += f"defaults: {escape(self.defaults)} · {where}"
+        lesson = self.sources.lesson
+        if lesson:
+            line += f"<div style='color:#475569;white-space:pre-line'>{escape(lesson)}</div>"
+        self.title.value = line
+        notes = "".join(f"<div>{escape(note)}</div>" for note in self.sources.notes[:5])
         self.status.value = f'<div style="color:#b45309">{notes}</div>' if notes else ""
-
-    def _render_wire(self) -> None:
-        if self._result is not None:
-            self.wire.value = html.wire_cards(self._result, show_dropped=self.show_dropped.value)
-
-    def _render_trace(self) -> None:
-        chosen = self.trace_picker.value
-        if self._result is not None and chosen:
-            self.trace.value = html.trace_view(self._result, chosen)
-
-    def _update_trace_options(self, result: BuildResult) -> None:
-        options = [(_decision_label(d), d.message_id) for d in result.decisions]
-        chosen = self.trace_picker.value
-        self.trace_picker.options = options
-        ids = [value for _, value in options]
-        if chosen in ids:
-            self.trace_picker.value = chosen
-        elif ids:
-            self.trace_picker.value = ids[-1]
-        self._render_trace()
-
-    def _title(self, count: int) -> str:
-        name = (self.header.title if self.header else None) or (
-            self.session_path.name if self.session_path else "in-memory session"
-        )
-        lesson = self.header.lesson if self.header else None
-        step = f"step {self.step}/{count}" if count else "whole session"
-        line = f"<b>linn-playground</b> · {escape(name)} ({len(self.messages)} msgs) · defaults: "
-        line += f"{escape(self.defaults)} · {step}"
-        return line + (
-            f"<div style='color:#475569;white-space:pre-line'>{escape(lesson)}</div>" if lesson else ""
-        )
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
-
-
-def _decision_label(decision: Any) -> str:
-    where = "new" if decision.index < 0 else f"#{decision.index}"
-    fate = "kept" if decision.kept else "dropped"
-    return f"{where} {decision.role}·{decision.type} {decision.message_id} ({fate})"
-
-
-# -- inputs --------------------------------------------------------------------------------------
-
-
-def _session_of(session: SessionInput) -> Session:
-    if isinstance(session, Session):
-        return session
-    if isinstance(session, str | os.PathLike):
-        return load_session(session)
-    messages = [m if isinstance(m, AiMessage) else AiMessage.from_dict(m) for m in session]
-    return Session(None, None, messages)
-
-
-def _policy_of(policy: Any, header: SessionHeader | None, defaults: str) -> ContextPolicy:
-    if isinstance(policy, ContextPolicy):
-        return policy
-    if isinstance(policy, str | os.PathLike):
-        return load_policy(policy, defaults=defaults)
-    layer = policy if policy is not None else (header.context_policy if header else None)
-    return effective_policy(layer or {}, None, defaults)
-
-
-def _fences_of(fences: Any, header: SessionHeader | None) -> FenceRegistry | None:
-    if isinstance(fences, str | os.PathLike):
-        return load_fences(fences)
-    if fences is not None:
-        return as_registry(fences)
-    listed = header.fences if header else None
-    return parse_fences(listed, "session header") if listed else None
-
-
-def _default_export_path(policy: Any, session_path: Path | None) -> Path:
-    if isinstance(policy, str | os.PathLike):
-        return Path(policy)
-    if session_path is not None:
-        return session_path.with_name(f"{session_path.stem}.policy.yaml")
-    return Path("policy.yaml")

@@ -233,7 +233,8 @@ def budget_bar(tokens: TokenAccount, check: dict[str, Any] | None = None) -> str
         'border-color:#7c3aed"></div>'
     )
     bar = f'<div class="lp-bar">{segments}{reserved}{trigger}</div>'
-    return f'{STYLE}<div class="lp-view lp-budget">{bar}{_budget_table(tokens, order)}{_trigger(check)}</div>'
+    body = bar + _budget_table(tokens, order) + _trigger(check, tokens)
+    return f'{STYLE}<div class="lp-view lp-budget">{body}</div>'
 
 
 def _row(*cells: str) -> str:
@@ -272,19 +273,24 @@ def _budget_table(tokens: TokenAccount, order: list[str]) -> str:
     return f'<table class="lp-table">{"".join(rows)}</table>{over}{backend}'
 
 
-def _trigger(check: dict[str, Any] | None) -> str:
-    """Both stages of the summarization trigger: used/available, then the content count (spec §9 D8)."""
+def _trigger(check: dict[str, Any] | None, tokens: TokenAccount) -> str:
+    """Both stages of linnkit's summarization trigger, with their numbers (spec §5.4, §9 D8)."""
     if not check:
         return ""
-    used, available = check["used"], check["available"]
-    stage1 = "passed" if check["precheckPassed"] else "not reached"
-    share = _percent(used, available)
-    line = f"summarization precheck: {tokens_text(used)} of {tokens_text(available)} ({share}) → {stage1}"
-    if check.get("contentTokens") is not None:
+    used, available, threshold = check["used"], check["available"], check["threshold"]
+    ratio = _percent(tokens.trigger_tokens, tokens.total_budget)
+    stage1 = "passed" if check["precheckPassed"] else "stop"
+    lines = [
+        f"summarization stage 1: kept {tokens_text(used)} ÷ remaining {tokens_text(available)} = "
+        f"{_percent(used, available)} (trigger {ratio}) → {stage1}"
+    ]
+    if check["precheckPassed"] and check.get("contentTokens") is None:
+        lines.append(f"stage 2: kept {tokens_text(used)} < 0.9 × {tokens_text(threshold)} → not fired")
+    elif check["precheckPassed"]:
         verdict = "fired" if check["fired"] else "not fired"
-        content, trigger = tokens_text(check["contentTokens"]), tokens_text(check["threshold"])
-        line += f"; content {content} vs trigger {trigger} → {verdict}"
-    return f'<div class="lp-muted lp-trigger">{line}</div>'
+        content = tokens_text(check["contentTokens"])
+        lines.append(f"stage 2: content-only count {content} vs {tokens_text(threshold)} → {verdict}")
+    return "".join(f'<div class="lp-muted lp-trigger">{escape(line)}</div>' for line in lines)
 
 
 # -- events and trace --------------------------------------------------------------------------------

@@ -1,72 +1,41 @@
 """The step slider and the tokens-per-step chart.
 
 A step is one LLM call of the session (`engine.ticks.step_points`): the build at step k sees the prefix
-that call saw and its tick, so reminders fire as they would have. The chart needs a build per step;
-`SeriesRunner` does them in slices on the kernel's loop so slider moves are not held up, and a newer
-run replaces an older one (latest wins). With no scheduler it runs them all at once (tests, scripts).
+that call saw and its tick (`engine.replay.build_at_step`), so reminders fire as they would have. The
+chart needs a build per step; `SeriesRunner` does them in slices on the kernel's loop so slider moves
+are not held up, and a newer run replaces an older one (latest wins). With no scheduler it runs them
+all at once (tests, scripts).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import ipywidgets as W
 
-from engine.messages import AiMessage
-from engine.reminders import DEFAULT_MAX_STEPS
 from engine.result import BuildResult
-from engine.ticks import StepPoint, TickState, step_points, tick_at
+from engine.ticks import StepPoint
 from playground.notebook.html import STYLE, step_chart
 from playground.notebook.schedule import Handle, Scheduler
 
-__all__ = ["SeriesRunner", "StepSample", "Steps", "Timeline", "markers_of"]
+__all__ = ["SeriesRunner", "StepSample", "Timeline"]
 
 
 @dataclass(frozen=True, slots=True)
 class StepSample:
-    """One point of the chart."""
+    """One point of the chart; `markers` as `engine.replay.StepBuild.markers` (S, C, R, !)."""
 
     step: int  # 1-based
     final_tokens: int
     total_budget: int
     trigger_tokens: float
-    markers: str  # S summarization, C checkpoint, R reminder, ! build failed
+    markers: str
 
     @classmethod
-    def of(cls, step: int, result: BuildResult) -> StepSample:
+    def of(cls, step: int, result: BuildResult, markers: str) -> StepSample:
         tokens = result.tokens
-        return cls(step, tokens.final_tokens, tokens.total_budget, tokens.trigger_tokens, markers_of(result))
-
-
-def markers_of(result: BuildResult) -> str:
-    kinds = {event.kind for event in result.events}
-    marks = [("S", "summarization" in kinds), ("C", "checkpoint" in kinds)]
-    marks += [("R", bool(result.reminder.hit_rule_ids)), ("!", result.error is not None)]
-    return "".join(mark for mark, present in marks if present)
-
-
-class Steps:
-    """The step points of a session and the build inputs at each (1-based) step."""
-
-    def __init__(self, messages: Sequence[AiMessage], max_steps: int | None = None) -> None:
-        self.messages = list(messages)
-        self.max_steps = max_steps or DEFAULT_MAX_STEPS
-        self._points: dict[str, list[StepPoint]] = {}
-
-    def points(self, checkpoint_tool_name: str) -> list[StepPoint]:
-        if checkpoint_tool_name not in self._points:
-            self._points[checkpoint_tool_name] = step_points(self.messages, checkpoint_tool_name)
-        return self._points[checkpoint_tool_name]
-
-    def inputs(self, step: int, checkpoint_tool_name: str) -> tuple[list[Any], TickState | None]:
-        """The prefix and tick of a step; the whole session and no tick when it has no LLM call."""
-        points = self.points(checkpoint_tool_name)
-        if not points:
-            return self.messages, None
-        point = points[min(max(step, 1), len(points)) - 1]
-        return tick_at(self.messages, point, self.max_steps, checkpoint_tool_name=checkpoint_tool_name)
+        return cls(step, tokens.final_tokens, tokens.total_budget, tokens.trigger_tokens, markers)
 
 
 class Timeline:
@@ -90,11 +59,6 @@ class Timeline:
     @property
     def step(self) -> int:
         return self.slider.value
-
-    def set_count(self, count: int) -> None:
-        last = max(count, 1)
-        self.slider.max = last
-        self.slider.disabled = count <= 1
 
     def describe(self, point: StepPoint | None, count: int) -> None:
         if point is None:
@@ -145,6 +109,13 @@ class SeriesRunner:
             self.on_progress(self.samples, total)
             return
         self._next(self._run)
+
+    def finish(self) -> None:
+        """Build the steps still missing now."""
+        if not self.done:
+            self.cancel()
+            self.samples += [self.build(step) for step in range(len(self.samples) + 1, self.total + 1)]
+            self.on_progress(self.samples, self.total)
 
     def cancel(self) -> None:
         if self._handle is not None:

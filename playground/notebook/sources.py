@@ -1,0 +1,110 @@
+"""What a Playground opens: a session (file, `Session` or messages), a policy and fences (files or objects).
+
+Files are read by `playground.inputs.load_inputs`, as the CLI and the TUI read them: a policy file
+replaces the policy in the session header, a fence file the header's descriptors. Objects given
+directly replace them the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.fences import FenceRegistry, as_registry, load_fences
+from engine.messages import AiMessage
+from engine.policy import ContextPolicy, effective_policy, read_policy_layer
+from engine.reminders import DEFAULT_MAX_STEPS
+from engine.session import Session
+from playground.inputs import header_dict, load_inputs
+
+__all__ = ["Sources", "open_sources"]
+
+PathLike = str | os.PathLike[str]
+SessionInput = PathLike | Session | Sequence[AiMessage | dict[str, Any]]
+PolicyInput = PathLike | ContextPolicy | dict[str, Any] | None
+FencesInput = PathLike | FenceRegistry | Sequence[Any] | None
+
+
+@dataclass(slots=True)
+class Sources:
+    messages: list[AiMessage]
+    header: dict[str, Any]
+    policy: ContextPolicy
+    fences: FenceRegistry | None
+    session_path: Path | None = None
+    policy_path: Path | None = None
+    fences_path: Path | None = None
+    notes: list[str] = field(default_factory=list)  # what was wrong with the session file
+
+    @property
+    def title(self) -> str:
+        name = self.header.get("title") or (self.session_path.name if self.session_path else None)
+        return str(name or "in-memory session")
+
+    @property
+    def lesson(self) -> str | None:
+        lesson = self.header.get("lesson")
+        return lesson if isinstance(lesson, str) else None
+
+    @property
+    def max_steps(self) -> int:
+        steps = self.header.get("maxSteps")
+        return steps if isinstance(steps, int) and steps >= 1 else DEFAULT_MAX_STEPS
+
+    @property
+    def available_tools(self) -> tuple[str, ...]:
+        return tuple(self.header.get("availableTools") or ())
+
+    @property
+    def export_path(self) -> Path:
+        """Where the Export button writes by default: the policy file, else beside the session."""
+        if self.policy_path is not None:
+            return self.policy_path
+        if self.session_path is not None:
+            return self.session_path.with_name(f"{self.session_path.stem}.policy.yaml")
+        return Path("policy.yaml")
+
+
+def _is_path(value: Any) -> bool:
+    return isinstance(value, str | os.PathLike)
+
+
+def open_sources(session: SessionInput, policy: PolicyInput, fences: FencesInput, defaults: str) -> Sources:
+    """Resolve the Playground's arguments; raises the loaders' errors (they name file, line, field)."""
+    policy_file = Path(policy) if _is_path(policy) else None
+    fence_file = Path(fences) if _is_path(fences) else None
+    if _is_path(session):
+        inputs = load_inputs(session, policy_file, fence_file, defaults)
+        loaded, header = inputs.session, inputs.header
+        chosen_policy, chosen_fences = inputs.policy, inputs.fences
+    else:
+        loaded = session if isinstance(session, Session) else _in_memory(session)
+        header = header_dict(loaded)
+        layer = read_policy_layer(policy_file) if policy_file else header.get("contextPolicy") or {}
+        chosen_policy = effective_policy(layer, None, defaults)
+        listed = header.get("fences")
+        chosen_fences = load_fences(fence_file) if fence_file else as_registry(listed) if listed else None
+    if isinstance(policy, ContextPolicy):
+        chosen_policy = policy
+    elif isinstance(policy, dict):
+        chosen_policy = effective_policy(policy, None, defaults)
+    if fences is not None and fence_file is None:
+        chosen_fences = as_registry(fences)
+    notes = [str(problem) for problem in loaded.problems]
+    return Sources(
+        list(loaded.messages),
+        header,
+        chosen_policy,
+        chosen_fences,
+        loaded.path,
+        policy_file,
+        fence_file,
+        notes,
+    )
+
+
+def _in_memory(messages: Sequence[AiMessage | dict[str, Any]]) -> Session:
+    return Session(None, None, [m if isinstance(m, AiMessage) else AiMessage.from_dict(m) for m in messages])
