@@ -505,3 +505,78 @@ def test_step_chart_draws_one_bar_per_step():
 def test_tokens_text_groups_thousands():
     assert html.tokens_text(18412) == f"18{NNBSP}412"
     assert html.tokens_text(999.6) == f"1{NNBSP}000"
+
+
+# -- sources and other entry points -----------------------------------------------------------------
+
+
+def test_in_memory_session_with_policy_and_fence_files(tmp_path):
+    (tmp_path / "p.yaml").write_text("budget:\n  maxTokens: 5000\n")
+    (tmp_path / "f.yaml").write_text(
+        "- kind: memory-context\n  llmRole: user\n  placement: before-current-user\n  lifetime: persisted\n"
+    )
+    pg = Playground(two_runs(), tmp_path / "p.yaml", tmp_path / "f.yaml", debounce=0, now=0)
+    assert pg.policy.budget.max_tokens == 5000
+    assert pg.fences.kinds() == ["memory-context"]
+    assert pg.export_path.value == str(tmp_path / "p.yaml")
+    assert "in-memory session (15 msgs)" in pg.title.value
+
+
+def test_header_steps_tools_and_load_problems(tmp_path):
+    session = tmp_path / "s.jsonl"
+    write_session(session, tool_loop(12), title="Streak", maxSteps=28, availableTools=["context_checkpoint"])
+    with session.open("a") as handle:
+        handle.write('{"id": "m1", "role": "user", "type": "tool_calls"}\n')
+    pg = Playground(session, debounce=0, now=0)
+    assert (pg.sources.max_steps, pg.sources.available_tools) == (28, ("context_checkpoint",))
+    assert pg.status.value == (
+        f'<div style="color:#b45309"><div>{session}:28: role/type: unknown role/type pair '
+        "&quot;user&quot;/&quot;tool_calls&quot;; &quot;tool_calls&quot; goes with role assistant</div></div>"
+    )
+    # the budget warning fires from stepCount floor(28 × 0.9) = 25 on, as the checkpoint tool is available
+    assert pg.result.reminder.hit_rule_ids == ("context_budget_warning",)  # step 13: stepCount 26
+    pg.step = 12  # stepCount 24
+    assert pg.result.reminder.hit_rule_ids == ()
+
+
+def test_build_with_another_policy_leaves_the_widgets_alone():
+    pg = playground()
+    builds, policy = pg.builds, pg.policy
+    other = pg.build(define_context_policy({"budget": {"maxTokens": 3000}}), step=2)
+    assert other.tokens.max_tokens == 3000
+    assert [card.message_id for card in other.cards] == ["s", "u1", "a0", "t0"]
+    assert (pg.builds, pg.policy, pg.step) == (builds, policy, 7)
+
+
+def test_linnkit_defaults_profile_marks_against_its_own_defaults():
+    pg = playground(defaults="linnkit-0.21")
+    assert pg.policy.budget.max_tokens == 232000
+    assert pg.policy.tool_history.retention_mode == "drop"
+    assert "●" not in pg.controls.editors[("budget", "maxTokens")].label.value
+    assert "defaults: linnkit-0.21" in pg.title.value
+
+
+def test_a_session_without_llm_calls_builds_whole():
+    pg = playground([msg("s", "system", "system_prompt", "hi")])
+    assert pg.step_count == 0 and pg.timeline.slider.disabled
+    assert [card.message_id for card in pg.result.cards] == ["s"]
+    assert "whole session" in pg.title.value
+    assert pg.series == []
+
+
+def test_loop_scheduler_runs_at_once_without_a_loop_and_later_within_one():
+    import asyncio
+
+    from playground.notebook.schedule import loop_scheduler
+
+    calls: list[str] = []
+    assert loop_scheduler(1.0, lambda: calls.append("now")) is None
+    assert calls == ["now"]
+
+    async def inside() -> None:
+        handle = loop_scheduler(60.0, lambda: calls.append("later"))
+        assert handle is not None
+        handle.cancel()
+
+    asyncio.run(inside())
+    assert calls == ["now"]
