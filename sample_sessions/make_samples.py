@@ -1369,21 +1369,16 @@ def _head(rows: list[dict[str, Any]]) -> str:
         "reopened",
         "csat",
     )
-    lines = ["   " + "  ".join(names)]
-    for n, r in enumerate(rows[:5]):
+    table = []
+    for r in rows[:5]:
         csat = "NaN" if r["csat"] is None else f"{r['csat']:.1f}"
-        cells = (
-            r["ticket_id"],
-            _date(r["day"]),
-            r["channel"],
-            r["product"],
-            r["priority"],
-            str(r["first_response_min"]),
-            f"{r['resolution_h']:.1f}",
-            str(r["reopened"]),
-            csat,
-        )
-        lines.append(f"{n:<3d}" + "  ".join(c.rjust(len(h)) for c, h in zip(cells, names, strict=True)))
+        day, hours = _date(r["day"]), f"{r['resolution_h']:.1f}"
+        table.append((r["ticket_id"], day, r["channel"], r["product"], r["priority"],
+                      str(r["first_response_min"]), hours, str(r["reopened"]), csat))  # fmt: skip
+    widths = [max(len(name), *(len(row[i]) for row in table)) for i, name in enumerate(names)]
+    lines = ["   " + "  ".join(name.rjust(w) for name, w in zip(names, widths, strict=True))]
+    for n, row in enumerate(table):
+        lines.append(f"{n:<3d}" + "  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
     return "\n".join(lines) + "\n\n(1200, 9)"
 
 
@@ -1406,16 +1401,19 @@ def _over_sla(rows: list[dict[str, Any]], keep: Callable[[dict], bool] = lambda 
     return f"{sum(r['resolution_h'] > 24 for r in chosen) / len(chosen):.1%}"
 
 
-def _two_way(rows: list[dict[str, Any]], row_key: Callable, col_key: Callable, cols: tuple[str, ...]) -> str:
-    """Share of tickets over the SLA, rows x columns (a pivot_table with aggfunc=mean)."""
-    names = sorted({row_key(r) for r in rows})
-    lines = [f"{'':<12s}" + "".join(f"{c:>12s}" for c in cols)]
-    for name in names:
+def _two_way(
+    rows: list[dict[str, Any]], keys: tuple[str, Callable, str, Callable], cols: tuple[str, ...]
+) -> str:
+    """Share of tickets over the SLA as pandas prints a pivot_table: (index name, index key, columns
+    name, column key) and the column labels in order."""
+    index_name, row_key, columns_name, col_key = keys
+    lines = [f"{columns_name:<12s}" + "".join(f"{c:>12s}" for c in cols), index_name]
+    for name in sorted({row_key(r) for r in rows}):
         cells = []
         for col in cols:
             cell = [r for r in rows if row_key(r) == name and col_key(r) == col]
-            share = sum(r["resolution_h"] > 24 for r in cell) / len(cell) if cell else float("nan")
-            cells.append(f"{share:12.2f}")
+            share = sum(r["resolution_h"] > 24 for r in cell) / len(cell) if cell else None
+            cells.append(f"{'NaN':>12s}" if share is None else f"{share:12.2f}")
         lines.append(f"{name:<12s}" + "".join(cells))
     return "\n".join(lines)
 
@@ -1486,10 +1484,6 @@ def checkpoint_midtask() -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return head, w.messages
 
 
-def _channel_reopened(r: dict[str, Any]) -> str:
-    return "reopened" if r["reopened"] else "first-time"
-
-
 def _checkpoint_exploration(w: Writer, rows: list[dict[str, Any]]) -> None:
     sla = "df['over_sla'] = df['resolution_h'] > 24\n"
     breached = sum(r["resolution_h"] > 24 for r in rows)
@@ -1505,7 +1499,7 @@ def _checkpoint_exploration(w: Writer, rows: list[dict[str, Any]]) -> None:
         ("channel", lambda r: r["channel"]),
         ("product", lambda r: r["product"]),
         ("priority", lambda r: r["priority"]),
-        ("reopened", lambda r: "yes" if r["reopened"] else "no"),
+        ("reopened", lambda r: str(r["reopened"])),
     ]
     for column, key in cuts:
         w.tools(
@@ -1530,7 +1524,9 @@ def _checkpoint_exploration(w: Writer, rows: list[dict[str, Any]]) -> None:
         python(
             "print(df.pivot_table('over_sla', 'channel', 'first_resp', aggfunc='mean').round(2))",
             _two_way(
-                rows, lambda r: r["channel"], _first_response_bucket, ("<30 min", "30-120 min", ">120 min")
+                rows,
+                ("channel", lambda r: r["channel"], "first_resp", _first_response_bucket),
+                ("<30 min", "30-120 min", ">120 min"),
             ),
         )
     )
@@ -1545,7 +1541,11 @@ def _checkpoint_exploration(w: Writer, rows: list[dict[str, Any]]) -> None:
     w.tools(
         python(
             "print(df.pivot_table('over_sla', 'product', 'reopened', aggfunc='mean').round(2))",
-            _two_way(rows, lambda r: r["product"], _channel_reopened, ("first-time", "reopened")),
+            _two_way(
+                rows,
+                ("product", lambda r: r["product"], "reopened", lambda r: str(r["reopened"])),
+                ("False", "True"),
+            ),
         )
     )
     summary = (
