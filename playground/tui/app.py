@@ -1,0 +1,78 @@
+"""The playground app: the composition root. Screens, panels and widgets live in their own modules.
+
+`make_app(inputs)` is the one factory, used by `linn-playground`, the Pilot tests and the snapshots.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from playground.inputs import PlaygroundInputs
+from playground.tui.commands import PlaygroundCommands
+from playground.tui.screens.help import HelpScreen
+from playground.tui.screens.main import MainScreen
+from playground.tui.screens.notice import NoticeScreen
+from playground.tui.workspace import Workspace
+
+DARK, LIGHT = "textual-dark", "textual-light"
+MAX_NOTICE_LINES = 200
+
+
+class PlaygroundApp(App[int]):
+    """See what the model receives for a session, and tune the policy that decides it."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "linn-playground"
+    COMMANDS = App.COMMANDS | {PlaygroundCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f1", "help", "Help", id="app.help", tooltip="What each panel and policy group does"),
+        Binding("ctrl+t", "toggle_theme", "Theme", show=False, id="app.theme", tooltip="Light or dark theme"),
+    ]
+
+    def __init__(self, inputs: PlaygroundInputs) -> None:
+        super().__init__()
+        self.inputs = inputs
+        self.workspace = Workspace(inputs)
+        self.main = MainScreen(self.workspace)
+
+    def get_default_screen(self) -> MainScreen:
+        return self.main
+
+    def on_mount(self) -> None:
+        self.theme = DARK
+        problems = self.inputs.session.problems
+        if problems:
+            self.push_screen(load_notice(self.inputs))
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_toggle_theme(self) -> None:
+        self.theme = LIGHT if self.theme == DARK else DARK
+
+
+def load_notice(inputs: PlaygroundInputs) -> NoticeScreen:
+    """The lines of the session file that were skipped or loaded with a warning."""
+    session = inputs.session
+    lines = [str(p) for p in session.problems[:MAX_NOTICE_LINES]]
+    if len(session.problems) > MAX_NOTICE_LINES:
+        lines.append(f"… and {len(session.problems) - MAX_NOTICE_LINES} more")
+    skipped, warned = len(session.errors), len(session.warnings)
+    title = f"The session opened with problems: {skipped} line(s) skipped, {warned} loaded with a warning"
+    footer = f"{len(session.messages)} messages loaded. `linn-playground validate` prints this list too."
+    return NoticeScreen(title, lines, footer)
+
+
+def make_app(inputs: PlaygroundInputs) -> PlaygroundApp:
+    return PlaygroundApp(inputs)
+
+
+def run_app(inputs: PlaygroundInputs) -> int:
+    """Run the playground until the user quits; the exit code."""
+    app = make_app(inputs)
+    app.run()
+    return app.return_code or 0

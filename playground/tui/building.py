@@ -1,0 +1,105 @@
+"""What the playground's workers run: one build, or the per-step series for the timeline.
+
+Plain Python (no Textual): a request is a frozen snapshot of the workspace, so a worker thread never
+reads state the UI thread is changing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+from engine.build import build_context
+from engine.errors import EngineError
+from engine.fences import FenceError, FenceRegistry
+from engine.messages import AiMessage
+from engine.policy import ContextPolicy
+from engine.replay import StepBuild
+from engine.result import BuildResult
+from engine.ticks import StepPoint, TickState, tick_at
+from engine.wire import to_anthropic
+
+BUILD_ERRORS = (EngineError, FenceError, ValueError)
+
+
+@dataclass(frozen=True, slots=True)
+class BuildRequest:
+    """Everything one build needs; `generation` orders results (a newer one wins)."""
+
+    generation: int
+    messages: tuple[AiMessage, ...]
+    policy: ContextPolicy
+    fences: FenceRegistry | None
+    tick: TickState | None
+    honour_fence_descriptors: bool = True
+    policy_changed: bool = True  # a new policy (or fences): the timeline must be recomputed
+
+
+@dataclass(frozen=True, slots=True)
+class BuildOutcome:
+    request: BuildRequest
+    result: BuildResult | None
+    anthropic: dict[str, Any] | None = None
+    error: str | None = None  # the engine's message when the policy cannot run
+
+    @property
+    def generation(self) -> int:
+        return self.request.generation
+
+
+def run_build(request: BuildRequest) -> BuildOutcome:
+    """Build; a policy the engine refuses comes back as `error` (the engine's own message)."""
+    try:
+        result = build_context(
+            list(request.messages),
+            request.policy,
+            fences=request.fences,
+            tick=request.tick,
+            honour_fence_descriptors=request.honour_fence_descriptors,
+        )
+    except BUILD_ERRORS as error:
+        return BuildOutcome(request, None, error=str(error))
+    return BuildOutcome(request, result, to_anthropic(result.wire))
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineRequest:
+    generation: int
+    messages: tuple[AiMessage, ...]
+    points: tuple[StepPoint, ...]
+    policy: ContextPolicy
+    fences: FenceRegistry | None
+    max_steps: int
+    available_tools: tuple[str, ...]
+    honour_fence_descriptors: bool = True
+
+
+TimelinePoint = tuple[int, int, int, str]  # step, final tokens, total budget, markers (S, C, R, !)
+
+
+def timeline_points(
+    request: TimelineRequest,
+    stop: Callable[[], bool] = lambda: False,
+    lock: AbstractContextManager[Any] | None = None,
+) -> Iterator[TimelinePoint]:
+    """Build at every step point and yield its numbers; ends early once `stop()` is true.
+
+    Each step's build holds `lock` (the one the main build takes), so a build the user is waiting for
+    waits at most one step of the timeline.
+    """
+    for number, point in enumerate(request.points, start=1):
+        prefix, tick = tick_at(request.messages, point, request.max_steps, request.available_tools)
+        with lock or nullcontext():
+            if stop():
+                return
+            result = build_context(
+                prefix,
+                request.policy,
+                fences=request.fences,
+                tick=tick,
+                honour_fence_descriptors=request.honour_fence_descriptors,
+            )
+        markers = StepBuild(number, point, tick, result).markers
+        yield number, result.tokens.final_tokens, result.tokens.total_budget, markers

@@ -1,0 +1,25 @@
+"""Messages the workers post to the main screen (workers never touch widgets)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from playground.tui.building import BuildOutcome, TimelinePoint
+
+
+@dataclass
+class BuildFinished(Message):
+    """A build ended (with a result, or with the engine's refusal)."""
+
+    outcome: BuildOutcome
+
+
+@dataclass
+class TimelineProgress(Message):
+    """The per-step numbers computed so far for the policy version `version`."""
+
+    version: int
+    points: list[TimelinePoint]
+    done: bool

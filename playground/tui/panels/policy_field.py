@@ -1,0 +1,119 @@
+"""One policy field: its label (● when it differs from the defaults), its control, the engine's error."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Label, Static
+
+from engine.policy import ControlSpec
+from playground.tui.panels.field_controls import ControlError, ListControl, ValueChanged, make_control
+
+CHANGED_MARK = "●"
+WIDE_KINDS = ("list", "optional-list", "json")
+
+
+class PolicyField(Vertical):
+    """Posts `Edited` with the picked value, or `ResetRequested`; `show` syncs it to the policy quietly."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "r", "reset", "Reset field", id="policy.reset_field", tooltip="Put this field back at its default"
+        ),
+    ]
+
+    DEFAULT_CSS = """
+    PolicyField {
+        height: auto;
+        & > Horizontal { height: auto; }
+        & .policy-field--label { width: 24; color: $text-muted; }
+        &.-changed .policy-field--label { color: $text; text-style: bold; }
+        &:focus-within .policy-field--label { color: $accent; }
+        & .policy-field--error { display: none; color: $error; padding-left: 2; }
+        &.-error .policy-field--error { display: block; }
+        &.-error .policy-field--label { color: $error; }
+    }
+    """
+
+    class Edited(Message):
+        """The user set `path` to `value` (not yet checked by the engine)."""
+
+        def __init__(self, field: PolicyField, value: Any) -> None:
+            super().__init__()
+            self.field = field
+            self.path = field.spec.path
+            self.value = value
+
+        @property
+        def control(self) -> PolicyField:
+            return self.field
+
+    class ResetRequested(Message):
+        def __init__(self, field: PolicyField) -> None:
+            super().__init__()
+            self.field = field
+            self.path = field.spec.path
+
+        @property
+        def control(self) -> PolicyField:
+            return self.field
+
+    def __init__(self, spec: ControlSpec, value: Any) -> None:
+        super().__init__(id="field-" + spec.key.replace(".", "-"))
+        self.spec = spec
+        self.value = value
+        self.changed = False
+        self._picked_since_show = False  # the control may show a value the engine has not accepted
+        self.input = make_control(spec, value)
+        self._label = Label(spec.label, classes="policy-field--label")
+        self._label.tooltip = f"{spec.key}\n{spec.help}"
+        self._error = Static("", classes="policy-field--error")
+
+    def compose(self) -> ComposeResult:
+        if self.spec.kind in WIDE_KINDS:
+            yield self._label
+            yield self.input
+        else:
+            with Horizontal():
+                yield self._label
+                yield self.input
+        yield self._error
+
+    def show(self, value: Any, changed: bool, error: str | None) -> None:
+        """Reflect the policy's value, whether it differs from the defaults, and the engine's error."""
+        if value != self.value or self._picked_since_show:
+            self.value, self._picked_since_show = value, False
+            self.input.write(value)
+        if changed != self.changed:
+            self.changed = changed
+            self._label.update(f"{CHANGED_MARK} {self.spec.label}" if changed else self.spec.label)
+            self.set_class(changed, "-changed")
+        self.show_error(error)
+
+    def show_error(self, error: str | None) -> None:
+        self._error.update(error or "")
+        self.set_class(bool(error), "-error")
+
+    def set_choices(self, extra: list[str]) -> None:
+        if isinstance(self.input, ListControl):
+            self.input.set_choices(extra)
+
+    def action_reset(self) -> None:
+        self.post_message(self.ResetRequested(self))
+
+    @on(ValueChanged)
+    def _picked(self, event: ValueChanged) -> None:
+        event.stop()
+        if event.value != self.value:
+            self._picked_since_show = True
+            self.post_message(self.Edited(self, event.value))
+
+    @on(ControlError)
+    def _bad_text(self, event: ControlError) -> None:
+        event.stop()
+        self.show_error(event.error)

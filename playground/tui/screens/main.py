@@ -1,0 +1,392 @@
+"""The main screen: policy and fences on the left, the wire in the middle, the budget on the right,
+events and the timeline below. Its handlers own the workspace; its workers only build and post."""
+
+from __future__ import annotations
+
+import threading
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from engine.fences import FenceError
+from engine.policy import PolicyValidationError, control_for, dump_policy
+from engine.result import BuildResult
+from playground.compare import compare_builds
+from playground.tui.building import BuildRequest, run_build, timeline_points
+from playground.tui.messages import BuildFinished, TimelineProgress
+from playground.tui.panels.compare_panel import ComparePanel
+from playground.tui.panels.fence_panel import FencePanel
+from playground.tui.panels.policy_field import PolicyField
+from playground.tui.panels.policy_panel import PolicyGroup, PolicyPanel
+from playground.tui.panels.top_bar import TopBar
+from playground.tui.screens.export import ExportScreen
+from playground.tui.screens.fence_form import NEW_FENCE, FenceForm
+from playground.tui.screens.path_prompt import PathPrompt
+from playground.tui.screens.trace import TraceScreen
+from playground.tui.widgets import BudgetBar, EventsView, Timeline, WireView
+from playground.tui.workspace import Workspace
+
+Path = tuple[str, ...]
+TIMELINE_BATCH = 16  # steps per progress message
+
+
+def _bind(key: str, action: str, text: str, id: str, tooltip: str, show: bool = True) -> Binding:
+    return Binding(key, action, text, show=show, id=f"main.{id}", tooltip=tooltip)
+
+
+class MainScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        _bind(
+            "ctrl+s", "export", "Export", "export", "Export the policy (YAML or AgentSpec JSON) or the fences"
+        ),
+        _bind("ctrl+o", "open_policy", "Open policy", "open_policy", "Load a policy YAML or JSON file"),
+        _bind("a", "pin", "Pin A", "pin", "Pin the current build as A and compare the next builds with it"),
+        _bind("A", "unpin", "Unpin", "unpin", "Forget the pinned build", show=False),
+        _bind("c", "toggle_compare", "Compare", "compare", "Switch between the wire and the comparison"),
+        _bind("t", "trace", "Trace", "trace", "Explain the highlighted message's fate"),
+        _bind("d", "toggle_dropped", "Dropped", "dropped", "Show or hide dropped messages in the wire"),
+        _bind("w", "toggle_shape", "Wire shape", "shape", "OpenAI or Anthropic message shape"),
+        _bind("left_square_bracket", "step(-1)", "Step −", "step_back", "Build at the previous step"),
+        _bind("right_square_bracket", "step(1)", "Step +", "step_on", "Build at the next step"),
+        _bind(
+            "ctrl+r",
+            "reset_all",
+            "Reset all",
+            "reset_all",
+            "Put every policy field back at its default",
+            False,
+        ),
+        _bind("ctrl+d", "switch_defaults", "Defaults", "defaults", "Switch the defaults profile", False),
+    ]
+
+    def __init__(self, workspace: Workspace) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self.result: BuildResult | None = None
+        self.shown_generation = 0
+        self._schema_errors: dict[Path, str] = {}
+        self._engine_lock = threading.Lock()
+        self._timeline_version = 0
+        self._status = ("starting", "$text-muted")
+
+    def compose(self) -> ComposeResult:
+        yield TopBar(id="top-bar")
+        with Horizontal(id="body"):
+            with TabbedContent(id="left"):
+                with TabPane("Policy", id="tab-policy"):
+                    yield PolicyPanel(self.workspace.policy, id="policy")
+                with TabPane("Fences", id="tab-fences"):
+                    yield FencePanel(id="fences")
+            with TabbedContent(id="middle"):
+                with TabPane("Wire", id="tab-wire"):
+                    yield WireView(id="wire")
+                with TabPane("Compare", id="tab-compare"):
+                    yield ComparePanel(id="compare")
+            with Vertical(id="right"):
+                yield Static("BUDGET", classes="section-title")
+                yield BudgetBar(id="budget")
+        with Vertical(id="bottom"):
+            yield EventsView(id="events")
+            yield Timeline(id="timeline")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._show_fences()
+        self._show_placeholder_timeline()
+        self._policy_changed()
+        self.query_one(WireView).query_one("WireList").focus()
+
+    # -- building --------------------------------------------------------------------------------
+    def request_build(self, *, policy_changed: bool = True) -> None:
+        self._set_status("building…")
+        self._build(self.workspace.build_request(policy_changed=policy_changed))
+
+    @work(thread=True, exclusive=True, group="build", exit_on_error=False)
+    def _build(self, request: BuildRequest) -> None:
+        worker = get_current_worker()
+        with self._engine_lock:  # one build at a time: a burst of edits skips the stale ones
+            if worker.is_cancelled:
+                return
+            outcome = run_build(request)
+        self.post_message(BuildFinished(outcome))
+
+    @work(thread=True, exclusive=True, group="timeline", exit_on_error=False)
+    def _timeline(self, version: int) -> None:
+        worker = get_current_worker()
+        request = self.workspace.timeline_request()
+        points = []
+        for point in timeline_points(request, lambda: worker.is_cancelled, self._engine_lock):
+            points.append(point)
+            if len(points) % TIMELINE_BATCH == 0:
+                self.post_message(TimelineProgress(version, list(points), False))
+        if not worker.is_cancelled:
+            self.post_message(TimelineProgress(version, points, True))
+
+    @on(BuildFinished)
+    def _build_finished(self, message: BuildFinished) -> None:
+        outcome = message.outcome
+        if outcome.generation <= self.shown_generation:
+            return
+        self.shown_generation = outcome.generation
+        if outcome.result is None:
+            self._set_status(
+                f"the engine refused the policy: {outcome.error}; the last build is kept", "$error"
+            )
+            return
+        result = self.result = outcome.result
+        self.query_one(WireView).show(result, anthropic=outcome.anthropic)
+        self.query_one(EventsView).show(result)
+        self._show_comparison()
+        error = result.error
+        self._set_status(
+            f"build failed: {error.code}" if error else "ready", "$error" if error else "$success"
+        )
+        if outcome.request.policy_changed:
+            self._timeline_version += 1
+            self._timeline(self._timeline_version)
+
+    @on(TimelineProgress)
+    def _timeline_progress(self, message: TimelineProgress) -> None:
+        if message.version != self._timeline_version:
+            return
+        steps = len(self.workspace.points)
+        rest = [(n, 0, 0, "") for n in range(len(message.points) + 1, steps + 1)]
+        self.query_one(Timeline).show([*message.points, *rest], self.workspace.step)
+
+    def _show_placeholder_timeline(self) -> None:
+        points = [(n, 0, 0, "") for n in range(1, len(self.workspace.points) + 1)]
+        self.query_one(Timeline).show(points, self.workspace.step)
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            self._set_status(f"{event.worker.group} failed: {event.worker.error!r}", "$error")
+            self.notify(str(event.worker.error), title=f"{event.worker.group} failed", severity="error")
+
+    # -- policy ----------------------------------------------------------------------------------
+    def _policy_changed(self) -> None:
+        problems = self.workspace.problems()
+        self._sync_policy(problems)
+        if problems:
+            self._set_status(
+                "invalid policy: " + next(iter(problems.values())) + "; the last build is kept", "$error"
+            )
+            return
+        self.request_build()
+
+    def _sync_policy(self, problems: dict[Path, str]) -> None:
+        fences = self.workspace.fences.kinds() if self.workspace.fences else []
+        errors = {**problems, **self._schema_errors}
+        self.query_one(PolicyPanel).sync(self.workspace.policy, self.workspace.changed(), errors, fences)
+
+    @on(PolicyField.Edited)
+    def _edited(self, event: PolicyField.Edited) -> None:
+        try:
+            changed = self.workspace.edit(event.path, event.value)
+        except PolicyValidationError as error:
+            self._schema_errors[event.path] = "; ".join(issue.message for issue in error.issues)
+            self._sync_policy(self.workspace.problems())
+            return
+        cleared = self._schema_errors.pop(event.path, None) is not None
+        if changed:
+            self._policy_changed()
+        elif cleared:
+            self._sync_policy(self.workspace.problems())
+
+    @on(PolicyField.ResetRequested)
+    def _reset_field(self, event: PolicyField.ResetRequested) -> None:
+        self._schema_errors.pop(event.path, None)
+        self.workspace.reset_field(event.path)
+        self._policy_changed()
+
+    @on(PolicyGroup.ResetRequested)
+    def _reset_group(self, event: PolicyGroup.ResetRequested) -> None:
+        self.action_reset_group(event.key)
+
+    def action_reset_group(self, group: str) -> None:
+        self._schema_errors = {p: e for p, e in self._schema_errors.items() if p[0] != group}
+        self.workspace.reset_group(group)
+        self._policy_changed()
+
+    def action_reset_all(self) -> None:
+        self._schema_errors.clear()
+        self.workspace.reset_all()
+        self._policy_changed()
+        self.notify("every policy field is back at its default")
+
+    def action_switch_defaults(self) -> None:
+        self.workspace.switch_defaults("linnkit-0.21" if self.workspace.defaults == "seed" else "seed")
+        self._schema_errors.clear()
+        self._policy_changed()
+
+    def action_focus_field(self, key: str) -> None:
+        self.query_one("#left", TabbedContent).active = "tab-policy"
+        self.query_one(PolicyPanel).focus_field(control_for(tuple(key.split("."))).path)
+
+    def policy_loaded(self) -> None:
+        self._schema_errors.clear()
+        self._policy_changed()
+
+    # -- fences ----------------------------------------------------------------------------------
+    def _show_fences(self) -> None:
+        self.query_one(FencePanel).show(self.workspace.fences, self.workspace.fence_messages())
+
+    def fences_changed(self) -> None:
+        self._show_fences()
+        self._policy_changed()
+
+    @on(FencePanel.EditRequested)
+    def _edit_fence(self, event: FencePanel.EditRequested) -> None:
+        ws = self.workspace
+        if event.mode == "duplicate" and event.kind:
+            try:
+                ws.duplicate_fence(event.kind)
+            except FenceError as error:
+                self.notify(str(error), severity="error")
+                return
+            self.fences_changed()
+            return
+        if event.mode == "edit" and event.kind and ws.fences and (current := ws.fences.get(event.kind)):
+            title, start, apply = (
+                f"Edit fence {event.kind}",
+                current,
+                lambda d: ws.replace_fence(event.kind, d),
+            )
+        else:
+            title, start, apply = "New fence", NEW_FENCE, ws.add_fence
+        self.app.push_screen(FenceForm(title, start, apply), lambda d: self.fences_changed() if d else None)
+
+    def action_fence(self, mode: str) -> None:
+        self.query_one(FencePanel).action_request(mode)
+
+    def action_fence_delete(self) -> None:
+        self.query_one(FencePanel).action_delete()
+
+    @on(FencePanel.DeleteRequested)
+    def _delete_fence(self, event: FencePanel.DeleteRequested) -> None:
+        self.workspace.remove_fence(event.kind)
+        self.fences_changed()
+        self.notify(f"fence kind {event.kind} deleted; its session fences are now unregistered")
+
+    # -- steps, wire, compare, trace -------------------------------------------------------------
+    @on(Timeline.StepChanged)
+    def _step_changed(self, event: Timeline.StepChanged) -> None:
+        if self.workspace.set_step(event.step):
+            self._update_top_bar()
+            self.request_build(policy_changed=False)
+
+    def action_step(self, delta: int) -> None:
+        self.query_one(Timeline).action_move(delta)
+
+    def action_toggle_dropped(self) -> None:
+        self.query_one(WireView).action_toggle_dropped()
+
+    def action_toggle_shape(self) -> None:
+        self.query_one(WireView).action_toggle_shape()
+
+    def action_toggle_compare(self) -> None:
+        self._show_middle(
+            "tab-wire" if self.query_one("#middle", TabbedContent).active == "tab-compare" else "tab-compare"
+        )
+
+    def _show_middle(self, tab: str) -> None:
+        """Switch the middle panel and focus its list (focus left in the other tab would switch back)."""
+        self.query_one("#middle", TabbedContent).active = tab
+        target = self.query_one(ComparePanel).table if tab == "tab-compare" else self.query_one("WireList")
+        target.focus()
+
+    def action_pin(self) -> None:
+        if self.result is None:
+            self.notify("no build to pin yet", severity="warning")
+            return
+        self.workspace.pin(self.result)
+        self._show_comparison()
+        self._show_middle("tab-compare")
+        self.notify("pinned the current build as A")
+
+    def action_unpin(self) -> None:
+        self.workspace.unpin()
+        self._show_comparison()
+
+    def _show_comparison(self) -> None:
+        pinned, result = self.workspace.pinned, self.result
+        panel = self.query_one(ComparePanel)
+        self.query_one(BudgetBar).show(
+            result.tokens if result else None, pinned.result.tokens if pinned else None
+        )
+        self._update_top_bar()
+        if pinned is None or result is None:
+            panel.clear()
+            return
+        panel.show(compare_builds(pinned.result, result), self.workspace.changes_since_pin())
+
+    @on(WireView.MessageSelected)
+    def _message_selected(self, event: WireView.MessageSelected) -> None:
+        self.open_trace(event.message_id)
+
+    @on(EventsView.EventSelected)
+    def _event_selected(self, event: EventsView.EventSelected) -> None:
+        if event.event.message_ids:
+            self.open_trace(event.event.message_ids[0])
+
+    def action_trace(self) -> None:
+        message_id = self.query_one(WireView).highlighted_message_id
+        if message_id is None:
+            self.notify("highlight a message in the wire view first", severity="warning")
+            return
+        self.open_trace(message_id)
+
+    def open_trace(self, message_id: str) -> None:
+        if self.result is not None:
+            changed = dump_policy(self.workspace.policy, True, defaults=self.workspace.defaults)
+            self.app.push_screen(TraceScreen(self.result, message_id, changed))
+
+    # -- files -----------------------------------------------------------------------------------
+    def action_export(self, kind: str = "policy-changed") -> None:
+        def done(path: object) -> None:
+            if path is not None:
+                self.notify(f"wrote {path}", title="exported")
+
+        self.app.push_screen(ExportScreen(self.workspace, kind), done)
+
+    def action_open_policy(self) -> None:
+        ws = self.workspace
+        prompt = PathPrompt(
+            "Open a policy file (YAML or JSON)",
+            str(ws.suggested_path("policy-changed")),
+            "Open",
+            ws.load_policy_file,
+        )
+        self.app.push_screen(prompt, lambda path: self.policy_loaded() if path else None)
+
+    def action_open_fences(self) -> None:
+        ws = self.workspace
+        prompt = PathPrompt(
+            "Open a fence file (YAML)", str(ws.suggested_path("fences")), "Open", ws.load_fences_file
+        )
+        self.app.push_screen(prompt, lambda path: self.fences_changed() if path else None)
+
+    # -- status ----------------------------------------------------------------------------------
+    def _set_status(self, text: str, style: str = "$text-muted") -> None:
+        self._status = (text, style)
+        self._update_top_bar()
+
+    def _update_top_bar(self) -> None:
+        ws = self.workspace
+        self.query_one(TopBar).show(
+            title=ws.title,
+            messages=len(ws.messages),
+            defaults=ws.defaults,
+            step=ws.step,
+            steps=len(ws.points),
+            changed=len(ws.changed()),
+            pinned=ws.pinned is not None,
+            status=self._status[0],
+            status_style=self._status[1],
+        )

@@ -1,0 +1,280 @@
+"""The state the playground edits: policy, fences, defaults profile, step and the pinned build.
+
+Plain Python, owned by the main screen's handlers; workers only get frozen `BuildRequest`s from it.
+Every edit goes through the engine's own functions, so their errors are the ones the user sees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from engine.fences import FenceDescriptor, FenceError, FenceRegistry, dump_fences, load_fences
+from engine.messages import AiMessage
+from engine.policy import (
+    ContextPolicy,
+    changed_paths,
+    dump_policy,
+    effective_policy,
+    get_defaults_profile,
+    get_value,
+    policy_controls,
+    policy_diff,
+    read_policy_layer,
+    reset_group,
+    reset_path,
+    runtime_problems,
+    set_value,
+    write_atomic,
+)
+from engine.reminders import DEFAULT_MAX_STEPS
+from engine.result import BuildResult
+from engine.ticks import StepPoint, step_points, tick_at
+from playground.fence_placement import reinject
+from playground.inputs import SAMPLES_DIR, PlaygroundInputs
+from playground.tui.building import BuildRequest, TimelineRequest
+
+Path_ = tuple[str, ...]
+
+# kind -> (label, file suffix)
+EXPORTS: dict[str, tuple[str, str]] = {
+    "policy-changed": ("policy YAML, only what differs from the defaults", ".policy.yaml"),
+    "policy-full": ("policy YAML, every field", ".policy.yaml"),
+    "agent-spec": ("policy JSON for a linnkit AgentSpec.contextPolicy", ".policy.json"),
+    "fences": ("fence descriptors YAML", ".fences.yaml"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Pinned:
+    """Build A of a comparison, with the policy and step it was made with."""
+
+    result: BuildResult
+    policy: ContextPolicy
+    step: int | None
+
+
+class Workspace:
+    """What one playground window is looking at and editing."""
+
+    def __init__(self, inputs: PlaygroundInputs) -> None:
+        self.inputs = inputs
+        self.defaults = inputs.defaults
+        self.policy = inputs.policy
+        self.fences: FenceRegistry | None = inputs.fences.copy() if inputs.fences is not None else None
+        self._origins = {kind: kind for kind in (self.fences.kinds() if self.fences else [])}
+        self._messages: list[AiMessage] = list(inputs.session.messages)
+        self.points: list[StepPoint] = []
+        self.step: int | None = None
+        self.generation = 0
+        self.pinned: Pinned | None = None
+        self._refresh_points()
+        self.step = len(self.points) or None
+
+    # -- what is open ---------------------------------------------------------------------------
+    @property
+    def header(self) -> dict[str, Any]:
+        return self.inputs.header
+
+    @property
+    def title(self) -> str:
+        path = self.inputs.session.path
+        return str(self.header.get("title") or (path.name if path else "session"))
+
+    @property
+    def messages(self) -> list[AiMessage]:
+        """The session, with edited fence kinds re-placed by their descriptors."""
+        return self._messages
+
+    @property
+    def max_steps(self) -> int:
+        return int(self.header.get("maxSteps") or DEFAULT_MAX_STEPS)
+
+    @property
+    def available_tools(self) -> tuple[str, ...]:
+        return tuple(self.header.get("availableTools") or ())
+
+    @property
+    def honour_fence_descriptors(self) -> bool:
+        return get_defaults_profile(self.defaults).honour_fence_descriptors
+
+    def fence_messages(self) -> list[tuple[int, AiMessage]]:
+        return [(i, m) for i, m in enumerate(self._messages) if m.type == "context_injection"]
+
+    # -- requests for the workers -----------------------------------------------------------------
+    def build_request(self, *, policy_changed: bool = True) -> BuildRequest:
+        self.generation += 1
+        messages, tick = tuple(self._messages), None
+        if self.step is not None:
+            prefix, tick = tick_at(
+                self._messages, self.points[self.step - 1], self.max_steps, self.available_tools
+            )
+            messages = tuple(prefix)
+        return BuildRequest(
+            self.generation,
+            messages,
+            self.policy,
+            self.fences.copy() if self.fences is not None else None,
+            tick,
+            self.honour_fence_descriptors,
+            policy_changed,
+        )
+
+    def timeline_request(self) -> TimelineRequest:
+        return TimelineRequest(
+            self.generation,
+            tuple(self._messages),
+            tuple(self.points),
+            self.policy,
+            self.fences.copy() if self.fences is not None else None,
+            self.max_steps,
+            self.available_tools,
+            self.honour_fence_descriptors,
+        )
+
+    # -- steps ----------------------------------------------------------------------------------
+    def set_step(self, step: int | None) -> bool:
+        """Go to a 1-based step (clamped); True when it moved."""
+        if not self.points:
+            return False
+        step = min(max(step or 1, 1), len(self.points))
+        moved, self.step = step != self.step, step
+        return moved
+
+    def _refresh_points(self) -> None:
+        self.points = step_points(self._messages, self.policy.checkpoint.trigger_tool_name)
+        if self.step is not None:
+            self.step = min(self.step, len(self.points)) or None
+
+    # -- policy ---------------------------------------------------------------------------------
+    def _use_policy(self, policy: ContextPolicy) -> bool:
+        if policy == self.policy:
+            return False
+        self.policy = policy
+        self._refresh_points()
+        return True
+
+    def edit(self, path: Path_, value: Any) -> bool:
+        """Set one field; raises the engine's `PolicyValidationError`. True when the policy changed."""
+        return self._use_policy(set_value(self.policy, path, value))
+
+    def reset_field(self, path: Path_) -> bool:
+        return self._use_policy(reset_path(self.policy, path, self.defaults))
+
+    def reset_group(self, group: str) -> bool:
+        return self._use_policy(reset_group(self.policy, group, self.defaults))
+
+    def reset_all(self) -> bool:
+        return self._use_policy(effective_policy(None, None, self.defaults))
+
+    def changed(self) -> set[Path_]:
+        return changed_paths(self.policy, self.defaults)
+
+    def problems(self) -> dict[Path_, str]:
+        """The engine-config rules (§2.3) the policy fails, by field."""
+        return {p.path: p.message for p in runtime_problems(self.policy)}
+
+    def switch_defaults(self, name: str) -> None:
+        """Use another defaults profile, keeping the fields changed against the old one."""
+        changes = policy_diff(self.policy, self.defaults)
+        self.defaults = get_defaults_profile(name).name
+        self._use_policy(effective_policy(changes, None, self.defaults))
+
+    def load_policy_file(self, path: str | Path) -> None:
+        """Replace the policy by a file's layer over the defaults; raises `PolicyFileError`."""
+        self._use_policy(effective_policy(read_policy_layer(path), None, self.defaults))
+
+    # -- fences ---------------------------------------------------------------------------------
+    def _use_fences(self, registry: FenceRegistry, origins: dict[str, str]) -> None:
+        self.fences, self._origins = registry, origins
+        original = self.inputs.fences
+        changes = {}
+        for descriptor in registry:
+            origin = origins[descriptor.kind]
+            before = original.get(origin) if original is not None else None
+            placed = (descriptor.kind, descriptor.llm_role, descriptor.placement)
+            if before is None or (before.kind, before.llm_role, before.placement) != placed:
+                changes[origin] = descriptor
+        self._messages = reinject(self.inputs.session.messages, changes)
+        self._refresh_points()
+
+    def _registry(self) -> FenceRegistry:
+        return self.fences.copy() if self.fences is not None else FenceRegistry()
+
+    def add_fence(self, descriptor: FenceDescriptor) -> None:
+        """Register a new kind; raises the registry's `FenceError`."""
+        registry = self._registry()
+        registry.register(descriptor)
+        self._use_fences(registry, {**self._origins, descriptor.kind: descriptor.kind})
+
+    def replace_fence(self, kind: str, descriptor: FenceDescriptor) -> None:
+        """Change (and maybe rename) a kind; its session fences follow the new descriptor."""
+        registry = self._registry()
+        registry.replace(kind, descriptor)
+        origins = {k: v for k, v in self._origins.items() if k != kind}
+        self._use_fences(registry, {**origins, descriptor.kind: self._origins.get(kind, kind)})
+
+    def remove_fence(self, kind: str) -> None:
+        registry = self._registry()
+        registry.remove(kind)
+        self._use_fences(registry, {k: v for k, v in self._origins.items() if k != kind})
+
+    def duplicate_fence(self, kind: str) -> FenceDescriptor:
+        """Register a copy of `kind` as `<kind>-copy` (or `-copy-2`, ...) and return it."""
+        registry = self._registry()
+        source = registry.get(kind)
+        if source is None:
+            raise FenceError(f'Fence kind "{kind}" is not registered.')
+        names = (f"{kind}-copy", *(f"{kind}-copy-{n}" for n in range(2, len(registry) + 3)))
+        descriptor = replace(source, kind=next(name for name in names if name not in registry))
+        self.add_fence(descriptor)
+        return descriptor
+
+    def load_fences_file(self, path: str | Path) -> None:
+        """Replace the descriptors by a fence file's; raises `FenceError`."""
+        registry = load_fences(path)
+        self._use_fences(registry, {kind: kind for kind in registry.kinds()})
+
+    # -- export ---------------------------------------------------------------------------------
+    def export_text(self, kind: str) -> str:
+        if kind == "fences":
+            return dump_fences(self.fences or [])
+        if kind == "agent-spec":
+            return dump_policy(self.policy, True, "json", defaults=self.defaults)
+        return dump_policy(self.policy, kind == "policy-changed", "yaml", defaults=self.defaults)
+
+    def suggested_path(self, kind: str) -> Path:
+        """`<session-stem><suffix>` next to the session (in the working directory for a bundled sample)."""
+        session = self.inputs.session.path
+        suffix = EXPORTS[kind][1]
+        if session is None:
+            return Path.cwd() / f"playground{suffix}"
+        folder = Path.cwd() if session.resolve().parent == SAMPLES_DIR else session.parent
+        return folder / f"{session.stem}{suffix}"
+
+    def export(self, kind: str, path: str | Path) -> Path:
+        """Write atomically, never over the open session; raises `PolicyFileError` or `OSError`."""
+        protected = [self.inputs.session.path] if self.inputs.session.path else []
+        return write_atomic(path, self.export_text(kind), protected=protected)
+
+    # -- compare --------------------------------------------------------------------------------
+    def pin(self, result: BuildResult) -> None:
+        self.pinned = Pinned(result, self.policy, self.step)
+
+    def unpin(self) -> None:
+        self.pinned = None
+
+    def changes_since_pin(self) -> list[str]:
+        """What differs between the pinned build's inputs and the current ones, one line per field."""
+        if self.pinned is None:
+            return []
+        before, now = self.pinned.policy, self.policy
+        lines = [
+            f"{spec.key} {get_value(before, spec.path)!r} → {get_value(now, spec.path)!r}"
+            for spec in policy_controls()
+            if get_value(before, spec.path) != get_value(now, spec.path)
+        ]
+        if self.pinned.step != self.step:
+            lines.append(f"step {self.pinned.step} → {self.step}")
+        return lines

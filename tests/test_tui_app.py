@@ -1,0 +1,394 @@
+"""The playground app driven with Pilot on a small session (tests/tui_session.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Input, RadioButton, Select
+
+from engine.policy import load_policy
+from playground.inputs import load_inputs
+from playground.tui.app import PlaygroundApp, make_app
+from playground.tui.commands import palette_commands
+from playground.tui.panels.compare_panel import ComparePanel
+from playground.tui.panels.policy_field import PolicyField
+from playground.tui.screens.export import ExportScreen
+from playground.tui.screens.fence_form import FenceForm
+from playground.tui.screens.help import HelpScreen
+from playground.tui.screens.main import MainScreen
+from playground.tui.screens.notice import NoticeScreen
+from playground.tui.screens.trace import TraceScreen
+from playground.tui.widgets import BudgetBar, EventsView, Timeline, WireView
+from tests.tui_session import write_session
+
+SIZE = (160, 48)
+ALL_KEPT = ("sys", "u1", "a1", "t1", "a2", "t2", "f1", "u2", "a3", "t3", "a4", "t4", "a5", "t5")
+Scenario = Callable[[PlaygroundApp, Pilot], Awaitable[None]]
+
+
+async def settle(app: PlaygroundApp, pilot: Pilot) -> None:
+    """Wait until no worker runs and every posted message is handled (a build may start the timeline)."""
+    for _ in range(4):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def run(path: Path, scenario: Scenario) -> PlaygroundApp:
+    app = make_app(load_inputs(path))
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            await scenario(app, pilot)
+
+    asyncio.run(main())
+    return app
+
+
+def field(app: PlaygroundApp, key: str) -> PolicyField:
+    return app.main.query_one("#field-" + key.replace(".", "-"), PolicyField)
+
+
+async def focus_field(app: PlaygroundApp, pilot: Pilot, key: str) -> PolicyField:
+    app.main.action_focus_field(key)
+    await pilot.pause()
+    return field(app, key)
+
+
+def test_opens_the_session_at_its_last_step(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        main = app.main
+        assert isinstance(app.screen, MainScreen)
+        assert main.result is not None and main.result.kept_ids == ALL_KEPT
+        assert app.workspace.step == 7 and main.query_one(Timeline).step == 7
+        assert [p[1] for p in main.query_one(Timeline).points] == [41, 599, 677, 725, 1294, 1850, 1924]
+        assert [p[3] for p in main.query_one(Timeline).points] == ["", "", "R", "", "", "R", ""]
+        assert str(main.query_one("TopBar").render()) == (
+            "linn-playground ─ sales analysis (test) (16 msgs) ─ defaults: seed ─ step 7/7 ─ "
+            "● 4 changed ─ ready"
+        )
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_moving_a_slider_rebuilds_with_other_kept_messages_and_bars(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        main = app.main
+        before = main.result
+        slider = (await focus_field(app, pilot, "budget.maxTokens")).input
+        await pilot.press("left")
+        await settle(app, pilot)
+        assert slider.value == 3000
+        result = main.result
+        assert result is not before
+        assert result.tokens.max_tokens == 3000 and result.tokens.total_budget == 2600
+        assert result.kept_ids == ("sys", "a1", "t1", "a2", "t2", "u2", "a3", "t3", "a4", "t4", "a5", "t5")
+        assert main.query_one(BudgetBar).account is result.tokens
+        assert main.query_one(WireView).query_one("WireList").rows[1].message_id == "a1"
+        assert field(app, "budget.maxTokens").changed
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_a_burst_of_slider_moves_ends_on_the_last_value(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await focus_field(app, pilot, "budget.maxTokens")
+        await pilot.press(*["right"] * 12)
+        await settle(app, pilot)
+        assert app.workspace.policy.budget.max_tokens == 16000
+        assert app.main.result.tokens.max_tokens == 16000
+        assert app.main.shown_generation == app.workspace.generation
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_an_invalid_value_shows_the_engine_error_and_keeps_the_last_build(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        before = app.main.result
+        reserved = await focus_field(app, pilot, "budget.reservedForResponse")
+        await pilot.press("end")
+        await settle(app, pilot)
+        assert app.workspace.policy.budget.reserved_for_response == 128000
+        assert reserved.has_class("-error")
+        assert str(reserved.query_one(".policy-field--error").render()) == (
+            "reservedForResponse must be > 0 and < maxTokens"
+        )
+        assert app.main.result is before
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert not reserved.has_class("-error") and app.workspace.policy.budget.reserved_for_response == 2400
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_a_bad_json_value_is_refused_before_the_engine(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        rules = await focus_field(app, pilot, "mustKeep.truncationRules")
+        rules.input.value = "[{"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert str(rules.query_one(".policy-field--error").render()).startswith("not JSON: ")
+        rules.input.value = '[{"fenceKind": "memory-context", "maxBudgetFraction": 2}]'
+        await pilot.press("enter")
+        await settle(app, pilot)
+        error = str(rules.query_one(".policy-field--error").render())
+        assert "2 is above the maximum 1" in error
+        assert app.workspace.policy.must_keep.truncation_rules == []
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_reset_field_group_and_everything(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        ws = app.workspace
+        await focus_field(app, pilot, "budget.maxTokens")
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert ws.policy.budget.max_tokens == 120000 and ws.policy.budget.reserved_for_response == 400
+        await pilot.press("R")
+        await settle(app, pilot)
+        assert ws.policy.budget.reserved_for_response == 2400
+        assert len(ws.changed()) == 2
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        assert ws.changed() == set() and app.main.result.reminder.hit_rule_ids == ()
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_enabling_a_rule_shows_the_reminder(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        assert app.main.result.reminder.hit_rule_ids == ()
+        await focus_field(app, pilot, "systemReminder.thresholds.lastStepsHintThreshold")
+        await pilot.press("end")
+        await settle(app, pilot)
+        result = app.main.result
+        assert result.reminder.hit_rule_ids == ("last_steps_hint",)
+        assert result.cards[-1].marks == ("reminder",)
+        events = app.main.query_one(EventsView)
+        assert any(
+            "last_steps_hint" in str(events.get_option_at_index(i).prompt) for i in range(events.option_count)
+        )
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_the_step_control_changes_reminders(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        main = app.main
+        await pilot.press("left_square_bracket")
+        await settle(app, pilot)
+        assert app.workspace.step == 6 and main.query_one(Timeline).step == 6
+        assert main.result.reminder.hit_rule_ids == ("tool_call_streak_every_ten",)
+        assert main.result.kept_ids[-1] == "t4"
+        main.query_one(Timeline).focus()
+        await pilot.press("left")
+        await settle(app, pilot)
+        assert app.workspace.step == 5 and main.result.reminder.hit_rule_ids == ()
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_editing_a_fence_moves_its_wire_message(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        main = app.main
+        assert [c.message_id for c in main.result.cards][7] == "u2"
+        main.query_one("#left").active = "tab-fences"
+        table = main.query_one("#fence-descriptors")
+        table.focus()
+        await pilot.press("down", "e")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, FenceForm) and form.query_one("#fence-kind", Input).value == "memory-context"
+        form.query_one("#fence-placement", Select).value = "after-last-tool-result"
+        await pilot.click("#fence-save")
+        await settle(app, pilot)
+        cards = main.result.cards
+        assert cards[7].message_id == "u2" and cards[7].marks == ()
+        assert cards[-1].message_id == "f_mem" and cards[-1].marks == ("fence:memory-context",)
+        assert app.workspace.fences.get("memory-context").placement == "after-last-tool-result"
+        rows = [table.get_row_at(i)[2] for i in range(table.row_count)]
+        assert rows == ["after-system", "after-last-tool-result"]
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_fence_form_shows_the_registry_error(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        app.main.action_fence("add")
+        await pilot.pause()
+        form = app.screen
+        form.query_one("#fence-kind", Input).value = "Not Kebab"
+        await pilot.click("#fence-save")
+        await pilot.pause()
+        assert str(form.error.render()) == 'Fence kind "Not Kebab" must be kebab-case.'
+        kind = form.query_one("#fence-kind", Input)
+        kind.value = "time-context"
+        kind.focus()
+        await pilot.press("enter")  # a second click within 0.2 s would hit the button's press animation
+        await settle(app, pilot)
+        assert app.workspace.fences.kinds() == ["project-notes", "memory-context", "time-context"]
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_export_writes_yaml_that_loads_back_equal(tmp_path: Path) -> None:
+    session = write_session(tmp_path)
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await focus_field(app, pilot, "budget.maxTokens")
+        await pilot.press("left")
+        await settle(app, pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        export = app.screen
+        assert isinstance(export, ExportScreen)
+        path = export.query_one("#export-path", Input)
+        assert path.value == str(tmp_path / "sales.policy.yaml")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        app.screen.query(RadioButton)[2].value = True  # AgentSpec JSON
+        await pilot.pause()
+        assert app.screen.query_one("#export-path", Input).value == str(tmp_path / "sales.policy.json")
+        await pilot.press("enter")
+        await pilot.pause()
+
+    app = run(session, scenario)
+    written = (tmp_path / "sales.policy.yaml").read_text()
+    assert written.startswith("budget:\n  maxTokens: 3000\n  reservedForResponse: 400\n")
+    assert load_policy(tmp_path / "sales.policy.yaml") == app.workspace.policy
+    assert load_policy(tmp_path / "sales.policy.json") == app.workspace.policy
+
+
+def test_export_never_writes_over_the_session(tmp_path: Path) -> None:
+    session = write_session(tmp_path)
+    text = session.read_text()
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        export = app.screen
+        export.query_one("#export-path", Input).value = str(session)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is export
+        assert "refusing to overwrite a protected file" in str(export.query_one(".export--error").render())
+
+    run(session, scenario)
+    assert session.read_text() == text
+
+
+def test_open_policy_file(tmp_path: Path) -> None:
+    (tmp_path / "small.yaml").write_text("budget:\n  maxTokens: 3000\n")
+    (tmp_path / "bad.yaml").write_text("budget:\n  maxTokens: -1\n")
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        prompt = app.screen
+        prompt.query_one(Input).value = str(tmp_path / "bad.yaml")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert str(prompt.error.render()).endswith(
+            "bad.yaml: invalid policy:\n  budget.maxTokens: -1 must be greater than 0"
+        )
+        prompt.query_one(Input).value = str(tmp_path / "small.yaml")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, MainScreen)
+        assert app.main.result.tokens.max_tokens == 3000 and app.workspace.changed() == {
+            ("budget", "maxTokens")
+        }
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_a_bad_session_opens_with_the_notice(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        notice = app.screen
+        assert isinstance(notice, NoticeScreen)
+        text = "\n".join(str(s.render()) for s in notice.query("Static"))
+        assert f"{tmp_path / 'bad.jsonl'}:5: json: not valid JSON" in text
+        assert f'{tmp_path / "bad.jsonl"}:8: role/type: unknown role/type pair "robot"/"user_input"' in text
+        assert "2 line(s) skipped" in text
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen) and app.main.result.kept_ids == ALL_KEPT
+
+    run(write_session(tmp_path, "bad.jsonl", bad_lines=True), scenario)
+
+
+def test_pin_and_compare(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        main = app.main
+        await pilot.press("a")
+        await focus_field(app, pilot, "budget.maxTokens")
+        await pilot.press("left")
+        await settle(app, pilot)
+        assert main.query_one("#middle").active == "tab-compare"
+        table = main.query_one(ComparePanel).table
+        rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+        assert [(r[0], r[1]) for r in rows] == [("−", "u1"), ("−", "f1")]
+        assert main.query_one(BudgetBar).pinned.max_tokens == 4000
+        assert app.workspace.changes_since_pin() == ["budget.maxTokens 4000 → 3000"]
+        await pilot.press("A")
+        await pilot.pause()
+        assert main.query_one(BudgetBar).pinned is None and table.row_count == 0
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_trace_the_highlighted_message(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await pilot.press("down", "down", "t")
+        await pilot.pause()
+        trace = app.screen
+        assert isinstance(trace, TraceScreen) and trace.message_id == "a1"
+        text = str(trace.query_one("TraceView").render())
+        assert "fate        kept" in text and "reason      kept_by_WORKING_MEMORY" in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen)
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_defaults_profile_switch_keeps_the_changes(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await pilot.press("ctrl+d")
+        await settle(app, pilot)
+        ws = app.workspace
+        assert ws.defaults == "linnkit-0.21" and "defaults: linnkit-0.21" in str(
+            app.main.query_one("TopBar").render()
+        )
+        assert ws.policy.budget.max_tokens == 4000 and ws.policy.tool_history.retention_mode == "drop"
+        assert not app.main.result.tokens.max_tokens != 4000
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_help_theme_and_palette(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.press("ctrl+t")
+        assert app.theme == "textual-light"
+        await pilot.press("ctrl+t")
+        assert app.theme == "textual-dark"
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_every_main_screen_action_is_in_the_palette() -> None:
+    actions = {c.action.split("(")[0] for c in palette_commands()}
+    bound = {b.action.split("(")[0] for b in MainScreen.BINDINGS}
+    assert bound <= actions
+    assert {"help", "toggle_theme", "reset_group", "focus_field", "export", "open_fences"} <= actions
+    assert all(b.id and b.tooltip for b in MainScreen.BINDINGS)
