@@ -580,3 +580,15 @@ def test_loop_scheduler_runs_at_once_without_a_loop_and_later_within_one():
 
     asyncio.run(inside())
     assert calls == ["now"]
+
+
+def test_a_fence_template_keeps_its_newlines():
+    fences = [FenceDescriptor("memory-context", "user", "before-current-user", "persisted")]
+    messages = two_runs() + [
+        AiMessage("f1", "user", "context_injection", "likes tea", 0, {"fenceKind": "memory-context"})
+    ]
+    pg = playground(messages, fences=fences)
+    pg.fence_editor.rows[0].formatter.value = "<memory>\n{content}\n</memory>"
+    card = next(c for c in pg.result.cards if "fence:memory-context" in c.marks)
+    assert card.message["content"] == "<memory>\nlikes tea\n</memory>"
+    assert "&lt;memory&gt;\nlikes tea\n&lt;/memory&gt;" in pg.views.wire.value

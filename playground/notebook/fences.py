@@ -17,7 +17,7 @@ from engine.fences import LIFETIMES, LLM_ROLES, PLACEMENTS, FenceDescriptor, Fen
 __all__ = ["COLUMNS", "FenceEditor", "FenceRow"]
 
 COLUMNS = ("kind", "llmRole", "placement", "lifetime", "mustKeep", "maxBudgetFraction", "formatter", "")
-_GRID = "150px 80px 190px 100px 70px 90px minmax(160px, 1fr) 40px"
+_GRID = "150px 80px 190px 100px 80px 135px minmax(160px, 1fr) 40px"
 
 
 class FenceRow:
@@ -32,9 +32,10 @@ class FenceRow:
         self.must_keep = W.Checkbox(descriptor.must_keep, indent=False, layout=narrow)
         fraction = "" if descriptor.max_budget_fraction is None else f"{descriptor.max_budget_fraction:g}"
         self.fraction = W.Text(fraction, placeholder="none", continuous_update=False, layout=narrow)
-        self.formatter = W.Text(
+        self.formatter = W.Textarea(  # a template may hold newlines
             descriptor.formatter or "",
             placeholder="<{kind}{attrs}>{content}</{kind}>",
+            rows=1,
             continuous_update=False,
             layout=narrow,
         )
