@@ -47,9 +47,15 @@ messages = [AiMessage("s", "system", "system_prompt", "Be brief.", 0)]
 for i in range(30):
     messages.append(AiMessage(f"u{i}", "user", "user_input", f"question {i} " + "why " * 100, i))
     messages.append(AiMessage(f"a{i}", "assistant", "final_answer", f"answer {i} " + "because " * 100, i))
-pg = Playground(messages, {"budget": {"maxTokens": 12000, "reservedForResponse": 1000}}, debounce=0.2, now=0)
+pg = Playground(messages, {"budget": {"maxTokens": 12000, "reservedForResponse": 1000}}, debounce=1.0, now=0)
 pg.controls.accordion.selected_index = 0  # open the budget group
-pg
+
+import ipywidgets as W  # a probe for the test: how many builds the kernel ran
+
+builds = W.Label(f"builds {pg.builds}")
+builds.add_class("e2e-builds")
+pg.views.wire.observe(lambda _change: setattr(builds, "value", f"builds {pg.builds}"), "value")
+W.VBox([builds, pg.widget])
 """
 
 
@@ -117,6 +123,7 @@ def test_moving_sliders_changes_the_wire_view(voila_url):
             page.goto(voila_url, timeout=120_000)
             page.wait_for_selector(".lp-wire-view .lp-card", timeout=120_000)
             assert wire_header(page) == "60 messages · 6\u202f439 tok"  # step 30: before the last answer
+            assert page.locator(".e2e-builds").inner_text() == "builds 1"
 
             # a policy slider, by keyboard: seven steps of 1000 down from 12000
             handle = page.locator(".lp-field-budget-maxTokens .noUi-handle")
@@ -128,6 +135,7 @@ def test_moving_sliders_changes_the_wire_view(voila_url):
                 timeout=30_000,
             )
             assert wire_header(page) == "26 messages · 2\u202f733 tok"
+            assert page.locator(".e2e-builds").inner_text() == "builds 2"  # seven moves, one rebuild
             budget = page.locator(".lp-budget-view").inner_text()
             assert "max tokens\t5\u202f000" in budget
 
@@ -144,6 +152,7 @@ def test_moving_sliders_changes_the_wire_view(voila_url):
                 timeout=30_000,
             )
             assert page.locator(".lp-wire-view .lp-card").count() == 2
+            assert page.locator(".e2e-builds").inner_text() == "builds 3"  # a drag, one rebuild
             page.screenshot(path=str(SCREENSHOT), full_page=True)
         finally:
             browser.close()
