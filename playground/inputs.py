@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.fences import FenceRegistry, as_registry, load_fences
+from engine.importers import UnknownFormatError, detect_format, import_file
 from engine.policy import ContextPolicy, effective_policy, read_policy_layer
-from engine.session import Session, load_session
+from engine.session import LoadProblem, Session, SessionHeader, load_session
 
 SAMPLES_DIR = Path(__file__).resolve().parents[1] / "sample_sessions"
 DEFAULT_SAMPLE = "tool_loop_runs.jsonl"
@@ -47,6 +48,25 @@ def default_session_path() -> Path:
     return SAMPLES_DIR / DEFAULT_SAMPLE
 
 
+def open_session(path: Path) -> Session:
+    """A linn session file, or an agent transcript converted on the fly (Claude Code, OpenAI, Anthropic)."""
+    try:
+        fmt = detect_format(path) if path.is_file() else "linn-session"
+    except (UnknownFormatError, UnicodeDecodeError):
+        fmt = "linn-session"  # let the session loader say, line by line, what is wrong
+    if fmt == "linn-session":
+        return load_session(path)
+    imported = import_file(path, fmt)
+    header = SessionHeader.create(
+        kind="linn-session",
+        version=1,
+        title=imported.title or path.stem,
+        importedFrom={"file": str(path), "format": fmt},
+    )
+    problems = [LoadProblem(str(path), p.line, "import", p.reason) for p in imported.problems]
+    return Session(path, header, list(imported.messages), problems)
+
+
 def load_inputs(
     session_path: str | Path | None,
     policy_path: str | Path | None = None,
@@ -55,7 +75,7 @@ def load_inputs(
 ) -> PlaygroundInputs:
     """Load everything; raises the loaders' own errors (they name file, line and field)."""
     path = Path(session_path) if session_path else default_session_path()
-    session = load_session(path)
+    session = open_session(path)
     header = header_dict(session)
     layer = read_policy_layer(policy_path) if policy_path else dict(header.get("contextPolicy") or {})
     policy = effective_policy(layer, None, defaults=defaults)

@@ -259,3 +259,21 @@ def test_import_refuses_to_overwrite_the_source(tmp_path, capsys):
     assert main(["import", str(source), "-o", str(source)]) == 2
     assert "chat.json" in capsys.readouterr().err
     assert json.loads(source.read_text(encoding="utf-8")) == [{"role": "user", "content": "hi"}]
+
+
+def test_validate_opens_a_transcript_directly_by_importing_it(tmp_path, capsys):
+    chat = tmp_path / "chat.json"
+    chat.write_text(
+        json.dumps(
+            [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "Hi"},
+                {"role": "assistant", "content": "Hello."},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    assert main(["validate", str(chat)]) == 0
+    out = capsys.readouterr().out
+    assert "(3 messages)" in out
+    assert "final_answer 1, system_prompt 1, user_input 1" in out
