@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from html import escape
 
 import ipywidgets as W
 
@@ -65,17 +66,14 @@ class Timeline:
             self.info.value = "<span style='color:#64748b'>whole session (no LLM call in it)</span>"
             return
         action = point.action_id or "the call the session awaits"
-        self.info.value = (
+        self.info.value = escape(
             f"step {self.step}/{count} · run {point.run_index} · call {point.step_in_run} · "
             f"stepCount {point.node_step} · {point.message_count} messages · next: {action}"
-        ).replace("<", "&lt;")
+        )
 
     def show(self, samples: Sequence[StepSample], total: int) -> None:
-        progress = (
-            ""
-            if len(samples) >= total
-            else f"<div style='color:#64748b'>building {len(samples)}/{total}</div>"
-        )
+        building = f"<div style='color:#64748b'>building {len(samples)}/{total}</div>"
+        progress = building if len(samples) < total else ""
         self.chart.value = f"{STYLE}<div class='lp-view'>{step_chart(samples, self.step)}{progress}</div>"
 
 
