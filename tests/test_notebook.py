@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import sys
@@ -15,9 +16,10 @@ from engine.build import build_context
 from engine.fences import FenceDescriptor, FenceRegistry
 from engine.messages import AiMessage
 from engine.policy import PolicyFileError, define_context_policy, policy_controls
+from engine.result import BuildResult, Decision, ReminderOutcome, TokenAccount
 from engine.session import SessionHeader, save_session
 from playground.notebook import INSTALL_HINT, Playground, html
-from playground.notebook.schedule import Debouncer
+from playground.notebook.schedule import Debouncer, loop_scheduler
 from playground.notebook.timeline import SeriesRunner, StepSample
 
 NNBSP = "\u202f"
@@ -565,10 +567,6 @@ def test_a_session_without_llm_calls_builds_whole():
 
 
 def test_loop_scheduler_runs_at_once_without_a_loop_and_later_within_one():
-    import asyncio
-
-    from playground.notebook.schedule import loop_scheduler
-
     calls: list[str] = []
     assert loop_scheduler(1.0, lambda: calls.append("now")) is None
     assert calls == ["now"]
@@ -592,3 +590,23 @@ def test_a_fence_template_keeps_its_newlines():
     card = next(c for c in pg.result.cards if "fence:memory-context" in c.marks)
     assert card.message["content"] == "<memory>\nlikes tea\n</memory>"
     assert "&lt;memory&gt;\nlikes tea\n&lt;/memory&gt;" in pg.views.wire.value
+
+
+def test_summarised_messages_show_as_replaced():
+    reason, strategy = "replaced_by_ai_history_summarization", "ai_history_summarization"
+    summarised = Decision(
+        3, "m3", "user", "user_input", True, "provider", "SUMMARIZATION", reason, strategy, 0,
+        replaced_by="summary:1", note="summarised",
+    )  # fmt: skip
+    dropped = Decision(4, "m4", "assistant", "final_answer", False, "provider", None, "dropped_by_x", None, 0)
+    tokens = TokenAccount(1000, 100, 900, 630, 630.0, 108, 0, {}, "test")
+    result = BuildResult((), (), (), (), (summarised, dropped), tokens, (), None, ReminderOutcome())
+    page = html.wire_cards(result, show_dropped=True)
+    assert (
+        '<div class="lp-dropped lp-replaced" data-id="m3">┄ replaced by summary:1 · user · user_input m3 · '
+        "SUMMARIZATION: replaced_by_ai_history_summarization · summarised</div>"
+    ) in page
+    assert (
+        '<div class="lp-dropped" data-id="m4">┄ dropped · assistant · final_answer m4 · dropped_by_x</div>'
+        in page
+    )

@@ -65,6 +65,7 @@ STYLE = """<style>
 .lp-call{font-family:ui-monospace,monospace;font-size:12px;color:#065f46}
 .lp-dropped{border:1px dashed #dc2626;color:#991b1b;border-radius:4px;margin:4px 0;padding:2px 6px;
  font-size:12px;background:#fef2f2}
+.lp-replaced{border-color:#7c3aed;color:#5b21b6;background:#f5f3ff}
 .lp-bar{position:relative;display:flex;height:22px;border:1px solid #94a3b8;background:#f8fafc;margin:4px 0}
 .lp-seg{height:100%}.lp-reserved{position:absolute;top:0;right:0;height:100%;
  background:repeating-linear-gradient(45deg,#cbd5e1,#cbd5e1 3px,#f1f5f9 3px,#f1f5f9 6px)}
@@ -180,10 +181,14 @@ def _call(call: Any) -> str:
 
 
 def _dropped(decision: Decision) -> str:
+    """A session message no card carries: dropped, or replaced by one that does not list it (a summary)."""
     note = f" · {escape(decision.note)}" if decision.note else ""
     phase = f"{escape(decision.phase)}: " if decision.phase else ""
+    fate, css = ("dropped", "lp-dropped")
+    if decision.replaced_by:
+        fate, css = f"replaced by {escape(decision.replaced_by)}", "lp-dropped lp-replaced"
     return (
-        f'<div class="lp-dropped" data-id="{escape(decision.message_id)}">┄ dropped · '
+        f'<div class="{css}" data-id="{escape(decision.message_id)}">┄ {fate} · '
         f"{escape(decision.role)} · {escape(decision.type)} {escape(decision.message_id)} · "
         f"{phase}{escape(decision.reason)}{note}</div>"
     )
