@@ -158,6 +158,8 @@ def _decisions(run: Pipeline, final: list[State], positions: list[int | None]) -
     wire_index = {id(s): p for s, p in zip(final, positions, strict=True)}
     by_origin: dict[int, State] = {}
     for state in run.states:
+        if state.index < 0:  # a created summary carries what it replaced; those get their own decision
+            continue
         for origin in state.origins:
             by_origin[origin] = state
     removed = {origin: r for r in run.removals for origin in r.origins}

@@ -114,7 +114,11 @@ def test_wire_cards():
     assert [c.message for c in result.cards] == list(result.wire)
     assert [(c.message_id, c.source_ids, c.marks) for c in result.cards] == [
         ("sys", ("sys",), ()),
-        (result.messages[1].id, (result.messages[1].id,), ("summary",)),
+        (
+            result.messages[1].id,
+            ("u1", "a_g1", "t_g1", "a1", "u2", "a_g2", "t_g2", "a2", "u3"),  # what the summary replaced
+            ("summary",),
+        ),
         ("a3", ("a3",), ()),
         ("u4", ("f_mem", "u4"), ("assembled:memory-context",)),
     ]

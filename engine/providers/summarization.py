@@ -67,7 +67,8 @@ def run_summarization(states: list[State], available: int, ctx) -> tuple[Provide
     if error is not None:
         return _failed(report, check, error, ctx)
     summary = _summary_message(states, replaced, reply, ctx)
-    summary_state = State(summary, -1, (), ctx.estimate(summary))
+    origins = tuple(sorted({o for s in replaced for o in s.origins}))
+    summary_state = State(summary, -1, origins, ctx.estimate(summary))
     summary_state.keep(KEEP_CORE, SUMMARIZATION, STRATEGY)
     replaced_tokens = sum(s.tokens for s in replaced)
     ratio = summary_state.tokens / replaced_tokens if replaced_tokens else 0

@@ -189,10 +189,13 @@ def _truncate_outputs(fill: _Fill, outputs: list[State]) -> bool:
         if summary == original or len(summary) >= len(original):
             continue
         before = state.tokens
-        state.processed = state.message.with_metadata(
+        processed = state.message.with_metadata(
             truncated=True, originalLength=len(original), truncatedLength=len(summary)
         ).with_(content=summary)
-        state.tokens = fill.ctx.estimate(state.processed)
+        tokens = fill.ctx.estimate(processed)
+        if tokens >= before:  # shorter in characters but not in tokens: it saves nothing
+            continue
+        state.processed, state.tokens = processed, tokens
         state.truncation = {"originalLength": len(original), "truncatedLength": len(summary)}
         fill.events.append(
             Event(
