@@ -41,7 +41,7 @@ def run_validate(args) -> int:
     if inputs is None:
         return 2
     messages = inputs.session.messages
-    result = build_context(messages, inputs.policy, fences=inputs.fences)
+    result = build_context(messages, inputs.policy, **inputs.build_options)
     types = Counter(m.type for m in messages)
     print(f"session: {inputs.session.path}  ({len(messages)} messages)")
     print("messages by type: " + ", ".join(f"{t} {n}" for t, n in sorted(types.items())))
@@ -80,10 +80,10 @@ def run_build(args) -> int:
                 inputs.policy,
                 max_steps=max_steps,
                 available_tools=tools,
-                fences=inputs.fences,
+                **inputs.build_options,
             )
         else:
-            result = build_context(messages, inputs.policy, fences=inputs.fences)
+            result = build_context(messages, inputs.policy, **inputs.build_options)
     except (IndexError, *LOAD_ERRORS) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -109,7 +109,7 @@ def run_replay(args) -> int:
     steps = replay_session(
         inputs.session.messages,
         inputs.policy,
-        fences=inputs.fences,
+        **inputs.build_options,
         max_steps=args.max_steps or header.get("maxSteps") or 80,
         available_tools=header.get("availableTools") or (),
     )

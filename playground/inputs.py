@@ -12,7 +12,7 @@ from typing import Any
 
 from engine.fences import FenceRegistry, as_registry, load_fences
 from engine.importers import UnknownFormatError, detect_format, import_file
-from engine.policy import ContextPolicy, effective_policy, read_policy_layer
+from engine.policy import ContextPolicy, effective_policy, get_defaults_profile, read_policy_layer
 from engine.session import LoadProblem, Session, SessionHeader, load_session
 
 SAMPLES_DIR = Path(__file__).resolve().parents[1] / "sample_sessions"
@@ -33,6 +33,12 @@ class PlaygroundInputs:
     @property
     def header(self) -> dict[str, Any]:
         return header_dict(self.session)
+
+    @property
+    def build_options(self) -> dict[str, Any]:
+        """What `build_context` needs besides messages and policy, for this defaults profile."""
+        profile = get_defaults_profile(self.defaults)
+        return {"fences": self.fences, "honour_fence_descriptors": profile.honour_fence_descriptors}
 
 
 def header_dict(session: Session) -> dict[str, Any]:

@@ -277,3 +277,16 @@ def test_validate_opens_a_transcript_directly_by_importing_it(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "(3 messages)" in out
     assert "final_answer 1, system_prompt 1, user_input 1" in out
+
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
+
+
+@pytest.mark.parametrize(("defaults", "truncated"), [("seed", True), ("linnkit-0.21", False)])
+def test_defaults_profile_decides_whether_fence_descriptors_count(defaults, truncated, capsys):
+    # memory-context is mustKeep with maxBudgetFraction 0.05: honoured under the seed, ignored by linnkit 0.21
+    session = SAMPLES / "fences_showcase.jsonl"
+    assert main(["build", str(session), "--json", "--defaults", defaults]) in (0, 1)
+    payload = json.loads(capsys.readouterr().out)
+    kinds = [e["kind"] for e in payload["events"]]
+    assert ("fence_truncation" in kinds) is truncated
