@@ -5,16 +5,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from textual.app import App
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 
 from playground.inputs import PlaygroundInputs
 from playground.tui.commands import PlaygroundCommands
+from playground.tui.keys import APP_BINDINGS
+from playground.tui.screens.export import ExportScreen
 from playground.tui.screens.help import HelpScreen
 from playground.tui.screens.main import MainScreen
 from playground.tui.screens.notice import NoticeScreen
+from playground.tui.screens.path_prompt import PathPrompt
 from playground.tui.workspace import Workspace
 
 DARK, LIGHT = "textual-dark", "textual-light"
@@ -27,10 +31,7 @@ class PlaygroundApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "linn-playground"
     COMMANDS = App.COMMANDS | {PlaygroundCommands}
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f1", "help", "Help", id="app.help", tooltip="What each panel and policy group does"),
-        Binding("ctrl+t", "toggle_theme", "Theme", show=False, id="app.theme", tooltip="Light or dark theme"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = APP_BINDINGS
 
     def __init__(self, inputs: PlaygroundInputs) -> None:
         super().__init__()
@@ -53,6 +54,25 @@ class PlaygroundApp(App[int]):
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT if self.theme == DARK else DARK
+
+    def action_export(self, kind: str = "policy-changed") -> None:
+        def done(path: Path | None) -> None:
+            if path is not None:
+                self.notify(f"wrote {path}", title="exported")
+
+        self.push_screen(ExportScreen(self.workspace, kind), done)
+
+    def action_open_policy(self) -> None:
+        ws = self.workspace
+        start = str(ws.suggested_path("policy-changed"))
+        prompt = PathPrompt("Open a policy file (YAML or JSON)", start, "Open", ws.load_policy_file)
+        self.push_screen(prompt, lambda path: self.main.policy_loaded() if path else None)
+
+    def action_open_fences(self) -> None:
+        ws = self.workspace
+        start = str(ws.suggested_path("fences"))
+        prompt = PathPrompt("Open a fence file (YAML)", start, "Open", ws.load_fences_file)
+        self.push_screen(prompt, lambda path: self.main.fences_changed() if path else None)
 
 
 def load_notice(inputs: PlaygroundInputs) -> NoticeScreen:

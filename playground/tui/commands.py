@@ -12,12 +12,6 @@ from engine.policy import policy_controls, policy_groups
 from playground.tui.workspace import EXPORTS
 
 ACTIONS: tuple[tuple[str, str, str], ...] = (
-    *(
-        (f"Export: {label}", "written atomically, never over the session", f"export('{kind}')")
-        for kind, (label, _) in EXPORTS.items()
-    ),
-    ("Open a policy file", "replace the policy by a YAML or JSON file", "open_policy"),
-    ("Open a fence file", "replace the fence descriptors by a YAML file", "open_fences"),
     ("Pin the current build as A", "compare the next builds with it", "pin"),
     ("Unpin A", "stop comparing", "unpin"),
     ("Switch wire / compare", "the middle panel", "toggle_compare"),
@@ -36,6 +30,12 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Delete the selected fence", "unregister it", "fence_delete"),
 )
 APP_ACTIONS: tuple[tuple[str, str, str], ...] = (
+    *(
+        (f"Export: {label}", "written atomically, never over the session", f"export('{kind}')")
+        for kind, (label, _) in EXPORTS.items()
+    ),
+    ("Open a policy file", "replace the policy by a YAML or JSON file", "open_policy"),
+    ("Open a fence file", "replace the fence descriptors by a YAML file", "open_fences"),
     ("Toggle light / dark theme", "the playground's colours", "toggle_theme"),
     ("Help", "what each panel and policy group does", "help"),
 )

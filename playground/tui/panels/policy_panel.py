@@ -18,6 +18,7 @@ from playground.tui.panels.policy_field import CHANGED_MARK, PolicyField
 
 Path = tuple[str, ...]
 OPEN_GROUPS = frozenset({"budget"})
+ERROR_MARK = "✗"
 FENCE_KIND_FIELDS = frozenset({("mustKeep", "alwaysKeepFenceKinds")})
 
 
@@ -55,8 +56,12 @@ class PolicyGroup(Collapsible):
         self.fields = fields
         self.query_one(Collapsible.Contents).mount_all(fields)
 
-    def show_changed(self, count: int) -> None:
-        self.title = f"{self.spec.label} {CHANGED_MARK} {count}" if count else self.spec.label
+    def show_marks(self, changed: int, errors: int) -> None:
+        """`Budget ● 2 ✗ 1`: how many fields differ from the defaults, how many the engine refuses."""
+        marks = (f" {CHANGED_MARK} {changed}" if changed else "") + (
+            f" {ERROR_MARK} {errors}" if errors else ""
+        )
+        self.title = self.spec.label + marks
 
     def action_reset_group(self) -> None:
         self.post_message(self.ResetRequested(self))
@@ -137,7 +142,8 @@ class PolicyPanel(VerticalScroll):
         for made in self.fields.values():
             self._show_field(made)
         for group in self.groups:
-            group.show_changed(sum(1 for spec in group.specs if spec.path in changed))
+            paths = [spec.path for spec in group.specs]
+            group.show_marks(sum(p in changed for p in paths), sum(p in errors for p in paths))
 
     def show_error(self, path: Path, error: str) -> None:
         self.fields[path].show_error(error)

@@ -3,67 +3,43 @@ events and the timeline below. Its handlers own the workspace; its workers only 
 
 from __future__ import annotations
 
-import threading
 from typing import ClassVar
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import Worker, WorkerState
 
 from engine.fences import FenceError
 from engine.policy import PolicyValidationError, control_for, dump_policy
 from engine.result import BuildResult
 from playground.compare import compare_builds
-from playground.tui.building import BuildRequest, run_build, timeline_points
+from playground.tui.builder import Builder
+from playground.tui.keys import MAIN_BINDINGS
 from playground.tui.messages import BuildFinished, TimelineProgress
 from playground.tui.panels.compare_panel import ComparePanel
 from playground.tui.panels.fence_panel import FencePanel
 from playground.tui.panels.policy_field import PolicyField
 from playground.tui.panels.policy_panel import PolicyGroup, PolicyPanel
-from playground.tui.panels.top_bar import TopBar
-from playground.tui.screens.export import ExportScreen
+from playground.tui.panels.top_bar import TopBar, TopBarState
 from playground.tui.screens.fence_form import NEW_FENCE, FenceForm
-from playground.tui.screens.path_prompt import PathPrompt
 from playground.tui.screens.trace import TraceScreen
 from playground.tui.widgets import BudgetBar, EventsView, Timeline, WireView
 from playground.tui.workspace import Workspace
 
 Path = tuple[str, ...]
-TIMELINE_BATCH = 16  # steps per progress message
 
 
-def _bind(key: str, action: str, text: str, id: str, tooltip: str, show: bool = True) -> Binding:
-    return Binding(key, action, text, show=show, id=f"main.{id}", tooltip=tooltip)
+def _event_lines(result: BuildResult) -> tuple[object, ...]:
+    """What the events view shows of a build."""
+    return result.events, result.reminder.hit_rule_ids, result.reminder.texts, result.warnings, result.error
 
 
 class MainScreen(Screen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [
-        _bind(
-            "ctrl+s", "export", "Export", "export", "Export the policy (YAML or AgentSpec JSON) or the fences"
-        ),
-        _bind("ctrl+o", "open_policy", "Open policy", "open_policy", "Load a policy YAML or JSON file"),
-        _bind("a", "pin", "Pin A", "pin", "Pin the current build as A and compare the next builds with it"),
-        _bind("A", "unpin", "Unpin", "unpin", "Forget the pinned build", show=False),
-        _bind("c", "toggle_compare", "Compare", "compare", "Switch between the wire and the comparison"),
-        _bind("t", "trace", "Trace", "trace", "Explain the highlighted message's fate"),
-        _bind("d", "toggle_dropped", "Dropped", "dropped", "Show or hide dropped messages in the wire"),
-        _bind("w", "toggle_shape", "Wire shape", "shape", "OpenAI or Anthropic message shape"),
-        _bind("left_square_bracket", "step(-1)", "Step −", "step_back", "Build at the previous step"),
-        _bind("right_square_bracket", "step(1)", "Step +", "step_on", "Build at the next step"),
-        _bind(
-            "ctrl+r",
-            "reset_all",
-            "Reset all",
-            "reset_all",
-            "Put every policy field back at its default",
-            False,
-        ),
-        _bind("ctrl+d", "switch_defaults", "Defaults", "defaults", "Switch the defaults profile", False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
     def __init__(self, workspace: Workspace) -> None:
         super().__init__()
@@ -71,8 +47,6 @@ class MainScreen(Screen[None]):
         self.result: BuildResult | None = None
         self.shown_generation = 0
         self._schema_errors: dict[Path, str] = {}
-        self._engine_lock = threading.Lock()
-        self._timeline_version = 0
         self._status = ("starting", "$text-muted")
 
     def compose(self) -> ComposeResult:
@@ -95,6 +69,7 @@ class MainScreen(Screen[None]):
             yield EventsView(id="events")
             yield Timeline(id="timeline")
         yield Footer()
+        yield Builder()
 
     def on_mount(self) -> None:
         self._show_fences()
@@ -104,29 +79,11 @@ class MainScreen(Screen[None]):
 
     # -- building --------------------------------------------------------------------------------
     def request_build(self, *, policy_changed: bool = True) -> None:
+        builder = self.query_one(Builder)
+        if policy_changed:  # its numbers are stale now; stop it so it does not slow this build down
+            builder.stop_timeline()
         self._set_status("building…")
-        self._build(self.workspace.build_request(policy_changed=policy_changed))
-
-    @work(thread=True, exclusive=True, group="build", exit_on_error=False)
-    def _build(self, request: BuildRequest) -> None:
-        worker = get_current_worker()
-        with self._engine_lock:  # one build at a time: a burst of edits skips the stale ones
-            if worker.is_cancelled:
-                return
-            outcome = run_build(request)
-        self.post_message(BuildFinished(outcome))
-
-    @work(thread=True, exclusive=True, group="timeline", exit_on_error=False)
-    def _timeline(self, version: int) -> None:
-        worker = get_current_worker()
-        request = self.workspace.timeline_request()
-        points = []
-        for point in timeline_points(request, lambda: worker.is_cancelled, self._engine_lock):
-            points.append(point)
-            if len(points) % TIMELINE_BATCH == 0:
-                self.post_message(TimelineProgress(version, list(points), False))
-        if not worker.is_cancelled:
-            self.post_message(TimelineProgress(version, points, True))
+        builder.build(self.workspace.build_request(policy_changed=policy_changed))
 
     @on(BuildFinished)
     def _build_finished(self, message: BuildFinished) -> None:
@@ -139,21 +96,22 @@ class MainScreen(Screen[None]):
                 f"the engine refused the policy: {outcome.error}; the last build is kept", "$error"
             )
             return
-        result = self.result = outcome.result
+        previous, result = self.result, outcome.result
+        self.result = result
         self.query_one(WireView).show(result, anthropic=outcome.anthropic)
-        self.query_one(EventsView).show(result)
+        if previous is None or _event_lines(previous) != _event_lines(result):
+            self.query_one(EventsView).show(result)  # a new list re-lays out the screen: only when needed
         self._show_comparison()
         error = result.error
         self._set_status(
             f"build failed: {error.code}" if error else "ready", "$error" if error else "$success"
         )
-        if outcome.request.policy_changed:
-            self._timeline_version += 1
-            self._timeline(self._timeline_version)
+        if outcome.request.policy_changed:  # paint the build first, then recompute the series
+            self.call_after_refresh(self.query_one(Builder).timeline, self.workspace.timeline_request())
 
     @on(TimelineProgress)
     def _timeline_progress(self, message: TimelineProgress) -> None:
-        if message.version != self._timeline_version:
+        if message.version != self.query_one(Builder).timeline_version:
             return
         steps = len(self.workspace.points)
         rest = [(n, 0, 0, "") for n in range(len(message.points) + 1, steps + 1)]
@@ -174,9 +132,8 @@ class MainScreen(Screen[None]):
         problems = self.workspace.problems()
         self._sync_policy(problems)
         if problems:
-            self._set_status(
-                "invalid policy: " + next(iter(problems.values())) + "; the last build is kept", "$error"
-            )
+            fields = ", ".join(".".join(path) for path in problems)
+            self._set_status(f"invalid {fields}: the last build is kept", "$error")
             return
         self.request_build()
 
@@ -347,31 +304,6 @@ class MainScreen(Screen[None]):
             changed = dump_policy(self.workspace.policy, True, defaults=self.workspace.defaults)
             self.app.push_screen(TraceScreen(self.result, message_id, changed))
 
-    # -- files -----------------------------------------------------------------------------------
-    def action_export(self, kind: str = "policy-changed") -> None:
-        def done(path: object) -> None:
-            if path is not None:
-                self.notify(f"wrote {path}", title="exported")
-
-        self.app.push_screen(ExportScreen(self.workspace, kind), done)
-
-    def action_open_policy(self) -> None:
-        ws = self.workspace
-        prompt = PathPrompt(
-            "Open a policy file (YAML or JSON)",
-            str(ws.suggested_path("policy-changed")),
-            "Open",
-            ws.load_policy_file,
-        )
-        self.app.push_screen(prompt, lambda path: self.policy_loaded() if path else None)
-
-    def action_open_fences(self) -> None:
-        ws = self.workspace
-        prompt = PathPrompt(
-            "Open a fence file (YAML)", str(ws.suggested_path("fences")), "Open", ws.load_fences_file
-        )
-        self.app.push_screen(prompt, lambda path: self.fences_changed() if path else None)
-
     # -- status ----------------------------------------------------------------------------------
     def _set_status(self, text: str, style: str = "$text-muted") -> None:
         self._status = (text, style)
@@ -379,14 +311,13 @@ class MainScreen(Screen[None]):
 
     def _update_top_bar(self) -> None:
         ws = self.workspace
-        self.query_one(TopBar).show(
-            title=ws.title,
-            messages=len(ws.messages),
-            defaults=ws.defaults,
-            step=ws.step,
-            steps=len(ws.points),
-            changed=len(ws.changed()),
-            pinned=ws.pinned is not None,
-            status=self._status[0],
-            status_style=self._status[1],
+        self.query_one(TopBar).state = TopBarState(
+            ws.title,
+            len(ws.messages),
+            ws.defaults,
+            ws.step,
+            len(ws.points),
+            len(ws.changed()),
+            ws.pinned is not None,
+            *self._status,
         )

@@ -1,0 +1,56 @@
+"""The invisible worker host: builds and timeline series run here, off the UI thread, and come back as
+messages (`BuildFinished`, `TimelineProgress`) that bubble to the main screen."""
+
+from __future__ import annotations
+
+import threading
+
+from textual import work
+from textual.widget import Widget
+from textual.worker import get_current_worker
+
+from playground.tui.building import BuildRequest, TimelineRequest, run_build, timeline_points
+from playground.tui.messages import BuildFinished, TimelineProgress
+
+TIMELINE_BATCH = 16  # steps per progress message
+
+
+class Builder(Widget):
+    """`build(request)` and `timeline(request)`; only the newest of each kind is kept."""
+
+    DEFAULT_CSS = "Builder { display: none; }"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._engine = threading.Lock()  # one build at a time, main builds and timeline steps alike
+        self.timeline_version = 0
+
+    @work(thread=True, exclusive=True, group="build", exit_on_error=False)
+    def build(self, request: BuildRequest) -> None:
+        """Build; a burst of requests skips the ones superseded before their turn."""
+        worker = get_current_worker()
+        with self._engine:
+            if worker.is_cancelled:
+                return
+            outcome = run_build(request)
+        self.post_message(BuildFinished(outcome))
+
+    def stop_timeline(self) -> None:
+        """Stop the running series (at its next step) and make any late progress from it stale."""
+        self.timeline_version += 1
+        self.workers.cancel_group(self, "timeline")
+
+    def timeline(self, request: TimelineRequest) -> None:
+        self.stop_timeline()
+        self._timeline(request, self.timeline_version)
+
+    @work(thread=True, exclusive=True, group="timeline", exit_on_error=False)
+    def _timeline(self, request: TimelineRequest, version: int) -> None:
+        worker = get_current_worker()
+        points = []
+        for point in timeline_points(request, lambda: worker.is_cancelled, self._engine):
+            points.append(point)
+            if len(points) % TIMELINE_BATCH == 0:
+                self.post_message(TimelineProgress(version, list(points), False))
+        if not worker.is_cancelled:
+            self.post_message(TimelineProgress(version, points, True))

@@ -1,0 +1,34 @@
+"""Every key binding of the app and its main screen, each with an id and a tooltip."""
+
+from __future__ import annotations
+
+from textual.binding import Binding, BindingType
+
+
+def _bind(key: str, action: str, text: str, id: str, tooltip: str, show: bool = True) -> Binding:
+    return Binding(key, action, text, show=show, id=id, tooltip=tooltip)
+
+
+APP_BINDINGS: list[BindingType] = [
+    _bind(
+        "ctrl+s", "export", "Export", "app.export", "Export the policy (YAML or AgentSpec JSON) or the fences"
+    ),
+    _bind("ctrl+o", "open_policy", "Open policy", "app.open_policy", "Load a policy YAML or JSON file"),
+    _bind("f1", "help", "Help", "app.help", "What each panel and policy group does"),
+    _bind("ctrl+t", "toggle_theme", "Theme", "app.theme", "Light or dark theme", show=False),
+]
+
+MAIN_BINDINGS: list[BindingType] = [
+    _bind("a", "pin", "Pin A", "main.pin", "Pin the current build as A and compare the next builds with it"),
+    _bind("A", "unpin", "Unpin", "main.unpin", "Forget the pinned build", show=False),
+    _bind("c", "toggle_compare", "Compare", "main.compare", "Switch between the wire and the comparison"),
+    _bind("t", "trace", "Trace", "main.trace", "Explain the highlighted message's fate"),
+    _bind("d", "toggle_dropped", "Dropped", "main.dropped", "Show or hide dropped messages", show=False),
+    _bind("w", "toggle_shape", "Wire shape", "main.shape", "OpenAI or Anthropic message shape", show=False),
+    _bind("left_square_bracket", "step(-1)", "Step −", "main.step_back", "Build at the previous step", False),
+    _bind("right_square_bracket", "step(1)", "Step +", "main.step_on", "Build at the next step", False),
+    _bind(
+        "ctrl+r", "reset_all", "Reset all", "main.reset_all", "Every policy field back to its default", False
+    ),
+    _bind("ctrl+d", "switch_defaults", "Defaults", "main.defaults", "Switch the defaults profile", False),
+]
