@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from textual.pilot import Pilot
-from textual.widgets import Input, RadioButton, Select
+from textual.widgets import Input, RadioButton, Select, SelectionList, Switch
 
 from engine.policy import load_policy
 from playground.inputs import load_inputs
@@ -173,6 +173,44 @@ def test_enabling_a_rule_shows_the_reminder(tmp_path: Path) -> None:
         assert any(
             "last_steps_hint" in str(events.get_option_at_index(i).prompt) for i in range(events.option_count)
         )
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_an_allowlist_of_rules_turns_reminders_off_and_on(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        main = app.main
+        await pilot.press("left_square_bracket")
+        await settle(app, pilot)
+        assert main.result.reminder.hit_rule_ids == ("tool_call_streak_every_ten",)
+        rules = await focus_field(app, pilot, "systemReminder.enabledRuleIds")
+        rules.query_one(Switch).value = True
+        await settle(app, pilot)
+        assert app.workspace.policy.system_reminder.enabled_rule_ids == []
+        assert main.result.reminder.hit_rule_ids == ()
+        rules.query_one(SelectionList).select("tool_call_streak_every_ten")
+        await settle(app, pilot)
+        assert app.workspace.policy.system_reminder.enabled_rule_ids == ["tool_call_streak_every_ten"]
+        assert main.result.reminder.hit_rule_ids == ("tool_call_streak_every_ten",)
+        assert field(app, "systemReminder.enabledRuleIds").changed
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_select_and_json_fields_edit_the_policy(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        mode = await focus_field(app, pilot, "toolHistory.retentionMode")
+        mode.input.value = "drop"
+        await settle(app, pilot)
+        assert app.workspace.policy.tool_history.retention_mode == "drop"
+        rules = await focus_field(app, pilot, "mustKeep.truncationRules")
+        rules.input.value = (
+            '[{"fenceKind": "memory-context", "maxBudgetFraction": 0.1, "strategyName": "cap"}]'
+        )
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.workspace.policy.must_keep.truncation_rules[0].max_budget_fraction == 0.1
+        assert app.main.query_one("#group-mustKeep").title == "Must keep ● 1"
 
     run(write_session(tmp_path), scenario)
 

@@ -147,7 +147,7 @@ class MainScreen(Screen[None]):
         try:
             changed = self.workspace.edit(event.path, event.value)
         except PolicyValidationError as error:
-            self._schema_errors[event.path] = "; ".join(issue.message for issue in error.issues)
+            self._schema_errors[event.path] = "; ".join(str(issue) for issue in error.issues)
             self._sync_policy(self.workspace.problems())
             return
         cleared = self._schema_errors.pop(event.path, None) is not None

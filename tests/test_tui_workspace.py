@@ -1,0 +1,158 @@
+"""The playground's state and its worker functions, without Textual (workspace.py, building.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.fences import FenceDescriptor, FenceError, load_fences
+from engine.policy import PolicyFileError, PolicyValidationError, load_policy, set_value
+from engine.replay import replay_session
+from playground.inputs import SAMPLES_DIR, load_inputs
+from playground.tui.building import run_build, timeline_points
+from playground.tui.workspace import Workspace
+from tests.tui_session import write_session
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    return Workspace(load_inputs(write_session(tmp_path)))
+
+
+def test_opens_at_the_last_step(ws: Workspace) -> None:
+    assert ws.title == "sales analysis (test)" and ws.max_steps == 12
+    assert len(ws.points) == 7 and ws.step == 7
+    request = ws.build_request()
+    assert request.generation == 1 and len(request.messages) == 16 and request.tick.step_count == 8
+    ws.set_step(3)
+    request = ws.build_request(policy_changed=False)
+    assert len(request.messages) == 7 and request.tick.step_count == 6 and not request.policy_changed
+    assert ws.set_step(99) and ws.step == 7 and not ws.set_step(7)
+
+
+def test_a_session_without_llm_calls_builds_whole(tmp_path: Path) -> None:
+    path = tmp_path / "chat.jsonl"
+    lines = [
+        {"kind": "linn-session", "version": 1},
+        {"id": "s", "role": "system", "type": "system_prompt", "content": "You help."},
+    ]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    ws = Workspace(load_inputs(path))
+    assert ws.points == [] and ws.step is None and not ws.set_step(1)
+    request = ws.build_request()
+    assert request.tick is None and [m.id for m in request.messages] == ["s"]
+
+
+def test_edits_changes_resets_and_problems(ws: Workspace) -> None:
+    assert ws.changed() == {
+        ("budget", "maxTokens"),
+        ("budget", "reservedForResponse"),
+        ("systemReminder", "thresholds", "toolCallStreak"),
+        ("contextTrace", "enabled"),
+    }
+    assert ws.edit(("budget", "maxTokens"), 3000) and not ws.edit(("budget", "maxTokens"), 3000)
+    with pytest.raises(PolicyValidationError) as error:
+        ws.edit(("budget", "maxTokens"), -1)
+    assert str(error.value) == "budget.maxTokens: -1 must be greater than 0"
+    ws.edit(("budget", "reservedForResponse"), 5000)
+    assert ws.problems() == {
+        ("budget", "reservedForResponse"): "reservedForResponse must be > 0 and < maxTokens"
+    }
+    ws.reset_field(("budget", "reservedForResponse"))
+    assert ws.policy.budget.reserved_for_response == 2400 and ws.problems() == {}
+    ws.reset_group("systemReminder")
+    assert ws.policy.system_reminder.thresholds.tool_call_streak == 10
+    ws.reset_all()
+    assert ws.changed() == set()
+
+
+def test_switching_defaults_keeps_the_changed_fields(ws: Workspace) -> None:
+    ws.switch_defaults("linnkit-0.21")
+    assert ws.defaults == "linnkit-0.21" and not ws.honour_fence_descriptors
+    assert ws.policy.budget.max_tokens == 4000 and ws.policy.tool_history.retention_mode == "drop"
+    assert ws.changed() == {
+        ("budget", "maxTokens"),
+        ("budget", "reservedForResponse"),
+        ("systemReminder", "thresholds", "toolCallStreak"),
+        ("contextTrace", "enabled"),
+    }
+    ws.switch_defaults("seed")
+    assert ws.policy.tool_history.retention_mode == "compress"
+
+
+def test_fence_edits_re_place_only_the_edited_kind(ws: Workspace) -> None:
+    recorded = [m.id for m in ws.messages]
+    ws.replace_fence("memory-context", FenceDescriptor("memory", "user", "after-current-user", "turn-only"))
+    assert ws.fences.kinds() == ["project-notes", "memory"]
+    moved = [m.id for m in ws.messages]
+    assert moved.index("f_mem") == moved.index("u2") + 1
+    assert ws.messages[moved.index("f_mem")].fence_kind == "memory"
+    assert [i for i in moved if i != "f_mem"] == [i for i in recorded if i != "f_mem"]
+    ws.replace_fence("memory", FenceDescriptor("memory-context", "user", "before-current-user", "turn-only"))
+    assert [m.id for m in ws.messages] == recorded and ws.messages == ws.inputs.session.messages
+
+
+def test_add_duplicate_remove_fences_and_their_errors(ws: Workspace) -> None:
+    with pytest.raises(FenceError, match='Fence kind "memory-context" is already registered.'):
+        ws.add_fence(FenceDescriptor("memory-context", "user", "before-current-user", "turn-only"))
+    copy = ws.duplicate_fence("memory-context")
+    again = ws.duplicate_fence("memory-context")
+    assert (copy.kind, again.kind) == ("memory-context-copy", "memory-context-copy-2")
+    assert copy.placement == "before-current-user"
+    ws.remove_fence("memory-context")
+    assert ws.fences.kinds() == ["project-notes", "memory-context-copy", "memory-context-copy-2"]
+    with pytest.raises(FenceError, match='Fence kind "nope" is not registered.'):
+        ws.duplicate_fence("nope")
+    result = run_build(ws.build_request()).result
+    assert any("memory-context" in w for w in result.warnings)
+
+
+def test_exports_load_back_equal(ws: Workspace, tmp_path: Path) -> None:
+    ws.edit(("toolHistory", "retentionMode"), "drop")
+    for kind in ("policy-changed", "policy-full", "agent-spec"):
+        path = ws.export(kind, ws.suggested_path(kind))
+        assert load_policy(path) == ws.policy
+    assert ws.suggested_path("agent-spec") == tmp_path / "sales.policy.json"
+    assert json.loads(ws.export_text("agent-spec"))["profileId"] == ws.policy.profile_id
+    fences = ws.export("fences", ws.suggested_path("fences"))
+    assert fences == tmp_path / "sales.fences.yaml" and load_fences(fences).list() == ws.fences.list()
+    with pytest.raises(PolicyFileError, match="refusing to overwrite a protected file"):
+        ws.export("policy-full", ws.inputs.session.path)
+
+
+def test_a_bundled_sample_exports_to_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sample = sorted(SAMPLES_DIR.glob("*.jsonl"))[0]
+    monkeypatch.chdir(tmp_path)
+    ws = Workspace(load_inputs(sample))
+    assert ws.suggested_path("policy-changed") == tmp_path / f"{sample.stem}.policy.yaml"
+
+
+def test_load_policy_file(ws: Workspace, tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text("summarization:\n  triggerThreshold: 0.5\n")
+    ws.load_policy_file(tmp_path / "p.yaml")
+    assert ws.changed() == {("summarization", "triggerThreshold")}
+
+
+def test_run_build_reports_the_engine_refusal(ws: Workspace) -> None:
+    ws.policy = set_value(ws.policy, ("budget", "reservedForResponse"), 0)
+    outcome = run_build(ws.build_request())
+    assert outcome.result is None
+    assert (
+        outcome.error
+        == "Invalid AgentContextManager configuration: reservedForResponse must be > 0 and < maxTokens"
+    )
+
+
+def test_timeline_points_match_the_replay_and_stop_when_asked(ws: Workspace) -> None:
+    request = ws.timeline_request()
+    points = list(timeline_points(request))
+    steps = replay_session(ws.messages, ws.policy, fences=ws.fences, max_steps=12, available_tools=())
+    assert points == [
+        (s.number, s.result.tokens.final_tokens, s.result.tokens.total_budget, s.markers) for s in steps
+    ]
+    calls = iter(range(100))
+    assert len(list(timeline_points(request, stop=lambda: next(calls) >= 2))) == 2
