@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from engine.errors import ContextProviderError
@@ -231,8 +232,11 @@ _STATE_FIELDS = (
 )
 
 
+_read_state = attrgetter(*_STATE_FIELDS)
+
+
 def _snapshot(states: list[State]) -> list[tuple[State, tuple]]:
-    return [(s, tuple(getattr(s, f) for f in _STATE_FIELDS)) for s in states]
+    return [(s, _read_state(s)) for s in states]
 
 
 def _restore(saved: list[tuple[State, tuple]]) -> list[State]:

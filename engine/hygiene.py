@@ -14,7 +14,23 @@ from engine.messages import AiMessage, call_id
 EMPTY_OK = frozenset({"tool_calls"})  # a tool-call message usually has empty content
 
 
+_LAST: list[tuple[tuple[AiMessage, ...], list[str]]] = []  # the last session checked (rebuilds repeat it)
+
+
 def hygiene_warnings(messages: Sequence[AiMessage]) -> list[str]:
+    frozen = tuple(messages)
+    if (
+        _LAST
+        and len(_LAST[0][0]) == len(frozen)
+        and all(a is b for a, b in zip(_LAST[0][0], frozen, strict=True))
+    ):
+        return list(_LAST[0][1])
+    warnings = _check(frozen)
+    _LAST[:] = [(frozen, warnings)]
+    return list(warnings)
+
+
+def _check(messages: Sequence[AiMessage]) -> list[str]:
     warnings: list[str] = []
     counts = Counter(m.id for m in messages)
     warnings += [f"{i}: message id used {n} times" for i, n in counts.items() if n > 1]

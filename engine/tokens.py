@@ -178,6 +178,7 @@ class DefaultTokenizer(TokenizerPort):
         self._loaded: LoadedEncoding | None = None
         self._text_cache: dict[str, int] = {}
         self._message_cache: dict[tuple[Any, ...], int] = {}
+        self._object_cache: dict[int, tuple[AiMessage, int]] = {}
         self.tokenizations = 0  # texts actually counted (cache misses), for tests and the UI
 
     # -- backend --------------------------------------------------------------------------------
@@ -244,6 +245,18 @@ class DefaultTokenizer(TokenizerPort):
 
     def estimate_message(self, msg: AiMessage, model_id: str | None = None) -> int:
         """5 + T(content) + Σ(overhead + T(name) + T(arguments)) over tool calls + T(tool_call_id)."""
+        # Messages are immutable: a rebuild asks again about the very same objects, so look those up by
+        # identity first (the entry holds the message, so its id cannot be reused while cached).
+        seen = self._object_cache.get(id(msg))
+        if seen is not None and seen[0] is msg:
+            return seen[1]
+        total = self._estimate_by_content(msg)
+        if len(self._object_cache) >= _CACHE_LIMIT:
+            self._object_cache.clear()
+        self._object_cache[id(msg)] = (msg, total)
+        return total
+
+    def _estimate_by_content(self, msg: AiMessage) -> int:
         calls = _message_tool_calls(msg)
         call_id = _message_tool_call_id(msg)
         parts = tuple(_call_parts(call) for call in calls) if calls else ()
