@@ -136,7 +136,10 @@ def test_a_bad_json_value_is_refused_before_the_engine(tmp_path: Path) -> None:
         await pilot.press("enter")
         await settle(app, pilot)
         error = str(rules.query_one(".policy-field--error").render())
-        assert "2 is above the maximum 1" in error
+        assert error == (
+            "mustKeep.truncationRules[0].maxBudgetFraction: 2 is above the maximum 1.0; "
+            "mustKeep.truncationRules[0].strategyName: is required"
+        )
         assert app.workspace.policy.must_keep.truncation_rules == []
 
     run(write_session(tmp_path), scenario)

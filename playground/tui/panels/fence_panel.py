@@ -70,7 +70,7 @@ class FencePanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("FENCES", classes="fence-panel--title")
-        yield Static("[n]ew  [e]dit  [y] duplicate  [x] delete", classes="fence-panel--hint")
+        yield Static("[n]ew  [e]dit  [y] duplicate  [x] delete", classes="fence-panel--hint", markup=False)
         yield self.descriptors
         yield Static("IN THE SESSION", classes="fence-panel--title")
         yield self.messages

@@ -72,7 +72,7 @@ class PolicyField(Vertical):
         self.input = make_control(spec, value)
         self._label = Label(spec.label, classes="policy-field--label")
         self._label.tooltip = f"{spec.key}\n{spec.help}"
-        self._error = Static("", classes="policy-field--error")
+        self._error = Static("", classes="policy-field--error", markup=False)
 
     def compose(self) -> ComposeResult:
         if self.spec.kind in WIDE_KINDS:

@@ -102,10 +102,11 @@ class MainScreen(Screen[None]):
         if previous is None or _event_lines(previous) != _event_lines(result):
             self.query_one(EventsView).show(result)  # a new list re-lays out the screen: only when needed
         self._show_comparison()
-        error = result.error
-        self._set_status(
-            f"build failed: {error.code}" if error else "ready", "$error" if error else "$success"
-        )
+        error, pending = result.error, outcome.generation < self.workspace.generation
+        if error or not pending:
+            self._set_status(
+                f"build failed: {error.code}" if error else "ready", "$error" if error else "$success"
+            )
         if outcome.request.policy_changed:  # paint the build first, then recompute the series
             self.call_after_refresh(self.query_one(Builder).timeline, self.workspace.timeline_request())
 
@@ -113,9 +114,12 @@ class MainScreen(Screen[None]):
     def _timeline_progress(self, message: TimelineProgress) -> None:
         if message.version != self.query_one(Builder).timeline_version:
             return
-        steps = len(self.workspace.points)
-        rest = [(n, 0, 0, "") for n in range(len(message.points) + 1, steps + 1)]
-        self.query_one(Timeline).show([*message.points, *rest], self.workspace.step)
+        timeline, steps = self.query_one(Timeline), len(self.workspace.points)
+        old = [tuple(p) for p in timeline.points] if len(timeline.points) == steps else []
+        rest = old[len(message.points) :] or [
+            (n, 0, 0, "") for n in range(len(message.points) + 1, steps + 1)
+        ]
+        timeline.show([*message.points, *rest], self.workspace.step)  # old numbers until new ones arrive
 
     def _show_placeholder_timeline(self) -> None:
         points = [(n, 0, 0, "") for n in range(1, len(self.workspace.points) + 1)]
