@@ -106,6 +106,22 @@ def test_a_burst_of_slider_moves_ends_on_the_last_value(tmp_path: Path) -> None:
     run(write_session(tmp_path), scenario)
 
 
+def test_keys_faster_than_rebuilds_are_not_lost(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        slider = (await focus_field(app, pilot, "budget.maxTokens")).input
+        for _ in range(10):  # all queued before the first edit is handled, as a held key does in a terminal
+            slider.action_move(1)
+        await settle(app, pilot)
+        assert slider.value == 14000 and app.workspace.policy.budget.max_tokens == 14000
+        assert app.main.result.tokens.max_tokens == 14000
+        for direction in (-1, 1, -1):
+            slider.action_move(direction)
+        await settle(app, pilot)
+        assert slider.value == 13000 and app.main.result.tokens.max_tokens == 13000
+
+    run(write_session(tmp_path), scenario)
+
+
 def test_an_invalid_value_shows_the_engine_error_and_keeps_the_last_build(tmp_path: Path) -> None:
     async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
         before = app.main.result

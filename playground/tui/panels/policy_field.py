@@ -68,7 +68,9 @@ class PolicyField(Vertical):
         self.spec = spec
         self.value = value
         self.changed = False
-        self._picked_since_show = False  # the control may show a value the engine has not accepted
+        # Values posted in `Edited` that the policy has not shown back yet, oldest first. The control may
+        # be ahead of the policy (keys come faster than rebuilds); it must not be set back to an older value.
+        self._sent: list[Any] = []
         self.input = make_control(spec, value)
         self._label = Label(spec.label, classes="policy-field--label")
         self._label.tooltip = f"{spec.key}\n{spec.help}"
@@ -85,9 +87,16 @@ class PolicyField(Vertical):
         yield self._error
 
     def show(self, value: Any, changed: bool, error: str | None) -> None:
-        """Reflect the policy's value, whether it differs from the defaults, and the engine's error."""
-        if value != self.value or self._picked_since_show:
-            self.value, self._picked_since_show = value, False
+        """Reflect the policy's value, whether it differs from the defaults, and the engine's error.
+
+        Our own edit coming back leaves the control alone; any other new value (a reset, a loaded file,
+        another profile) is written to it.
+        """
+        if value in self._sent:
+            del self._sent[: self._sent.index(value) + 1]
+            self.value = value
+        elif value != self.value:
+            self.value, self._sent = value, []
             self.input.write(value)
         if changed != self.changed:
             self.changed = changed
@@ -106,11 +115,18 @@ class PolicyField(Vertical):
     def action_reset(self) -> None:
         self.post_message(self.ResetRequested(self))
 
+    def refused(self, value: Any, error: str) -> None:
+        """The engine refused `value`: show its error and put the control back on the policy's value."""
+        self._sent = [v for v in self._sent if v != value]
+        if not self._sent:
+            self.input.write(self.value)
+        self.show_error(error)
+
     @on(ValueChanged)
     def _picked(self, event: ValueChanged) -> None:
         event.stop()
-        if event.value != self.value:
-            self._picked_since_show = True
+        if event.value != (self._sent[-1] if self._sent else self.value):
+            self._sent.append(event.value)
             self.post_message(self.Edited(self, event.value))
 
     @on(ControlError)

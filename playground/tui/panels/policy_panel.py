@@ -145,8 +145,9 @@ class PolicyPanel(VerticalScroll):
             paths = [spec.path for spec in group.specs]
             group.show_marks(sum(p in changed for p in paths), sum(p in errors for p in paths))
 
-    def show_error(self, path: Path, error: str) -> None:
-        self.fields[path].show_error(error)
+    def refused(self, path: Path, value: object, error: str) -> None:
+        if path in self.fields:
+            self.fields[path].refused(value, error)
 
     def focus_field(self, path: Path) -> PolicyField:
         """Open the field's group, focus its control and scroll to it."""

@@ -151,13 +151,14 @@ class MainScreen(Screen[None]):
         try:
             changed = self.workspace.edit(event.path, event.value)
         except PolicyValidationError as error:
-            self._schema_errors[event.path] = "; ".join(str(issue) for issue in error.issues)
-            self._sync_policy(self.workspace.problems())
+            message = "; ".join(str(issue) for issue in error.issues)
+            self._schema_errors[event.path] = message
+            self.query_one(PolicyPanel).refused(event.path, event.value, message)
             return
-        cleared = self._schema_errors.pop(event.path, None) is not None
+        self._schema_errors.pop(event.path, None)
         if changed:
             self._policy_changed()
-        elif cleared:
+        else:
             self._sync_policy(self.workspace.problems())
 
     @on(PolicyField.ResetRequested)
