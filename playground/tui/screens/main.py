@@ -119,7 +119,7 @@ class MainScreen(Screen[None]):
         rest = old[len(message.points) :] or [
             (n, 0, 0, "") for n in range(len(message.points) + 1, steps + 1)
         ]
-        timeline.show([*message.points, *rest], self.workspace.step)  # old numbers until new ones arrive
+        timeline.show([*message.points, *rest])  # its own step: a key press may not be handled here yet
 
     def _show_placeholder_timeline(self) -> None:
         points = [(n, 0, 0, "") for n in range(1, len(self.workspace.points) + 1)]
