@@ -139,3 +139,13 @@ class BuildResult:
 
     def decision_for(self, message_id: str) -> Decision | None:
         return next((d for d in self.decisions if d.message_id == message_id), None)
+
+    def events_touching(self, message_id: str) -> list[Event]:
+        """Events naming the message, or naming the message that now carries it."""
+        decision = self.decision_for(message_id)
+        ids = {message_id} | ({decision.replaced_by} if decision and decision.replaced_by else set())
+        return [e for e in self.events if ids.intersection(e.message_ids)]
+
+    def cards_carrying(self, message_id: str) -> list[int]:
+        """Wire indexes of the cards that carry the message (itself, or merged into another)."""
+        return [c.index for c in self.cards if message_id in c.source_ids or c.message_id == message_id]

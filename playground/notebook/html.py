@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.messages import call_arguments, call_name
 from engine.result import CATEGORY_ORDER, BuildResult, Decision, Event, TokenAccount, WireCard
+from playground.explain import decision_rows
 
 if TYPE_CHECKING:
     from playground.notebook.timeline import StepSample
@@ -27,7 +28,6 @@ __all__ = [
     "events_list",
     "step_chart",
     "tokens_text",
-    "touching_events",
     "trace_view",
     "wire_cards",
 ]
@@ -314,45 +314,22 @@ def _event(event: Event) -> str:
     return f'<li><span class="lp-kind">{escape(event.kind)}</span>{escape(event.title)}{ids}</li>'
 
 
-def touching_events(result: BuildResult, message_id: str) -> list[Event]:
-    """Events naming the message, or naming the message that now carries it."""
-    decision = result.decision_for(message_id)
-    ids = {message_id} | ({decision.replaced_by} if decision and decision.replaced_by else set())
-    return [e for e in result.events if ids.intersection(e.message_ids)]
-
-
 def trace_view(result: BuildResult, message_id: str) -> str:
     """The fate of one message: its decision, the cards carrying it, events and ContextTrace entries."""
     decision = result.decision_for(message_id)
     title = f"<b>trace {escape(message_id)}</b>"
     if decision is None:
         return f'{STYLE}<div class="lp-view">{title}<div class="lp-muted">no decision recorded</div></div>'
-    rows = _rows(_decision_rows(decision))
-    carriers = [c.index for c in result.cards if message_id in c.source_ids or c.message_id == message_id]
+    rows = _rows(decision_rows(decision, tokens_text))
+    carriers = result.cards_carrying(message_id)
     if carriers:
         rows += _rows([("on the wire", ", ".join(f"#{i}" for i in carriers))])
-    events = "".join(_event(e) for e in touching_events(result, message_id))
+    events = "".join(_event(e) for e in result.events_touching(message_id))
     events_html = f"<div><b>events</b><ul>{events}</ul></div>" if events else ""
     return (
         f'{STYLE}<div class="lp-view lp-trace">{title}<table class="lp-table">{rows}</table>{events_html}'
         + (f"{_trace_entries(result, message_id)}</div>")
     )
-
-
-def _decision_rows(decision: Decision) -> list[tuple[str, str]]:
-    rows = [
-        ("fate", "kept" if decision.kept else "dropped"),
-        ("message", f"{decision.role} · {decision.type}"),
-        ("index", "created by the build" if decision.index < 0 else str(decision.index)),
-        ("stage", decision.stage),
-        ("phase", decision.phase or "–"),
-        ("reason", decision.reason),
-        ("strategy", decision.strategy or "–"),
-        ("tokens", tokens_text(decision.tokens)),
-    ]
-    rows += [("replaced by", decision.replaced_by)] if decision.replaced_by else []
-    rows += [("note", decision.note)] if decision.note else []
-    return rows
 
 
 def _rows(pairs: Iterable[tuple[str, str]]) -> str:

@@ -5,39 +5,9 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from engine.result import BuildResult, Decision, Event
+from engine.result import BuildResult
+from playground.explain import decision_rows
 from playground.tui.widgets._format import tokens_long
-
-
-def touching_events(result: BuildResult, message_id: str) -> list[Event]:
-    """Events naming the message, or naming the message that now carries it."""
-    decision = result.decision_for(message_id)
-    ids = {message_id} | ({decision.replaced_by} if decision and decision.replaced_by else set())
-    return [e for e in result.events if ids.intersection(e.message_ids)]
-
-
-def carriers(result: BuildResult, message_id: str) -> list[int]:
-    """Wire indexes of the cards that carry the message."""
-    return [c.index for c in result.cards if message_id in c.source_ids or c.message_id == message_id]
-
-
-def decision_rows(decision: Decision) -> list[tuple[str, str]]:
-    rows = [
-        ("fate", "kept" if decision.kept else "dropped"),
-        ("message", f"{decision.role} · {decision.type}"),
-        ("index", "created by the build" if decision.index < 0 else str(decision.index)),
-        ("stage", decision.stage),
-        ("phase", decision.phase or "–"),
-        ("reason", decision.reason),
-        ("strategy", decision.strategy or "–"),
-        ("tokens", tokens_long(decision.tokens)),
-        ("wire index", "–" if decision.wire_index is None else str(decision.wire_index)),
-    ]
-    if decision.replaced_by:
-        rows.append(("replaced by", decision.replaced_by))
-    if decision.note:
-        rows.append(("note", decision.note))
-    return rows
 
 
 def trace_content(result: BuildResult, message_id: str) -> Content:
@@ -47,12 +17,12 @@ def trace_content(result: BuildResult, message_id: str) -> Content:
         return Content.assemble(("TRACE ", "bold"), message_id, ("\nno decision recorded for it", "$warning"))
     fate = "$success" if decision.kept else "$error"
     parts: list[Content | str | tuple[str, str]] = [("TRACE ", "bold"), (message_id, f"bold {fate}")]
-    for label, value in decision_rows(decision):
+    for label, value in decision_rows(decision, tokens_long):
         style = fate if label == "fate" else ""
         parts += [f"\n{label:<12}", (value, style) if style else value]
-    if cards := carriers(result, message_id):
+    if cards := result.cards_carrying(message_id):
         parts += [f"\n{'on the wire':<12}", ", ".join(f"#{i}" for i in cards)]
-    events = touching_events(result, message_id)
+    events = result.events_touching(message_id)
     parts.append((f"\n\nEVENTS ({len(events)})", "bold"))
     for event in events:
         parts += ["\n", (event.kind, "$text-accent bold"), "  ", event.title]
