@@ -1,0 +1,93 @@
+"""Properties that hold for any session and any valid policy: the invariants, and pairs never split."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.build import build_context
+from engine.invariants import check_invariants
+from engine.messages import AiMessage
+from engine.policy import define_context_policy
+from engine.tokens import MockTokenizer
+
+WORDS = st.text(alphabet="abc xyz,.", min_size=0, max_size=60)
+
+
+@st.composite
+def sessions(draw) -> list[AiMessage]:
+    messages = [AiMessage("sys", "system", "system_prompt", "You are careful.")]
+    for turn in range(draw(st.integers(1, 6))):
+        messages.append(AiMessage(f"u{turn}", "user", "user_input", draw(WORDS) or "go"))
+        for g in range(draw(st.integers(0, 4))):
+            call_id = f"c{turn}_{g}"
+            call = {"id": call_id, "type": "function", "function": {"name": "grep", "arguments": '{"q":"x"}'}}
+            messages.append(
+                AiMessage(f"a{turn}_{g}", "assistant", "tool_calls", "", metadata={"tool_calls": [call]})
+            )
+            if draw(st.booleans()) or g == 0:  # some calls stay unanswered (orphans)
+                output = "x" * draw(st.integers(0, 900))
+                messages.append(
+                    AiMessage(
+                        f"t{turn}_{g}",
+                        "tool",
+                        "tool_output",
+                        output,
+                        metadata={"tool_call_id": call_id, "tool_name": "grep"},
+                    )
+                )
+        if draw(st.booleans()):
+            messages.append(AiMessage(f"f{turn}", "assistant", "final_answer", draw(WORDS) or "done"))
+    return messages
+
+
+policies = st.fixed_dictionaries(
+    {
+        "budget": st.fixed_dictionaries(
+            {
+                "maxTokens": st.integers(400, 6000),
+                "reservedForResponse": st.just(100),
+                "workingMemoryBudgetPercentage": st.sampled_from([0.3, 0.5, 0.7, 1.0]),
+            }
+        ),
+        "toolHistory": st.fixed_dictionaries(
+            {
+                "strategy": st.sampled_from(["per-run", "per-pair", "none"]),
+                "retentionMode": st.sampled_from(["drop", "compress"]),
+                "maxPairTokens": st.integers(50, 600),
+                "maxOutputSummaryTokens": st.just(40),
+            }
+        ),
+        "workingMemory": st.fixed_dictionaries(
+            {"minToolInteractionsToKeep": st.integers(0, 2), "toolPairingSearchRange": st.integers(1, 10)}
+        ),
+        "summarization": st.fixed_dictionaries(
+            {
+                "triggerThreshold": st.sampled_from([0.05, 0.5, 0.7]),
+                "failureBehavior": st.sampled_from(["fail-fast", "continue-if-within-budget"]),
+            }
+        ),
+        "contextTrace": st.just({"enabled": True}),
+    }
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sessions(), policies)
+def test_any_build_keeps_pairs_together_and_its_trace_consistent(messages, layer):
+    result = build_context(messages, define_context_policy(layer), tokenizer=MockTokenizer(5, 10, 4))
+    if result.error is not None:
+        assert result.error.code in ("TOOL_HISTORY_OVERFLOW", "SUMMARIZATION_FAILED")
+        return
+    failures = {f.id for f in check_invariants(result).errors}
+    assert failures <= {"C6_FINAL_TOKENS_WITHIN_BUDGET"}  # must-keep or forced groups may overflow
+    if "C6_FINAL_TOKENS_WITHIN_BUDGET" in failures:
+        assert any(e.kind == "overflow" for e in result.events)
+    kept_calls = {c["id"] for m in result.messages if m.type == "tool_calls" for c in m.tool_calls}
+    kept_outputs = {m.tool_call_id for m in result.messages if m.type == "tool_output"}
+    assert kept_outputs <= kept_calls  # no output without its call
+    for message in result.messages:  # no call without its outputs
+        if message.type == "tool_calls":
+            assert {c["id"] for c in message.tool_calls} <= kept_outputs
+    assert len(result.decisions) >= len(messages)
+    assert [d.message_id for d in result.decisions[: len(messages)]] == [m.id for m in messages]
