@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -323,3 +323,28 @@ def locate_lines(text: str, conversation: Conversation) -> None:
         conversation.entries = [
             (line, label, m) for (line, _), (_, label, m) in zip(found, conversation.entries, strict=True)
         ]
+
+
+def import_conversations(
+    text: str,
+    path: str,
+    conversation: int,
+    *,
+    fmt: str,
+    response_message: Callable[[dict[str, Any]], dict[str, Any] | None],
+    convert: Callable[[Collector, Conversation], None],
+    header_keys: tuple[str, ...],
+) -> ImportResult:
+    """The frame both API-payload importers share: read items, group them into conversations, convert the
+    chosen one, and keep a few header fields of its request."""
+    out = Collector(path)
+    conversations = group_conversations(read_items(text, out), out, response_message)
+    chosen = pick_conversation(conversations, conversation, path)
+    session: dict[str, Any] = {}
+    if chosen is not None:
+        locate_lines(text, chosen)
+        convert(out, chosen)
+        session = {k: chosen.header[k] for k in header_keys if k in chosen.header}
+        if chosen.line is not None:
+            session["line"] = chosen.line
+    return out.result(fmt, session=session, conversations=len(conversations))

@@ -17,11 +17,8 @@ from engine.importers._common import (
     Collector,
     Conversation,
     ImportResult,
-    group_conversations,
+    import_conversations,
     iso_to_ms,
-    locate_lines,
-    pick_conversation,
-    read_items,
 )
 from engine.messages import AiMessage
 
@@ -31,17 +28,15 @@ HEADER_KEYS = ("model",)
 
 def import_anthropic(text: str, path: str = "<text>", *, conversation: int = 0) -> ImportResult:
     """Read Anthropic Messages payloads; `conversation` picks one request when the input holds several."""
-    out = Collector(path)
-    conversations = group_conversations(read_items(text, out), out, _response_message)
-    chosen = pick_conversation(conversations, conversation, path)
-    session: dict[str, Any] = {}
-    if chosen is not None:
-        locate_lines(text, chosen)
-        _Converter(out, chosen).run()
-        session = {k: chosen.header[k] for k in HEADER_KEYS if k in chosen.header}
-        if chosen.line is not None:
-            session["line"] = chosen.line
-    return out.result(FORMAT, session=session, conversations=len(conversations))
+    return import_conversations(
+        text,
+        path,
+        conversation,
+        fmt=FORMAT,
+        response_message=_response_message,
+        convert=lambda out, chosen: _Converter(out, chosen).run(),
+        header_keys=HEADER_KEYS,
+    )
 
 
 def _response_message(item: dict[str, Any]) -> dict[str, Any] | None:

@@ -21,12 +21,9 @@ from engine.importers._common import (
     Conversation,
     ImportResult,
     compact_json,
-    group_conversations,
     image_note,
+    import_conversations,
     iso_to_ms,
-    locate_lines,
-    pick_conversation,
-    read_items,
     unmapped_note,
 )
 from engine.messages import AiMessage
@@ -45,17 +42,15 @@ MAPPED_KEYS = frozenset(
 
 def import_openai(text: str, path: str = "<text>", *, conversation: int = 0) -> ImportResult:
     """Read OpenAI chat messages; `conversation` picks one when the input holds several."""
-    out = Collector(path)
-    conversations = group_conversations(read_items(text, out), out, _response_message)
-    chosen = pick_conversation(conversations, conversation, path)
-    session: dict[str, Any] = {}
-    if chosen is not None:
-        locate_lines(text, chosen)
-        _Converter(out, chosen).run()
-        session = {k: chosen.header[k] for k in HEADER_KEYS if k in chosen.header}
-        if chosen.line is not None:
-            session["line"] = chosen.line
-    return out.result(FORMAT, session=session, conversations=len(conversations))
+    return import_conversations(
+        text,
+        path,
+        conversation,
+        fmt=FORMAT,
+        response_message=_response_message,
+        convert=lambda out, chosen: _Converter(out, chosen).run(),
+        header_keys=HEADER_KEYS,
+    )
 
 
 def _response_message(item: dict[str, Any]) -> dict[str, Any] | None:
