@@ -47,7 +47,6 @@ class BuildContext:
     summarizer: SummarizerPort | None
     model_id: str
     now: int
-    summarized: dict[int, str] = field(default_factory=dict)  # id(state) -> summary id
     trigger_check: TriggerCheck | None = None
 
     def estimate(self, message: AiMessage) -> int:

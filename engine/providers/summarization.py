@@ -73,8 +73,6 @@ def run_summarization(states: list[State], available: int, ctx) -> tuple[Provide
     replaced_tokens = sum(s.tokens for s in replaced)
     ratio = summary_state.tokens / replaced_tokens if replaced_tokens else 0
     summary.metadata["compressionRatio"] = ratio
-    for state in replaced:
-        ctx.summarized[id(state)] = summary.id
     remaining = [s for s in states if all(s is not r for r in replaced)]
     remaining.insert(min(3, len(remaining)), summary_state)
     states[:] = remaining
