@@ -73,7 +73,8 @@ def run_summarization(states: list[State], available: int, ctx) -> tuple[Provide
     replaced_tokens = sum(s.tokens for s in replaced)
     ratio = summary_state.tokens / replaced_tokens if replaced_tokens else 0
     summary.metadata["compressionRatio"] = ratio
-    remaining = [s for s in states if all(s is not r for r in replaced)]
+    gone = {id(s) for s in replaced}
+    remaining = [s for s in states if id(s) not in gone]
     remaining.insert(min(3, len(remaining)), summary_state)
     states[:] = remaining
     report.tokens_used = summary_state.tokens
