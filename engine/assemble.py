@@ -164,6 +164,7 @@ def _decisions(run: Pipeline, final: list[State], positions: list[int | None]) -
             by_origin[origin] = state
     removed = {origin: r for r in run.removals for origin in r.origins}
     carriers = {s.message.id: s for s in run.states}
+    summary = next((s for s in run.states if s.index == -1), None)
     decisions = []
     for index, message in enumerate(run.session):
         state, removal = by_origin.get(index), removed.get(index)
@@ -174,7 +175,7 @@ def _decisions(run: Pipeline, final: list[State], positions: list[int | None]) -
         elif removal is None and state is not None:
             decisions.append(_from_state(index, message, state, wire_index))
         else:
-            decisions.append(_summarized(index, message, run, wire_index))
+            decisions.append(_summarized(index, message, summary, wire_index))
     decisions.extend(_created(run, wire_index))
     return decisions
 
@@ -230,8 +231,7 @@ def _from_removal(index, message, removal, carriers: dict[str, State], wire_inde
     )
 
 
-def _summarized(index, message, run: Pipeline, wire_index) -> Decision:
-    summary = next((s for s in run.states if s.index == -1), None)
+def _summarized(index, message, summary: State | None, wire_index) -> Decision:
     return Decision(
         index,
         message.id,
