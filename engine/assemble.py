@@ -128,6 +128,8 @@ def _marks(state: State) -> list[str]:
         marks.append("degraded")
     if state.truncation is not None:
         marks.append("truncated")
+    if message.meta("tool_output_store"):
+        marks.append("preview")  # cut at execution time; the full text is in the observation store
     return marks
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from engine.fences import FenceRegistry, as_registry, load_fences
 from engine.importers import UnknownFormatError, detect_format, import_file
+from engine.observation import InMemoryObservationStore
 from engine.policy import ContextPolicy, effective_policy, get_defaults_profile, read_policy_layer
 from engine.session import LoadProblem, Session, SessionHeader, load_session
 
@@ -29,6 +30,9 @@ class PlaygroundInputs:
     policy_path: Path | None = None
     fences_path: Path | None = None
     notes: list[str] = field(default_factory=list)
+    # Tool outputs are governed as toolOutput.observationGovernance would have cut them at execution
+    # time; the full texts land here (content-addressed), so the playground can show what was saved.
+    observation_store: InMemoryObservationStore = field(default_factory=InMemoryObservationStore)
 
     @property
     def header(self) -> dict[str, Any]:
@@ -38,7 +42,11 @@ class PlaygroundInputs:
     def build_options(self) -> dict[str, Any]:
         """What `build_context` needs besides messages and policy, for this defaults profile."""
         profile = get_defaults_profile(self.defaults)
-        return {"fences": self.fences, "honour_fence_descriptors": profile.honour_fence_descriptors}
+        return {
+            "fences": self.fences,
+            "honour_fence_descriptors": profile.honour_fence_descriptors,
+            "observation_store": self.observation_store,
+        }
 
 
 def header_dict(session: Session) -> dict[str, Any]:

@@ -452,3 +452,24 @@ def test_every_bound_action_is_in_the_palette_and_every_binding_has_an_id_and_to
     assert {b.action.split("(")[0] for b in APP_BINDINGS} <= on_app
     assert {"reset_group", "focus_field", "fence", "fence_delete"} <= on_main and "open_fences" in on_app
     assert all(b.id and b.tooltip for b in [*MAIN_BINDINGS, *APP_BINDINGS])
+
+
+def test_a_small_observation_limit_shows_previews_and_what_was_saved(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await focus_field(app, pilot, "toolOutput.observationGovernance.maxChars")
+        await pilot.press("home")  # the smallest limit: every non-empty output is cut to a preview
+        await settle(app, pilot)
+        result = app.main.result
+        previews = [c for c in result.cards if "preview" in c.marks]
+        assert previews and all(c.message["role"] == "tool" for c in previews)
+        events = [e for e in result.events if e.kind == "observation"]
+        assert {e.message_ids[0] for e in events} == {c.message_id for c in previews}
+        store = app.workspace.inputs.observation_store
+        original = {m.id: m.content for m in app.workspace.inputs.session.messages}
+        for event in events:  # the full text was saved under the pointer the preview names
+            assert store.get(event.data["blobId"]) == original[event.message_ids[0]]
+            assert f"blob_id={event.data['blobId']}" in next(
+                c.message["content"] for c in previews if c.message_id == event.message_ids[0]
+            )
+
+    run(write_session(tmp_path), scenario)

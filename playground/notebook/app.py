@@ -16,6 +16,7 @@ import ipywidgets as W
 from engine.build import build_context
 from engine.errors import EngineError
 from engine.fences import FenceRegistry, as_registry, dump_fences
+from engine.observation import InMemoryObservationStore
 from engine.policy import ContextPolicy, PolicyFileError, dump_policy, get_defaults_profile, write_atomic
 from engine.replay import StepBuild, build_at_step
 from engine.result import BuildResult
@@ -56,8 +57,10 @@ class Playground:
         self.messages = self.sources.messages
         self.defaults = defaults
         self.builds = 0
+        self.observations = InMemoryObservationStore()  # full texts of tool outputs cut to previews
         self._build_options = {
             "honour_fence_descriptors": get_defaults_profile(defaults).honour_fence_descriptors,
+            "observation_store": self.observations,
             **build_options,
         }
         self._points = step_points(self.messages)

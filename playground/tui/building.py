@@ -15,6 +15,7 @@ from engine.build import build_context
 from engine.errors import EngineError
 from engine.fences import FenceError, FenceRegistry
 from engine.messages import AiMessage
+from engine.observation import ObservationPreviewPort
 from engine.policy import ContextPolicy
 from engine.replay import StepBuild
 from engine.result import BuildResult
@@ -35,6 +36,7 @@ class BuildRequest:
     tick: TickState | None
     honour_fence_descriptors: bool = True
     policy_changed: bool = True  # a new policy (or fences): the timeline must be recomputed
+    observation_store: ObservationPreviewPort | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,7 @@ def run_build(request: BuildRequest) -> BuildOutcome:
             fences=request.fences,
             tick=request.tick,
             honour_fence_descriptors=request.honour_fence_descriptors,
+            observation_store=request.observation_store,
         )
     except BUILD_ERRORS as error:
         return BuildOutcome(request, None, error=str(error))
@@ -74,6 +77,7 @@ class TimelineRequest:
     max_steps: int
     available_tools: tuple[str, ...]
     honour_fence_descriptors: bool = True
+    observation_store: ObservationPreviewPort | None = None
 
 
 TimelinePoint = tuple[int, int, int, str]  # step, final tokens, total budget, markers (S, C, R, !)
@@ -100,6 +104,7 @@ def timeline_points(
                 fences=request.fences,
                 tick=tick,
                 honour_fence_descriptors=request.honour_fence_descriptors,
+                observation_store=request.observation_store,
             )
         markers = StepBuild(number, point, tick, result).markers
         yield number, result.tokens.final_tokens, result.tokens.total_budget, markers

@@ -119,6 +119,7 @@ class Workspace:
             tick,
             self.honour_fence_descriptors,
             policy_changed,
+            self.inputs.observation_store,
         )
 
     def timeline_request(self) -> TimelineRequest:
@@ -131,6 +132,7 @@ class Workspace:
             self.max_steps,
             self.available_tools,
             self.honour_fence_descriptors,
+            self.inputs.observation_store,
         )
 
     # -- steps ----------------------------------------------------------------------------------
