@@ -53,8 +53,8 @@ class BuildContext:
         return self.tokenizer.estimate_message(message, self.model_id)
 
     def content_tokens(self, texts: list[str]) -> int:
-        encoding = self.policy.token_estimation.encoding
-        return content_token_count(texts, encoding, self.avg_chars_per_token)
+        """The summarization pre-check's count: tiktoken by the model id, as linnkit (spec §5.4, §9 D8)."""
+        return content_token_count(texts, self.model_id, self.avg_chars_per_token)
 
 
 @dataclass(slots=True)

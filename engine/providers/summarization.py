@@ -40,7 +40,8 @@ def check_trigger(states: list[State], available: int, ctx) -> TriggerCheck:
     check.precheck_passed = True
     if used < 0.9 * check.threshold:
         return check
-    check.content_tokens = ctx.content_tokens([s.current.content for s in states if s.kept])
+    # linnkit counts the states' own message content (not a truncated version), by the model's encoding
+    check.content_tokens = ctx.content_tokens([s.message.content for s in states if s.kept])
     check.fired = check.content_tokens >= check.threshold
     return check
 
@@ -62,7 +63,7 @@ def run_summarization(states: list[State], available: int, ctx) -> tuple[Provide
         for s in states
         if low <= s.index <= high and s.message.type not in ("system_prompt", "context_injection")
     ]
-    prompt = "\n\n".join(f"{s.message.role}: {s.current.content}" for s in chosen)
+    prompt = "\n\n".join(f"{s.message.role}: {s.message.content}" for s in chosen)
     reply, error = _generate(ctx, prompt)
     if error is not None:
         return _failed(report, check, error, ctx)
