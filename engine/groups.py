@@ -85,7 +85,7 @@ def _build_groups(
     declared: dict[str, ToolGroup] = {}
     user_inputs = 0
     for index, message in enumerate(messages):
-        if message.type == "user_input":
+        if message.type == "user_input" and message.role == "user":
             user_inputs += 1
         elif is_anchor(message):
             calls = [c for c in message.tool_calls if call_id(c).strip()]

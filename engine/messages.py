@@ -113,7 +113,7 @@ class AiMessage:
 def call_name(call: dict[str, Any]) -> str:
     """A call's function name; linnkit names a blank one `unknown_tool`."""
     name = (call.get("function") or {}).get("name")
-    return name.strip() if isinstance(name, str) and name.strip() else "unknown_tool"
+    return name if isinstance(name, str) and name.strip() else "unknown_tool"
 
 
 def call_arguments(call: dict[str, Any]) -> str:

@@ -36,7 +36,7 @@ def summarize_output(
     if len(output) <= SHORT_OUTPUT_CHARS:
         return output
     if tool_name == "text_to_image":
-        count = (tool_args or {}).get("n", 1)
+        count = (tool_args or {}).get("n") or 1  # JS `args.n || 1`: 0, "" and null count as 1
         return f"生成了 {_js_string(count)} 张图片。"
     return _summarize_long(output, preview_chars)
 
@@ -47,8 +47,8 @@ def _summarize_long(output: str, preview_chars: int) -> str:
         return _summarize_array(parsed)
     if isinstance(parsed, dict):
         observation = parsed.get("observation")
-        if isinstance(observation, str):
-            return _summarize_long(observation, preview_chars) if observation else "无输出"
+        if parsed and isinstance(observation, str) and observation:  # an empty observation is falsy in JS
+            return _summarize_long(observation, preview_chars)
         return _summarize_object(parsed)
     return _summarize_text(output, preview_chars)
 

@@ -85,7 +85,7 @@ def _degraded_message(group: ToolGroup, messages: list[AiMessage]) -> AiMessage:
         metadata={
             "isDegradedToolReplay": True,
             "degradationReason": REASON,
-            "replacementSourceIds": [messages[i].id for i in group.indices],
+            "replacementSourceIds": list(dict.fromkeys(messages[i].id for i in group.indices)),
             "degradedToolCallIds": group.call_ids,
             "degradedToolNames": group.tool_names,
             "toolInteractionGroupSize": len(group.call_ids),

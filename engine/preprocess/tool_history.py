@@ -7,7 +7,7 @@ from typing import Any
 
 from engine.errors import TOOL_HISTORY_OVERFLOW, ContextProviderError
 from engine.groups import ToolGroup, build_groups, last_user_input_index
-from engine.messages import AiMessage, call_arguments, call_id, call_name
+from engine.messages import AiMessage, call_id, call_name
 from engine.preprocess.base import (
     Entry,
     Removal,
@@ -152,7 +152,7 @@ def _make_compressed_message(group: ToolGroup, messages: list[AiMessage]) -> AiM
     outputs = [messages[i] for i in group.output_indices]
     calls = [c for c in anchor.tool_calls if call_id(c).strip()]
     parts = [_describe_call(call, [o for o in outputs if o.tool_call_id == call_id(call)]) for call in calls]
-    source_ids = [messages[i].id for i in group.indices]
+    source_ids = list(dict.fromkeys(messages[i].id for i in group.indices))
     return AiMessage(
         id=new_id("compressed", anchor.id),
         role="assistant",
@@ -172,7 +172,8 @@ def _make_compressed_message(group: ToolGroup, messages: list[AiMessage]) -> AiM
 
 def _describe_call(call: dict[str, Any], outputs: list[AiMessage]) -> str:
     name = call_name(call)
-    args = parse_args(call_arguments(call))
+    raw = (call.get("function") or {}).get("arguments")
+    args = parse_args(raw) if isinstance(raw, str) else {}  # linnkit parses only string arguments
     if not isinstance(args, dict):
         args = {}
     summaries = [summarize_output(output_text(o), tool_name=name, tool_args=args) for o in outputs]

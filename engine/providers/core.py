@@ -63,6 +63,8 @@ def _truncate(state: State, rule: TruncationRule, ctx) -> Event | None:
         return None
     content = state.message.content
     max_chars = int(cap * ctx.avg_chars_per_token)
+    if len(content) <= max_chars:  # linnkit's truncateContent leaves text that short unchanged
+        return None
     cut = content[:max_chars]
     last_space = cut.rfind(" ")
     if last_space > 0.8 * max_chars:

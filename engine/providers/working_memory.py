@@ -160,59 +160,64 @@ def _keep_group(fill: _Fill, group: ToolGroup, limit: float, strategy: str) -> b
     for state in states:
         state.replacement_source_ids = source_ids
         state.processed_by_group = True
-    pair = sum(s.tokens for s in states)
-    max_pair = fill.ctx.policy.tool_history.max_pair_tokens
-    if fill.total + pair > limit or pair > max_pair:
-        saved = _truncate_outputs(fill, [fill.states[i] for i in group.output_indices])
-        if not saved:
+    if not _fits(fill, states, limit):
+        if not _truncate_outputs(fill, [fill.states[i] for i in group.output_indices]):
             return False
-        pair = sum(s.tokens for s in states)
-        if fill.total + pair > limit or pair > max_pair:
+        if not _fits(fill, states, limit):
             return False
         strategy += "_truncation"
+    added = 0
     for state in states:
-        if state.action == SKIP:
+        if state.action == SKIP:  # a member some earlier stage kept is not counted twice
             state.keep(KEEP_WM, WORKING_MEMORY, strategy)
-    fill.total += pair
+            added += state.tokens
+    fill.total += added
     _note(fill, strategy)
     return True
 
 
+def _fits(fill: _Fill, states: list[State], limit: float) -> bool:
+    pair = sum(s.tokens for s in states)
+    return fill.total + pair <= limit and pair <= fill.ctx.policy.tool_history.max_pair_tokens
+
+
 def _truncate_outputs(fill: _Fill, outputs: list[State]) -> bool:
-    """Replace each output by the summary of its raw output; False when that saves nothing."""
+    """Replace every output by the summary of its raw output, as linnkit's ToolPairTruncator does (the
+    summary stays even if the group is then rejected); True when that saves tokens overall."""
     policy = fill.ctx.policy
     preview = preview_chars_for(policy.tool_history.max_output_summary_tokens, fill.ctx.avg_chars_per_token)
-    saved = False
+    saved, changes = 0, []
     for state in outputs:
-        original = state.message.content
-        summary = summarize_output(output_text(state.message), preview_chars=preview)
-        if summary == original or len(summary) >= len(original):
-            continue
+        raw = output_text(state.message)
+        summary = summarize_output(raw, preview_chars=preview)
         before = state.tokens
-        processed = state.message.with_metadata(
-            truncated=True, originalLength=len(original), truncatedLength=len(summary)
+        summarised = state.message.with_metadata(
+            truncated=True, originalLength=len(raw), truncatedLength=len(summary)
         ).with_(content=summary)
-        tokens = fill.ctx.estimate(processed)
-        if tokens >= before:  # shorter in characters but not in tokens: it saves nothing
-            continue
-        state.processed, state.tokens = processed, tokens
-        state.truncation = {"originalLength": len(original), "truncatedLength": len(summary)}
+        # linnkit rewrites the message itself, so later stages (summarization) read the summary too
+        state.message = state.processed = summarised
+        state.tokens = fill.ctx.estimate(summarised)
+        state.truncation = {"originalLength": len(raw), "truncatedLength": len(summary)}
+        saved += before - state.tokens
+        changes.append((state, len(raw), len(summary), before))
+    if saved <= 0:
+        return False
+    for state, original, shortened, before in changes:
         fill.events.append(
             Event(
                 kind="tool_output_truncation",
                 title=f"tool output {state.message.id} summarised by working memory: "
-                f"{len(original)} → {len(summary)} chars, {before} → {state.tokens} tokens",
+                f"{original} → {shortened} chars, {before} → {state.tokens} tokens",
                 message_ids=(state.message.id,),
                 data={
-                    "originalLength": len(original),
-                    "truncatedLength": len(summary),
+                    "originalLength": original,
+                    "truncatedLength": shortened,
                     "tokensBefore": before,
                     "tokensAfter": state.tokens,
                 },
             )
         )
-        saved = True
-    return saved
+    return True
 
 
 def _note(fill: _Fill, strategy: str) -> None:
