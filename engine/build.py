@@ -225,7 +225,6 @@ _STATE_FIELDS = (
     "processed",
     "tokens",
     "replacement_source_ids",
-    "processed_by_group",
     "truncation",
     "kept",
 )

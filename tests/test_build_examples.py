@@ -500,7 +500,7 @@ def test_e10_oversized_pair():
     output = result.messages[3]
     assert output.meta("truncated") is True
     assert (output.meta("originalLength"), output.meta("truncatedLength")) == (991, 50)
-    assert result.decision_for("t_g1").strategy == "tool_interaction_pairing_truncation"
+    assert result.decision_for("t_g1").strategy == "tool_interaction_truncation"  # spec E10
     assert result.decision_for("t_g1").tokens == 34
     [event] = [e for e in result.events if e.kind == "tool_output_truncation"]
     assert event.data == {

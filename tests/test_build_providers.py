@@ -248,15 +248,36 @@ def test_p3_stops_at_max_interaction_groups_minus_the_p1_groups():
     assert result.decision_for("a_g1").kept is False
 
 
-@pytest.mark.parametrize("max_recent", [0, 2])
-def test_a_misfit_stops_p1_but_not_p3(max_recent):
-    # g3 (800) never fits in 700 and its short output cannot be truncated; g2 and g1 still do.
+@pytest.mark.parametrize(
+    ("max_recent", "strategy"), [(0, "historical_tool_interaction"), (2, "tool_interaction_pairing")]
+)
+def test_a_group_truncation_cannot_shrink_is_rejected_and_the_walk_goes_on(max_recent, strategy):
+    # g3 (800) never fits in 700 and its short output cannot be truncated: the group is rejected (spec
+    # §5.3 step 4; linnkit's keepToolGroup), which stops neither P1 nor P3, so g2 and g1 are still kept.
     table = TableTokenizer({"a_g3": 400, "t_g3": 400}, default=10)
     layer = policy(workingMemory={"maxRecentToolInteractions": max_recent, "minToolInteractionsToKeep": 0})
     result = build(THREE_GROUPS, layer, tokenizer=table)
     assert result.kept_ids == ("sys", "u1", "a_g1", "t_g1", "a_g2", "t_g2", "a1", "u2")
-    assert result.decision_for("a_g2").strategy == "historical_tool_interaction"
+    assert result.decision_for("a_g2").strategy == strategy
     assert result.decision_for("t_g3").reason == "dropped_by_budget_or_priority"
+
+
+def test_a_group_still_too_big_after_truncation_stops_p1():
+    # g3's long output is summarised but the pair still exceeds the budget: P1 stops there, so the older
+    # g2 is not kept by P1; P3 (newest first) then keeps it.
+    long_output = "x" * 3000
+    messages = flatten(
+        sys(), user("u1"), group("g1"), group("g2"), group("g3", result=long_output), answer("a1"), user("u2")
+    )
+    by_length = MockTokenizer(tokens_per_message=10, chars_per_token=1)  # the summary stays ~1,900 tokens
+    layer = policy(workingMemory={"maxRecentToolInteractions": 2, "minToolInteractionsToKeep": 0})
+    # C12 legitimately fails after truncation (spec §7)
+    result = build(
+        messages, layer, tokenizer=by_length, expect_failures=("C12_HOST_TOKENIZER_DRIVES_BUDGET",)
+    )
+    assert result.decision_for("a_g3").kept is False
+    assert result.decision_for("t_g3").tokens > 700
+    assert result.decision_for("a_g2").strategy == "historical_tool_interaction"
 
 
 def test_working_memory_does_nothing_without_room_and_without_a_minimum():

@@ -29,7 +29,6 @@ class State:
     strategy: str | None = None
     processed: AiMessage | None = None  # the message with processed (truncated) content
     replacement_source_ids: list[str] | None = None
-    processed_by_group: bool = False
     truncation: dict[str, Any] | None = None
     kept: bool = False  # action starts with keep_; a plain field because every provider reads it often
 

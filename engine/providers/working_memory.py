@@ -8,9 +8,10 @@ newest first wherever it fits, P3 keeps older tool groups and compressed tool hi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine.groups import ToolGroup, build_groups
+from engine.messages import AiMessage
 from engine.providers.state import KEEP_WM, SKIP, WORKING_MEMORY, ProviderReport, State
 from engine.result import Event
 from engine.tool_summary import output_text, preview_chars_for, summarize_output
@@ -29,6 +30,7 @@ class _Fill:
     events: list[Event]
     strategies: list[str]
     hist_kept: int = 0
+    processed: set[str] = field(default_factory=set)  # ids of messages a kept group already covers
 
 
 def run_working_memory(states: list[State], ctx) -> tuple[ProviderReport, list[Event]]:
@@ -46,7 +48,9 @@ def run_working_memory(states: list[State], ctx) -> tuple[ProviderReport, list[E
         checkpoint_tool=ctx.policy.checkpoint.trigger_tool_name,
         max_pairing_distance=wm.tool_pairing_search_range,
     )
-    last_user = max((i for i, m in enumerate(messages) if m.type == "user_input"), default=None)
+    last_user = max(
+        (i for i, m in enumerate(messages) if m.type == "user_input" and m.role == "user"), default=None
+    )
     _p1_recent_groups(fill, groups, last_user)
     if fill.total < budget:
         _p2_text(fill, was_skip)
@@ -67,12 +71,13 @@ def _p1_recent_groups(fill: _Fill, groups: list[ToolGroup], last_user: int | Non
         forced = fill.hist_kept < min_p1
         if not forced and fill.total >= fill.budget:
             return
-        if _processed(fill, group) or not group.complete:
+        if group.anchor_id in fill.processed or not group.complete:
             continue
         limit = math.inf if forced else fill.budget
-        if not _keep_group(fill, group, limit, "tool_interaction_pairing"):
+        outcome = _keep_group(fill, group, limit, "tool_interaction_pairing", "tool_interaction_truncation")
+        if outcome is _TOO_BIG:  # even its summary does not fit: older groups would not either
             return
-        if not current:
+        if outcome is _KEPT and not current:
             fill.hist_kept += 1
 
 
@@ -83,35 +88,45 @@ def _p2_text(fill: _Fill, was_skip: list[bool]) -> None:
         if fill.total >= fill.budget:
             return
         state = fill.states[index]
-        if not was_skip[index] or state.kept or state.processed_by_group:
+        if not was_skip[index] or state.kept or state.message.id in fill.processed:
             continue
-        strategy = _text_strategy(state)
-        if strategy is None:
+        strategy = _text_strategy(state.message)
+        if strategy is None or (strategy == "thought_processing" and thoughts >= keep_thoughts):
             continue
-        if strategy == "thought_processing":
-            if thoughts >= keep_thoughts:
-                continue
         if fill.total + state.tokens <= fill.budget:
             state.keep(KEEP_WM, WORKING_MEMORY, strategy)
             fill.total += state.tokens
             _note(fill, strategy)
-            if strategy == "thought_processing":
-                thoughts += 1
+            thoughts += strategy == "thought_processing"
 
 
-def _text_strategy(state: State) -> str | None:
-    message = state.message
-    if message.type == "history_summary":
+def _text_strategy(message: AiMessage) -> str | None:
+    """P2's candidates, as linnkit's TextConversationRetention picks them."""
+    if message.role == "system" and message.type == "history_summary":
         return "history_summary"
     if message.role == "user":
-        return None if message.meta("tool_name") else "text_conversation"
-    if message.role != "assistant" or message.tool_calls:
+        usable = not _truthy(message.meta("tool_name")) and message.meta("fragmentType") != "document"
+        return "text_conversation" if usable else None
+    if message.role != "assistant" or message.type == "tool_calls":
         return None
-    if message.type == "thought":
-        return "thought_processing"
-    if message.meta("isCompressedToolHistory"):
+    if _truthy(message.meta("tool_name")) or _truthy(message.meta("tool_calls")):
         return None
-    return "text_conversation"
+    if is_compressed_tool_history(message):
+        return None  # compressed tool history is P3's
+    return "thought_processing" if message.type == "thought" else "text_conversation"
+
+
+def _truthy(value: object) -> bool:
+    """JavaScript truthiness: empty lists and objects count as true."""
+    return True if isinstance(value, (list, dict)) else bool(value)
+
+
+def is_compressed_tool_history(message: AiMessage) -> bool:
+    return (
+        message.role == "assistant"
+        and message.type == "final_answer"
+        and message.meta("isCompressedToolHistory") is True
+    )
 
 
 def _p3_historical_tools(fill: _Fill, groups: list[ToolGroup], last_user: int) -> None:
@@ -126,54 +141,59 @@ def _p3_historical_tools(fill: _Fill, groups: list[ToolGroup], last_user: int) -
         if not forced and fill.total >= fill.budget:
             return
         if isinstance(candidate, State):
-            if candidate.kept:
+            if candidate.kept or candidate.message.id in fill.processed:
                 continue
             if forced or fill.total + candidate.tokens <= fill.budget:
                 candidate.keep(KEEP_WM, WORKING_MEMORY, "compressed_tool_history")
                 fill.total += candidate.tokens
+                fill.processed.add(candidate.message.id)
                 _note(fill, "compressed_tool_history")
                 kept_p3 += 1
             continue
-        if _processed(fill, candidate) or not candidate.complete:
+        if candidate.anchor_id in fill.processed or not candidate.complete:
             continue
         limit = math.inf if forced else fill.budget
-        if _keep_group(fill, candidate, limit, "historical_tool_interaction"):
+        strategies = ("historical_tool_interaction", "historical_tool_interaction_truncation")
+        if _keep_group(fill, candidate, limit, *strategies) is _KEPT:
             kept_p3 += 1
 
 
 def _p3_candidates(states: list[State], groups: list[ToolGroup], last_user: int):
     """Compressed messages and groups at or before the current input, newest first."""
     found: list[tuple[int, object]] = [
-        (i, s) for i, s in enumerate(states) if i <= last_user and s.message.meta("isCompressedToolHistory")
+        (i, s) for i, s in enumerate(states) if i <= last_user and is_compressed_tool_history(s.message)
     ]
     found.extend((g.start_index, g) for g in groups if g.start_index <= last_user)
     return [c for _, c in sorted(found, key=lambda item: item[0], reverse=True)]
 
 
-def _processed(fill: _Fill, group: ToolGroup) -> bool:
-    return any(fill.states[i].processed_by_group for i in group.indices)
+_KEPT, _REJECTED, _TOO_BIG = object(), object(), object()
 
 
-def _keep_group(fill: _Fill, group: ToolGroup, limit: float, strategy: str) -> bool:
+def _keep_group(fill: _Fill, group: ToolGroup, limit: float, direct: str, truncated: str) -> object:
+    """Keep a group whole, truncating its outputs first if it is too big (linnkit's keepToolGroup).
+
+    `_REJECTED`: truncation saved nothing; `_TOO_BIG`: truncated and still over the limit."""
     states = [fill.states[i] for i in group.indices]
     source_ids = [s.message.id for s in states]
     for state in states:
         state.replacement_source_ids = source_ids
-        state.processed_by_group = True
+    strategy = direct
     if not _fits(fill, states, limit):
         if not _truncate_outputs(fill, [fill.states[i] for i in group.output_indices]):
-            return False
+            return _REJECTED
         if not _fits(fill, states, limit):
-            return False
-        strategy += "_truncation"
+            return _TOO_BIG
+        strategy = truncated
     added = 0
     for state in states:
         if state.action == SKIP:  # a member some earlier stage kept is not counted twice
             state.keep(KEEP_WM, WORKING_MEMORY, strategy)
             added += state.tokens
+        fill.processed.add(state.message.id)
     fill.total += added
     _note(fill, strategy)
-    return True
+    return _KEPT
 
 
 def _fits(fill: _Fill, states: list[State], limit: float) -> bool:
