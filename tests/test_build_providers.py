@@ -447,3 +447,12 @@ def test_checkpoint_purges_a_kept_history_summary():
     result = build(messages, policy(), tokenizer=TEN)
     assert result.kept_ids == ("sys", "u2", "a_cp", "t_cp")
     assert result.decision_for("s0").reason == "dropped_by_CHECKPOINT_PURGED"
+
+
+def test_a_checkpoint_with_nothing_before_it_to_prune_does_not_count_as_pruning():
+    # Only the system prompt (exempt) and the checkpoint's own run precede it: nothing to purge.
+    messages = flatten(sys(), user("u1"), checkpoint_group(), answer("a1"))
+    result = build(messages, policy(), tokenizer=TEN)
+    assert "checkpoint_trim_before" not in result.strategies_applied
+    assert not [e for e in result.events if e.kind == "checkpoint"]
+    assert result.kept_ids == ("sys", "u1", "a_cp", "t_cp", "a1")

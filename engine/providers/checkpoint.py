@@ -58,10 +58,10 @@ def run_checkpoint(states: list[State], ctx) -> tuple[ProviderReport, list[Event
         if state.action == SKIP:
             state.keep(KEEP_WM, CHECKPOINT, STRATEGY)
             promoted.append(state.message.id)
-    for index in range(start):
-        state = states[index]
-        if index in keep_set or _exempt(state):
-            continue
+    candidates = [s for i, s in enumerate(states[:start]) if i not in keep_set and not _exempt(s)]
+    if not candidates:  # nothing before it may be pruned: linnkit reports no pruning (promotions stay)
+        return report, []
+    for state in candidates:
         if state.kept:
             state.drop(CHECKPOINT_PURGED, STRATEGY)
             purged.append(state.message.id)
