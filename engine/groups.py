@@ -120,6 +120,6 @@ def _is_checkpoint(group: ToolGroup, messages: Sequence[AiMessage], checkpoint_t
 
 def last_user_input_index(messages: Sequence[AiMessage]) -> int | None:
     for index in range(len(messages) - 1, -1, -1):
-        if messages[index].type == "user_input":
+        if messages[index].type == "user_input" and messages[index].role == "user":
             return index
     return None

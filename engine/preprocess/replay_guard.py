@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from engine.groups import ToolGroup, build_groups, last_user_input_index
-from engine.messages import AiMessage, call_arguments, call_id, call_name
+from engine.messages import AiMessage, call_id, call_name
 from engine.preprocess.base import (
     Entry,
     Removal,
@@ -47,7 +47,7 @@ def guard_tool_replay(entries: list[Entry], provider_replay: Any, checkpoint_too
 
 def _has_sidecar(anchor: AiMessage) -> bool:
     details = anchor.meta("reasoning_details")
-    return bool(details)
+    return isinstance(details, list) and len(details) > 0
 
 
 def _degrade(entries: list[Entry], targets: list[ToolGroup]) -> StageOutput:
@@ -71,7 +71,7 @@ def _degraded_message(group: ToolGroup, messages: list[AiMessage]) -> AiMessage:
     calls = [c for c in anchor.tool_calls if call_id(c).strip()]
     outputs = [messages[i] for i in group.output_indices]
     for call in calls:
-        lines.append(f"Tool call {call_name(call)} args={_compact_args(call_arguments(call))}")
+        lines.append(f"Tool call {call_name(call)} args={_compact_args(call)}")
         answers = [o for o in outputs if o.tool_call_id == call_id(call)]
         for output in answers or [None]:
             raw = "" if output is None else _raw(output)
@@ -93,11 +93,11 @@ def _degraded_message(group: ToolGroup, messages: list[AiMessage]) -> AiMessage:
     )
 
 
-def _compact_args(raw: str) -> str:
-    parsed = parse_args(raw)
-    if parsed is None:
-        return raw
-    return json.dumps(parsed, ensure_ascii=False, separators=(",", ":"))
+def _compact_args(call: dict) -> str:
+    """The call's arguments as linnkit re-serialises them: a parsed JSON object, else `{}`."""
+    raw = (call.get("function") or {}).get("arguments")
+    parsed = parse_args(raw) if isinstance(raw, str) else None
+    return json.dumps(parsed if isinstance(parsed, dict) else {}, ensure_ascii=False, separators=(",", ":"))
 
 
 def _raw(output: AiMessage) -> str:
