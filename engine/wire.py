@@ -19,12 +19,9 @@ def format_message(message: AiMessage, registry=None) -> dict[str, Any] | None:
     kind = message.type
     if kind in LEGACY_TYPES:
         return None
-    if kind == "tool_calls" and message.tool_calls:
-        return _with_sidecars(
-            {"role": "assistant", "content": message.content or None, "tool_calls": message.tool_calls},
-            message,
-        )
-    if kind in ("final_answer", "tool_calls"):
+    if kind == "tool_calls":
+        return _format_tool_calls(message)
+    if kind == "final_answer":
         return _with_sidecars({"role": "assistant", "content": message.content}, message)
     if kind == "tool_output":
         call_id = message.tool_call_id
@@ -43,9 +40,19 @@ def format_message(message: AiMessage, registry=None) -> dict[str, Any] | None:
     return None
 
 
+def _format_tool_calls(message: AiMessage) -> dict[str, Any] | None:
+    calls = message.meta("tool_calls")
+    if not isinstance(calls, list):
+        return None  # linnkit formats a tool_calls message only from its metadata.tool_calls
+    wire: dict[str, Any] = {"role": "assistant", "content": message.content or None}
+    if calls:  # linnkit sends `tool_calls: []` for an empty list, which providers reject; the port omits it
+        wire["tool_calls"] = calls
+    return _with_sidecars(wire, message)
+
+
 def _with_sidecars(wire: dict[str, Any], message: AiMessage) -> dict[str, Any]:
     details = message.meta("reasoning_details")
-    if details:
+    if isinstance(details, list) and details:
         wire["reasoning_details"] = details
     if message.meta("provider_empty_replay_field") is True:
         wire["provider_empty_replay_field"] = True

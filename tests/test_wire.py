@@ -39,7 +39,12 @@ def test_tool_calls_row():
 
 
 def test_tool_calls_with_an_empty_list_lose_the_key():
-    assert format_message(calls("m", content="")) == {"role": "assistant", "content": ""}
+    # spec §5.6: `content or None`, and the port drops linnkit's `tool_calls: []`
+    assert format_message(calls("m", content="")) == {"role": "assistant", "content": None}
+
+
+def test_tool_calls_without_a_list_are_not_sent():
+    assert format_message(AiMessage("m", "assistant", "tool_calls", "hm", metadata={})) is None
 
 
 def test_final_answer_row():
