@@ -512,3 +512,29 @@ def test_after_last_tool_result_fence_kept_when_must_keep():
     result = build(messages, layer, fences=registry(HINT), tokenizer=TEN)
     assert result.wire[-1] == {"role": "system", "content": "<tool-hint>use cache</tool-hint>"}
     assert json.dumps(result.cards[-1].marks) == '["fence:tool-hint"]'
+
+
+def test_assembly_follows_the_registered_descriptor_not_the_message_metadata():
+    # The message says after-current-user; the registry says before-current-user, and linnkit reads the
+    # registry. The user text is trimmed inside the wrapper, and an existing <user_request> block is kept.
+    fences = registry(
+        {
+            "kind": "memory-context",
+            "llmRole": "user",
+            "placement": "before-current-user",
+            "lifetime": "turn-only",
+        }
+    )
+    mem = fence("f1", "memory-context", "likes tea", "after-current-user")
+    result = build(
+        [sys(), mem, user("u1", "  What should I drink?  ")],
+        policy(),
+        fences=fences,
+        tokenizer=MockTokenizer(10, 10),
+    )
+    assert result.wire[1]["content"] == (
+        "<memory-context>likes tea</memory-context>\n\n<user_request>\nWhat should I drink?\n</user_request>"
+    )
+    wrapped = user("u2", ' <user_request id="7">Tea?</user_request> ')
+    result = build([sys(), mem, wrapped], policy(), fences=fences, tokenizer=MockTokenizer(10, 10))
+    assert result.wire[1]["content"].endswith('\n\n<user_request id="7">Tea?</user_request>')

@@ -11,17 +11,15 @@ from engine.preprocess.base import Entry, Removal, StageOutput, merged_origins, 
 from engine.result import Event
 
 STRATEGY = "current_turn_message_assembly"
-_USER_REQUEST = re.compile(r"<user_request[^>]*>[\s\S]*</user_request>")
+_USER_REQUEST = re.compile(r"<user_request(?:\s[^>]*)?>[\s\S]*</user_request>")
 
 
 def is_fence(message: AiMessage, role: str, placement: str, registry) -> bool:
-    return (
-        message.type == "context_injection"
-        and message.role == role
-        and message.meta("fencePlacement") == placement
-        and message.fence_kind is not None
-        and registry.get(message.fence_kind) is not None
-    )
+    """A registered fence whose *descriptor* has this role and placement (linnkit reads the registry)."""
+    if message.type != "context_injection" or message.fence_kind is None:
+        return False
+    descriptor = registry.get(message.fence_kind)
+    return descriptor is not None and descriptor.llm_role == role and descriptor.placement == placement
 
 
 def format_fence(message: AiMessage, registry) -> str:
@@ -45,7 +43,9 @@ def assemble_current_turn(entries: list[Entry], registry) -> StageOutput:
 
 def _into_system_prompt(entries: list[Entry], registry):
     messages = messages_of(entries)
-    start = next((i for i, m in enumerate(messages) if m.type == "system_prompt"), None)
+    start = next(
+        (i for i, m in enumerate(messages) if m.type == "system_prompt" and m.role == "system"), None
+    )
     if start is None:
         return entries, [], []
     end = start + 1
@@ -93,6 +93,7 @@ def _into_user_input(entries: list[Entry], registry):
 
 
 def _wrapped(text: str) -> str:
-    if _USER_REQUEST.search(text):
-        return text
-    return f"<user_request>\n{text.strip()}\n</user_request>"
+    trimmed = text.strip()
+    if _USER_REQUEST.search(trimmed):
+        return trimmed
+    return f"<user_request>\n{trimmed}\n</user_request>"
