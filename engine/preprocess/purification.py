@@ -37,7 +37,7 @@ def purify_history(entries: list[Entry]) -> StageOutput:
     for entry in entries:
         message = entry.message
         sources = message.meta("replacementSourceIds") or []
-        if message is not summary and (message.id in replaced or replaced.intersection(sources)):
+        if message.id != summary.id and (message.id in replaced or replaced.intersection(sources)):
             removed.append(entry)
         else:
             out.append(entry)
