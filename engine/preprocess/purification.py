@@ -36,7 +36,8 @@ def purify_history(entries: list[Entry]) -> StageOutput:
     removed: list[Entry] = []
     for entry in entries:
         message = entry.message
-        sources = message.meta("replacementSourceIds") or []
+        sources = message.meta("replacementSourceIds")
+        sources = sources if isinstance(sources, list) else []
         if message.id != summary.id and (message.id in replaced or replaced.intersection(sources)):
             removed.append(entry)
         else:
