@@ -6,7 +6,9 @@ give the same results in Python so counts and formatted text match the TypeScrip
 
 from __future__ import annotations
 
+import json
 import math
+from decimal import Decimal
 from typing import Any
 
 
@@ -28,6 +30,8 @@ def js_number(value: float) -> str:
     if value.is_integer() and abs(value) < 1e21:
         return str(int(value))
     text = repr(value)
+    if "e" in text and 1e-6 <= abs(value) < 1e21:  # JS writes these without an exponent
+        return format(Decimal(text), "f")
     if "e" in text:
         mantissa, exponent = text.split("e")
         sign = "-" if exponent.startswith("-") else "+"
@@ -50,3 +54,33 @@ def js_string(value: Any) -> str:
     if isinstance(value, dict):
         return "[object Object]"
     return str(value)
+
+
+def js_key_order(obj: dict[str, Any]) -> list[str]:
+    """Object key order in JavaScript: array-index keys ascending first, then the rest as inserted."""
+    indices = [k for k in obj if _is_array_index(k)]
+    if not indices:
+        return list(obj)
+    return sorted(indices, key=int) + [k for k in obj if not _is_array_index(k)]
+
+
+def _is_array_index(key: str) -> bool:
+    return (
+        key.isdigit() and key.isascii() and (key == "0" or not key.startswith("0")) and int(key) < 2**32 - 1
+    )
+
+
+def js_json(value: Any) -> str:
+    """`JSON.stringify(value)` for a value parsed from JSON: compact, JS key order and number format."""
+    if isinstance(value, dict):
+        parts = (f"{json.dumps(k, ensure_ascii=False)}:{js_json(value[k])}" for k in js_key_order(value))
+        return "{" + ",".join(parts) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(js_json(item) for item in value) + "]"
+    if value is None or value is True or value is False:
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, float):
+        return "null" if math.isnan(value) or math.isinf(value) else js_number(value)
+    if isinstance(value, int):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False)

@@ -10,6 +10,7 @@ import json
 import math
 from typing import Any
 
+from engine.jsvalues import js_json, js_key_order
 from engine.messages import AiMessage
 
 SHORT_OUTPUT_CHARS = 400
@@ -64,7 +65,7 @@ def _summarize_array(items: list[Any]) -> str:
 def _summarize_object(obj: dict[str, Any]) -> str:
     if not obj:
         return "返回了空对象"
-    keys = list(obj)
+    keys = js_key_order(obj)
     more = "..." if len(keys) > 5 else ""
     return f"返回了包含[{', '.join(keys[:5])}{more}]等{len(keys)}个字段的对象"
 
@@ -91,7 +92,7 @@ def _parse_json(text: str) -> Any:
 
 
 def _compact_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return js_json(value)
 
 
 def _cut(text: str, limit: int) -> str:

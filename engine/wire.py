@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from engine.jsvalues import js_json
 from engine.messages import LEGACY_TYPES, AiMessage
 
 PLAIN_TYPES = frozenset({"system_prompt", "user_input", "task_request", "task_completion"})
@@ -72,7 +73,7 @@ def _format_tool_code(message: AiMessage) -> dict[str, Any] | None:
     name, args = message.meta("tool_name"), message.meta("args")
     if not name or args is None:
         return None
-    payload = json.dumps({"name": name, "arguments": args}, ensure_ascii=False, separators=(",", ":"))
+    payload = js_json({"name": name, "arguments": args})
     return {"role": "assistant", "content": f"<tool_code>{payload}</tool_code>"}
 
 

@@ -36,3 +36,19 @@ def test_utf16_len():
 )
 def test_js_string(value, expected):
     assert js_string(value) == expected
+
+
+def test_js_json_matches_json_stringify():
+    from engine.jsvalues import js_json, js_key_order
+
+    value = {"b": 1, "2": 2, "a": [1.0, 0.5, 1e-05, 1e21, 'x"y', "中"], "1": None, "01": True}
+    # JSON.stringify: array-index keys first (ascending), whole floats without ".0", no exponent above 1e-6
+    assert js_json(value) == '{"1":null,"2":2,"b":1,"a":[1,0.5,0.00001,1e+21,"x\\"y","中"],"01":true}'
+    assert js_key_order({"z": 0, "10": 0, "9": 0, "-1": 0}) == ["9", "10", "z", "-1"]
+
+
+def test_compressed_tool_text_uses_javascript_serialisation():
+    from engine.preprocess.tool_history import _format_args
+
+    args = {"limit": 10.0, "2": "b", "path": "a", "skip": None}
+    assert _format_args(args) == '（参数：2="b", limit=10, path="a"）'

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from engine.groups import ToolGroup, build_groups, last_user_input_index
+from engine.jsvalues import js_json
 from engine.messages import AiMessage, call_id, call_name
 from engine.preprocess.base import (
     Entry,
@@ -97,7 +97,7 @@ def _compact_args(call: dict) -> str:
     """The call's arguments as linnkit re-serialises them: a parsed JSON object, else `{}`."""
     raw = (call.get("function") or {}).get("arguments")
     parsed = parse_args(raw) if isinstance(raw, str) else None
-    return json.dumps(parsed if isinstance(parsed, dict) else {}, ensure_ascii=False, separators=(",", ":"))
+    return js_json(parsed if isinstance(parsed, dict) else {})
 
 
 def _raw(output: AiMessage) -> str:

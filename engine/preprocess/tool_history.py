@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from engine.errors import TOOL_HISTORY_OVERFLOW, ContextProviderError
 from engine.groups import ToolGroup, build_groups, last_user_input_index
+from engine.jsvalues import js_json, js_key_order
 from engine.messages import AiMessage, call_id, call_name
 from engine.preprocess.base import (
     Entry,
@@ -181,9 +181,5 @@ def _describe_call(call: dict[str, Any], outputs: list[AiMessage]) -> str:
 
 
 def _format_args(args: dict[str, Any]) -> str:
-    shown = [
-        f"{k}={json.dumps(v, ensure_ascii=False, separators=(',', ':'))}"
-        for k, v in args.items()
-        if v is not None
-    ]
+    shown = [f"{k}={js_json(args[k])}" for k in js_key_order(args) if args[k] is not None]
     return f"（参数：{', '.join(shown)}）" if shown else ""
