@@ -19,6 +19,17 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
+def utf16_slice(text: str, start: int, end: int | None = None) -> str:
+    """`text.slice(start, end)` in UTF-16 code units, as JS cuts strings (may split a surrogate pair)."""
+    if text.isascii() or all(ord(c) < 0x10000 for c in text):
+        return text[start:end]
+    units = text.encode("utf-16-le", "surrogatepass")
+    length = len(units) // 2
+    first = max(0, length + start) if start < 0 else min(start, length)
+    last = length if end is None else (max(0, length + end) if end < 0 else min(end, length))
+    return units[2 * first : 2 * max(first, last)].decode("utf-16-le", "surrogatepass")
+
+
 def js_number(value: float) -> str:
     """`String(n)` for a JS number: `21`, `0.5`, `1e+21`, `NaN`, `Infinity`."""
     if isinstance(value, int):

@@ -10,7 +10,7 @@ import json
 import math
 from typing import Any
 
-from engine.jsvalues import js_json, js_key_order
+from engine.jsvalues import js_json, js_key_order, utf16_len, utf16_slice
 from engine.messages import AiMessage
 
 SHORT_OUTPUT_CHARS = 400
@@ -34,7 +34,7 @@ def summarize_output(
     """Summarise one tool output. `tool_name` enables the compress path's tool-specific summaries."""
     if not output:
         return "无输出"
-    if len(output) <= SHORT_OUTPUT_CHARS:
+    if utf16_len(output) <= SHORT_OUTPUT_CHARS:
         return output
     if tool_name == "text_to_image":
         count = (tool_args or {}).get("n") or 1  # JS `args.n || 1`: 0, "" and null count as 1
@@ -71,8 +71,10 @@ def _summarize_object(obj: dict[str, Any]) -> str:
 
 
 def _summarize_text(text: str, preview_chars: int) -> str:
-    head, tail = text[:preview_chars], text[-preview_chars:] if preview_chars else ""
-    return f'返回了{len(text)}字符的文本, 开头是: "{head}...", 结尾是: "...{tail}"'
+    """Lengths and cuts in UTF-16 code units, as linnkit's `output.length` and `slice`."""
+    head = utf16_slice(text, 0, preview_chars)
+    tail = utf16_slice(text, -preview_chars) if preview_chars else ""
+    return f'返回了{utf16_len(text)}字符的文本, 开头是: "{head}...", 结尾是: "...{tail}"'
 
 
 def preview_chars_for(max_output_summary_tokens: int, avg_chars_per_token: float) -> int:
@@ -96,7 +98,7 @@ def _compact_json(value: Any) -> str:
 
 
 def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
+    return text if utf16_len(text) <= limit else utf16_slice(text, 0, limit) + "..."
 
 
 def _js_string(value: Any) -> str:

@@ -67,6 +67,10 @@ def make_open_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # linnkit cuts text in UTF-16 units, so a cut can leave half an emoji; print it escaped, never crash
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in SUBCOMMANDS:
         args = make_parser().parse_args(args_list)

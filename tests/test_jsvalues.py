@@ -52,3 +52,19 @@ def test_compressed_tool_text_uses_javascript_serialisation():
 
     args = {"limit": 10.0, "2": "b", "path": "a", "skip": None}
     assert _format_args(args) == '（参数：2="b", limit=10, path="a"）'
+
+
+def test_utf16_slice_cuts_like_javascript():
+    from engine.jsvalues import utf16_slice
+
+    assert utf16_slice("a😀b", 0, 2) == "a\ud83d"  # half a surrogate pair, as 'a😀b'.slice(0, 2)
+    assert utf16_slice("a😀b", -2) == "\ude00b"
+    assert utf16_slice("a😀b", 1, 3) == "😀"
+    assert utf16_slice("plain", -3) == "ain"
+
+
+def test_text_summary_counts_utf16_units():
+    from engine.tool_summary import summarize_output
+
+    text = "😀" * 300  # 300 characters, 600 UTF-16 units: over the 400 limit in linnkit
+    assert summarize_output(text).startswith("返回了600字符的文本")
