@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from engine.jsvalues import utf16_len, utf16_slice
 from engine.providers.state import CORE_CONTEXT, KEEP_CORE, ProviderReport, State
 from engine.result import Event
 
@@ -63,11 +64,11 @@ def _truncate(state: State, rule: TruncationRule, ctx) -> Event | None:
         return None
     content = state.message.content
     max_chars = int(cap * ctx.avg_chars_per_token)
-    if len(content) <= max_chars:  # linnkit's truncateContent leaves text that short unchanged
+    if utf16_len(content) <= max_chars:  # linnkit's truncateContent leaves text that short unchanged
         return None
-    cut = content[:max_chars]
+    cut = utf16_slice(content, 0, max_chars)  # JS substring: UTF-16 code units
     last_space = cut.rfind(" ")
-    if last_space > 0.8 * max_chars:
+    if last_space >= 0 and utf16_len(cut[:last_space]) > 0.8 * max_chars:
         cut = cut[:last_space]
     before = state.tokens
     state.processed = state.message.with_(content=cut + "...")
