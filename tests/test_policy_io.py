@@ -202,6 +202,12 @@ def test_schema_describes_the_wire_form():
     budget = schema["$defs"]["BudgetPolicy"]["properties"]
     assert budget["maxTokens"]["exclusiveMinimum"] == 0
     assert budget["maxTokens"]["default"] == 120000
-    assert budget["maxTokens"]["ui"] == {"step": 1000, "coarseStep": 10000, "uiMin": 1000, "uiMax": 1000000}
+    assert budget["maxTokens"]["ui"] == {
+        "step": 1000,
+        "coarseStep": 10000,
+        "uiMin": 1000,
+        "uiMax": 1000000,
+        "scale": "log",
+    }
     assert budget["workingMemoryBudgetPercentage"]["maximum"] == 1
     assert "toolHistory" in schema["properties"]

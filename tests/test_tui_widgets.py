@@ -546,3 +546,14 @@ def test_snapshot_sliders_one_focused(snap_compare: Callable[..., bool]) -> None
         await pilot.press("right")
 
     assert snap_compare(app, terminal_size=(50, 4), run_before=move_first)
+
+
+def test_log_scale_slider_maps_the_track_logarithmically():
+    from playground.tui.widgets import Slider
+
+    slider = Slider(10_000, min=1_000, max=1_000_000, step=1_000, log_scale=True)
+    assert abs(slider.fraction - 1 / 3) < 1e-9  # 10k sits a third of the way from 1k to 1M
+    assert round(slider.value_at_fraction(0.5)) == 31_623
+    linear = Slider(10_000, min=1_000, max=1_000_000, step=1_000)
+    assert abs(linear.fraction - 9_000 / 999_000) < 1e-9
+    assert Slider(5, min=0, max=10, log_scale=True).logarithmic is False  # needs min > 0

@@ -74,6 +74,7 @@ class ControlSpec:
     choices: tuple[Any, ...] = ()
     suggestions: tuple[str, ...] = ()
     unset_value: Any = None
+    log_scale: bool = False  # the suggested range spans orders of magnitude: slide it logarithmically
 
     @property
     def key(self) -> str:
@@ -218,6 +219,7 @@ def _spec(info: FieldInfo, path: Path, attrs: Path, defaults: ContextPolicy) -> 
         choices=choices,
         suggestions=suggestions,
         unset_value=ui.get("unsetMeans"),
+        log_scale=ui.get("scale") == "log",
         **bounds,
     )
 

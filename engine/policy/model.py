@@ -78,9 +78,18 @@ def knob(
     coarse: float | None = None,
     ui: tuple[float | None, float | None] = (None, None),
     unset: Any = None,
+    log: bool = False,
 ) -> Any:
-    """A field with its UI metadata; `unset` is what the engine uses when a `None` field is left unset."""
-    meta = {"step": step, "coarseStep": coarse, "uiMin": ui[0], "uiMax": ui[1], "unsetMeans": unset}
+    """A field with its UI metadata; `unset` is what the engine uses when a `None` field is left unset;
+    `log` asks for a logarithmic slider (a range spanning orders of magnitude)."""
+    meta = {
+        "step": step,
+        "coarseStep": coarse,
+        "uiMin": ui[0],
+        "uiMax": ui[1],
+        "unsetMeans": unset,
+        "scale": "log" if log else None,
+    }
     extra = {"ui": {k: v for k, v in meta.items() if v is not None}}
     if factory is not None:
         return Field(default_factory=factory, title=label, description=help, json_schema_extra=extra)
@@ -115,6 +124,7 @@ class BudgetPolicy(PolicyModel):
         step=1_000,
         coarse=10_000,
         ui=(1_000, 1_000_000),
+        log=True,
     )
     reserved_for_response: NonNegInt = knob(
         2_400,

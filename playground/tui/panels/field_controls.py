@@ -60,6 +60,7 @@ class NumberControl(Slider):
             coarse_step=spec.coarse_step,
             integer=integer,
             tooltip=spec.help,
+            log_scale=spec.log_scale,
         )
 
     def write(self, value: Any) -> None:

@@ -144,13 +144,16 @@ class Slider(Widget, can_focus=True):
         classes: str | None = None,
         disabled: bool = False,
         tooltip: str | None = None,
+        log_scale: bool = False,
     ) -> None:
-        """Make a slider; it is an integer slider when `min`, `max` and `step` are all ints (or `integer`)."""
+        """Make a slider; it is an integer slider when `min`, `max` and `step` are all ints (or `integer`).
+        With `log_scale` (and `min > 0`) the track is logarithmic; keys still move by `step`/`coarse_step`."""
         super().__init__(name=name, id=id, classes=classes, disabled=disabled)
         if max < min or step <= 0:
             raise ValueError(f"slider needs min <= max and step > 0, got {min}, {max}, {step}")
         self.integer = integer if integer is not None else all(isinstance(n, int) for n in (min, max, step))
         self.min, self.max, self.step = min, max, step
+        self.logarithmic = log_scale and min > 0
         self.coarse_step = coarse_step if coarse_step is not None else step * 10
         self.decimals = 0 if self.integer else max_decimals(step)
         self.set_reactive(Slider.value, self.validate_value(min if value is None else value))
@@ -166,9 +169,17 @@ class Slider(Widget, can_focus=True):
 
     @property
     def fraction(self) -> float:
-        """Where the value sits between `min` (0.0) and `max` (1.0)."""
+        """Where the value sits between `min` (0.0) and `max` (1.0), on the track's scale."""
+        if self.logarithmic and self.max > self.min:
+            return math.log(self.value / self.min) / math.log(self.max / self.min)
         span = self.max - self.min
         return (self.value - self.min) / span if span else 0.0
+
+    def value_at_fraction(self, fraction: float) -> float:
+        """The inverse of `fraction`: the value at a point of the track."""
+        if self.logarithmic and self.max > self.min:
+            return self.min * (self.max / self.min) ** fraction
+        return self.min + fraction * (self.max - self.min)
 
     @property
     def label_width(self) -> int:
@@ -256,7 +267,7 @@ class Slider(Widget, can_focus=True):
         x = screen_x - self._bar.content_region.x
         if x >= self._track_width - 1:
             return self.max
-        return self.snap(self.min + max(0, x) / max(1, self._track_width - 1) * (self.max - self.min))
+        return self.snap(self.value_at_fraction(max(0, x) / max(1, self._track_width - 1)))
 
     def _on_mouse_down(self, event: events.MouseDown) -> None:
         if self.has_class("-editing") or self.disabled:
