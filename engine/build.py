@@ -149,7 +149,6 @@ def _preprocess(run: Pipeline, registry, observation_store) -> None:
         entries = output.entries
         run.removals.extend(output.removals)
         run.events.extend(output.events)
-        run.warnings.extend(output.warnings)
         if output.strategy:
             run.strategies.append(output.strategy)
     run.entries = entries

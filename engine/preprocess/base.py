@@ -34,7 +34,6 @@ class StageOutput:
     strategy: str | None = None
     removals: list[Removal] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
 
     @classmethod
     def unchanged(cls, entries: list[Entry]) -> StageOutput:
