@@ -16,7 +16,10 @@ from engine.build import build_context
 from engine.fences import as_registry
 from engine.messages import AiMessage
 from engine.policy import effective_policy
+from engine.replay import PlannedStep, run_replay
+from engine.result import BuildResult
 from engine.summarizer import FailingSummarizer, FixedSummarizer, SummarizerPort
+from engine.ticks import TickState
 from engine.tokens import MockTokenizer, TokenizerPort
 
 ORACLE_MODEL = "oracle-model"
@@ -62,65 +65,107 @@ def case_summarizer(spec: dict[str, Any]) -> SummarizerPort:
     return FailingSummarizer(spec["error"]) if "error" in spec else FixedSummarizer(spec["text"])
 
 
-def run_case(case: dict[str, Any]) -> dict[str, Any]:
-    """Build one case the way the linnkit oracle did; return the README's result record."""
+def _inputs(case: dict[str, Any]) -> tuple[list[AiMessage], dict[str, Any], dict[str, Any]]:
+    """The case's messages, effective policy and the build options the linnkit oracle fixed."""
     messages = [AiMessage.from_dict(m) for m in case["messages"]]
     policy = effective_policy(
         case.get("contextPolicy"), case.get("hostFallbackPolicy"), defaults="linnkit-0.21"
     )
-    from engine.ticks import TickState
+    options = {
+        "fences": as_registry(case.get("fences") or []),
+        "tokenizer": case_tokenizer(case["tokenizer"]),
+        "summarizer": case_summarizer(case["summary"]),
+        "model_id": ORACLE_MODEL,
+        "now": (case.get("options") or {}).get("now"),
+        "honour_fence_descriptors": False,
+    }
+    return messages, policy, options
 
-    tick = TickState.from_case(case["tick"]) if case.get("tick") else None
-    result = build_context(
-        messages,
-        policy,
-        fences=as_registry(case.get("fences") or []),
-        tick=tick,
-        tokenizer=case_tokenizer(case["tokenizer"]),
-        summarizer=case_summarizer(case["summary"]),
-        model_id=ORACLE_MODEL,
-        now=(case.get("options") or {}).get("now"),
-        honour_fence_descriptors=False,
-    )
-    record: dict[str, Any] = {"name": case["name"]}
+
+def _tick(spec: dict[str, Any] | None) -> TickState | None:
+    return TickState.from_case(spec) if spec else None
+
+
+def run_case(case: dict[str, Any]) -> dict[str, Any]:
+    """Build one case the way the linnkit oracle did; return the README's result record (§3, or §6 for a
+    replay case). A case that raises gets its error in the record instead of stopping a run."""
+    try:
+        if case.get("kind") == "replay":
+            return {"name": case["name"], **_replay_record(case)}
+        messages, policy, options = _inputs(case)
+        result = build_context(messages, policy, tick=_tick(case.get("tick")), **options)
+        return {"name": case["name"], **_record(result)}
+    except Exception as error:  # noqa: BLE001 - any failure of one case is that case's result
+        return {"name": case.get("name", "?"), "error": {"code": "EXCEPTION", "message": _describe(error)}}
+
+
+def _replay_record(case: dict[str, Any]) -> dict[str, Any]:
+    messages, policy, options = _inputs(case)
+    plan = [PlannedStep(step["upto"], _tick(step.get("tick"))) for step in case["steps"]]
+    steps, persisted_after = [], []
+    for step in run_replay(messages, plan, policy, **options):
+        steps.append(_record(step.result))
+        if step.persisted is not None:
+            persisted_after.append(step.upto)
+    return {"steps": steps, "persistedAfter": persisted_after}
+
+
+def _record(result: BuildResult) -> dict[str, Any]:
     if result.error is not None:
-        record.update(
-            error={"code": result.error.code},
-            wire=None,
-            keptIds=None,
-            preprocessedIds=[m.id for m in result.preprocessed] if result.preprocessed else None,
-            summarizationFired=False,
-            checkpointFired=False,
-            reminderHitRuleIds=None,
-            reminderText=None,
-            finalTokens=None,
-        )
-        return record
-    record.update(
-        error=None,
-        wire=list(result.wire),
-        keptIds=list(result.kept_ids),
-        preprocessedIds=[m.id for m in result.preprocessed],
-        summarizationFired="ai_history_summarization" in result.strategies_applied,
-        checkpointFired="checkpoint_trim_before" in result.strategies_applied,
-        reminderHitRuleIds=list(result.reminder.hit_rule_ids),
-        reminderText=result.reminder.appended_text,
-        finalTokens=result.tokens.final_tokens,
-    )
-    return record
+        return {
+            "error": {"code": result.error.code},
+            "wire": None,
+            "keptIds": None,
+            "preprocessedIds": [m.id for m in result.preprocessed] if result.preprocessed else None,
+            "summarizationFired": False,
+            "checkpointFired": False,
+            "reminderHitRuleIds": None,
+            "reminderText": None,
+            "finalTokens": None,
+        }
+    return {
+        "error": None,
+        "wire": list(result.wire),
+        "keptIds": list(result.kept_ids),
+        "preprocessedIds": [m.id for m in result.preprocessed],
+        "summarizationFired": "ai_history_summarization" in result.strategies_applied,
+        "checkpointFired": "checkpoint_trim_before" in result.strategies_applied,
+        "reminderHitRuleIds": list(result.reminder.hit_rule_ids),
+        "reminderText": result.reminder.appended_text,
+        "finalTokens": result.tokens.final_tokens,
+    }
+
+
+def _describe(error: BaseException) -> str:
+    text = str(error).splitlines()[0] if str(error) else ""
+    return f"{type(error).__name__}: {text[:300]}" if text else type(error).__name__
 
 
 def compare(case: dict[str, Any], actual: dict[str, Any]) -> str | None:
     """The first difference as `field: expected … | actual …`, or None when the case passes."""
-    expected = case["expected"]
+    known = {m["id"] for m in case["messages"]}
+    if case.get("kind") != "replay":
+        return _compare_record(case["expected"], actual, known)
+    if actual.get("error") is not None and "steps" not in actual:
+        return f"error: expected a replay | actual {json.dumps(actual['error'], ensure_ascii=False)}"
+    want_steps, got_steps = case["expected"]["steps"], actual.get("steps") or []
+    for index, (want, got) in enumerate(zip(want_steps, got_steps, strict=False)):
+        difference = _compare_record(want, got, known)
+        if difference:
+            return f"steps[{index}].{difference}"
+    if len(want_steps) != len(got_steps):
+        return f"steps: expected {len(want_steps)} step records | actual {len(got_steps)}"
+    return _diff("persistedAfter", case["expected"]["persistedAfter"], actual.get("persistedAfter"))
+
+
+def _compare_record(expected: dict[str, Any], actual: dict[str, Any], known: set[str]) -> str | None:
     if expected.get("error") is not None:
         code = expected["error"]["code"]
         got = actual.get("error")
         got_code = got.get("code") if isinstance(got, dict) else got
         return None if got_code == code else f"error: expected {json.dumps(code)} | actual {json.dumps(got)}"
     if actual.get("error") is not None:
-        return f"error: expected null | actual {json.dumps(actual['error'])}"
-    known = {m["id"] for m in case["messages"]}
+        return f"error: expected null | actual {json.dumps(actual['error'], ensure_ascii=False)}"
     want, got = _normalised(expected, known), _normalised(actual, known)
     for field in COMPARED_FIELDS:
         if field not in actual:
@@ -197,6 +242,11 @@ def _show(value: Any) -> str:
 def run_all(cases: list[dict[str, Any]]) -> list[CaseOutcome]:
     outcomes = []
     for case in cases:
+        missing = [key for key in ("name", "messages", "expected") if key not in case]
+        if missing:
+            name = str(case.get("name", "?"))
+            outcomes.append(CaseOutcome(name, False, f"not a conformance case: no {', '.join(missing)}", {}))
+            continue
         actual = run_case(case)
         difference = compare(case, actual)
         outcomes.append(CaseOutcome(case["name"], difference is None, difference, actual))

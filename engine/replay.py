@@ -1,21 +1,109 @@
-"""Replay a recorded session: the context the model would have seen at each LLM call (issue 5).
+"""Replay a recorded session: the context the model would have seen at each LLM call.
 
-Each step builds from the session prefix the call saw, with linnkit's step count as the tick, so the
-timeline shows where summarization first fires, where a checkpoint prunes and when reminders appear.
+Each step builds from the session prefix the call saw, with linnkit's step count as the tick. As in linnkit's
+runtime, a summary is made once and then lives in the history: when a step's build makes a summary, the
+summary message is persisted right after that step's prefix, and every later step reads it back as an input
+message (purification removes what it replaced; a new summary folds it in). A failed step persists nothing.
+Created ids are scoped per step so they never repeat across steps (linnkit's are random UUIDs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from engine.build import build_context
 from engine.messages import AiMessage
+from engine.preprocess.base import ID_SCOPE
 from engine.result import BuildResult
-from engine.ticks import StepPoint, TickState, step_points, tick_at
+from engine.ticks import StepPoint, TickState, step_points, tick_for
 
 MARKERS = {"ai_history_summarization": "S", "checkpoint_trim_before": "C"}
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedStep:
+    """One build of a replay: the first `upto` recorded messages (plus persisted summaries) and its tick."""
+
+    upto: int
+    tick: TickState | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayedStep:
+    """One step's build, the summary it persisted (if any) and the persisted summaries it was given."""
+
+    upto: int
+    tick: TickState | None
+    result: BuildResult
+    persisted: AiMessage | None
+    carried_ids: tuple[str, ...]
+
+
+def persisted_summary(event: dict[str, Any]) -> AiMessage:
+    """The message linnkit's event converter rebuilds from a persisted `history_summary` event."""
+    return AiMessage(
+        id=event["id"],
+        role="system",
+        type="history_summary",
+        content=event["content"],
+        timestamp=event["timestamp"],
+        metadata={
+            "messageType": "summary",
+            "originalMessageCount": event["original_message_count"],
+            "compressionRatio": event["compression_ratio"],
+            "includedOldSummary": event["included_old_summary"],
+            "replacedMessageIds": list(event["replaced_message_ids"]),
+            "summarySeq": event["summary_seq"],
+        },
+    )
+
+
+def with_persisted(
+    messages: Sequence[AiMessage], upto: int, summaries: Iterable[tuple[int, AiMessage]]
+) -> list[AiMessage]:
+    """The input list of a step that builds from `messages[:upto]`, given the summaries earlier steps
+    persisted as `(their upto, summary)` in creation order: each sits right after its step's prefix.
+    Lets a front end rebuild one step from a replay's persisted summaries without replaying again."""
+    out: list[AiMessage] = []
+    done = 0
+    for after, summary in summaries:
+        if after > upto or after < done:
+            continue
+        out.extend(messages[done:after])
+        out.append(summary)
+        done = after
+    out.extend(messages[done:upto])
+    return out
+
+
+def run_replay(
+    messages: Sequence[AiMessage], plan: Iterable[PlannedStep], policy: Any = None, **build_options: Any
+) -> Iterator[ReplayedStep]:
+    """Build every planned step in order, carrying the summaries earlier steps made (a generator: one step
+    is held at a time). `plan` must have strictly increasing `upto`."""
+    history: list[AiMessage] = []
+    carried: list[str] = []
+    done = 0
+    for number, step in enumerate(plan, start=1):
+        if not done <= step.upto <= len(messages) or (number > 1 and step.upto == done):
+            bound = len(messages)
+            raise ValueError(f"replay step {number}: upto {step.upto} must increase within 1..{bound}")
+        history.extend(messages[done : step.upto])
+        done = step.upto
+        token = ID_SCOPE.set(f"s{number}")
+        try:
+            result = build_context(history, policy, tick=step.tick, **build_options)
+        finally:
+            ID_SCOPE.reset(token)
+        persisted = None
+        if result.error is None and result.summary_events:
+            persisted = persisted_summary(result.summary_events[-1])
+        yield ReplayedStep(step.upto, step.tick, result, persisted, tuple(carried))
+        if persisted is not None:
+            history.append(persisted)
+            carried.append(persisted.id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +112,8 @@ class StepBuild:
     point: StepPoint
     tick: TickState
     result: BuildResult
+    persisted: AiMessage | None = None  # the summary this step made, carried into later steps
+    carried_ids: tuple[str, ...] = ()  # summaries made by earlier steps that this step was given
 
     @property
     def markers(self) -> str:
@@ -47,43 +137,52 @@ class StepBuild:
             "reminders": list(result.reminder.hit_rule_ids),
             "error": result.error.code if result.error else None,
             "markers": self.markers,
+            "summaryMade": self.persisted.id if self.persisted else None,
+            "summariesCarried": list(self.carried_ids),
         }
 
 
-def build_at_step(
-    messages: Sequence[AiMessage],
-    step: int,
-    policy: Any = None,
-    *,
-    max_steps: int = 80,
-    available_tools: Iterable[str] = (),
-    **build_options: Any,
-) -> tuple[StepPoint, TickState, BuildResult]:
-    """Build at the 1-based step `step` of the session (`-1` for the last)."""
-    points = step_points(messages)
-    if not points:
-        raise IndexError("the session has no LLM call to step to")
-    index = step - 1 if step > 0 else step
-    if not -len(points) <= index < len(points):
-        raise IndexError(f"step {step} is outside 1..{len(points)}")
-    point = points[index]
-    prefix, tick = tick_at(messages, point, max_steps, available_tools)
-    return point, tick, build_context(prefix, policy, tick=tick, **build_options)
-
-
-def replay_session(
+def iter_session_steps(
     messages: Sequence[AiMessage],
     policy: Any = None,
     *,
     max_steps: int = 80,
     available_tools: Iterable[str] = (),
+    checkpoint_tool_name: str | None = None,
     **build_options: Any,
-) -> list[StepBuild]:
+) -> Iterator[StepBuild]:
+    """Replay every LLM call of a recorded session, summaries persisting (one step held at a time)."""
     tools = tuple(available_tools)
-    steps = []
-    for number, point in enumerate(step_points(messages), start=1):
-        prefix, tick = tick_at(messages, point, max_steps, tools)
-        steps.append(
-            StepBuild(number, point, tick, build_context(prefix, policy, tick=tick, **build_options))
-        )
-    return steps
+    names = {} if checkpoint_tool_name is None else {"checkpoint_tool_name": checkpoint_tool_name}
+    points = step_points(messages, **names)
+    ticks = [tick_for(point, max_steps, tools) for point in points]
+    plan = (PlannedStep(p.message_count, t) for p, t in zip(points, ticks, strict=True))
+    replayed = run_replay(messages, plan, policy, **build_options)
+    for number, (point, step) in enumerate(zip(points, replayed, strict=True), start=1):
+        yield StepBuild(number, point, step.tick, step.result, step.persisted, step.carried_ids)
+
+
+def replay_session(messages: Sequence[AiMessage], policy: Any = None, **options: Any) -> list[StepBuild]:
+    return list(iter_session_steps(messages, policy, **options))
+
+
+def build_at_step(
+    messages: Sequence[AiMessage], step: int, policy: Any = None, **options: Any
+) -> tuple[StepPoint, TickState, BuildResult]:
+    """Build at the 1-based step `step` of the session (`-1` for the last), with the summaries the steps
+    before it persisted."""
+    count = len(step_points(messages, **_names(options)))
+    if count == 0:
+        raise IndexError("the session has no LLM call to step to")
+    index = step - 1 if step > 0 else count + step
+    if step == 0 or not 0 <= index < count:
+        raise IndexError(f"step {step} is outside 1..{count}")
+    for built in iter_session_steps(messages, policy, **options):
+        if built.number == index + 1:
+            return built.point, built.tick, built.result
+    raise AssertionError("unreachable: the step list was counted above")
+
+
+def _names(options: dict[str, Any]) -> dict[str, str]:
+    name = options.get("checkpoint_tool_name")
+    return {} if name is None else {"checkpoint_tool_name": name}

@@ -148,14 +148,25 @@ def tick_at(
     """The session prefix to build from at a step and its tick. `step` is a `StepPoint` or an index into
     `step_points(messages)` (negative counts from the end). Raises `IndexError` for a step not there."""
     point = step if isinstance(step, StepPoint) else step_points(messages, checkpoint_tool_name)[step]
-    tick = TickState(
+    tick = tick_for(point, max_steps, available_tools, final_step_policy, final_step_forced_tools)
+    return list(messages[: point.message_count]), tick
+
+
+def tick_for(
+    point: StepPoint,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    available_tools: Iterable[str] = (),
+    final_step_policy: str | None = None,
+    final_step_forced_tools: Iterable[str] = (),
+) -> TickState:
+    """The tick of the LLM call at `point`."""
+    return TickState(
         step_count=point.node_step,
         max_steps=max_steps,
         available_tools=tuple(available_tools),
         final_step_policy=final_step_policy,
         final_step_forced_tools=tuple(final_step_forced_tools),
     )
-    return list(messages[: point.message_count]), tick
 
 
 def _call_start(messages: Sequence[MessageLike], index: int) -> int:

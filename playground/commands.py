@@ -11,7 +11,7 @@ from typing import Any
 from engine.build import build_context
 from engine.invariants import check_invariants
 from engine.policy import policy_diff
-from engine.replay import build_at_step, replay_session
+from engine.replay import build_at_step, iter_session_steps
 from engine.tokens import tokenizer_from_policy
 from engine.wire import to_anthropic
 from playground.cli import LOAD_ERRORS
@@ -80,6 +80,7 @@ def run_build(args) -> int:
                 inputs.policy,
                 max_steps=max_steps,
                 available_tools=tools,
+                checkpoint_tool_name=inputs.policy.checkpoint.trigger_tool_name,
                 **inputs.build_options,
             )
         else:
@@ -106,26 +107,41 @@ def run_replay(args) -> int:
     if inputs is None:
         return 2
     header = inputs.header
-    steps = replay_session(
+    steps = iter_session_steps(
         inputs.session.messages,
         inputs.policy,
         **inputs.build_options,
         max_steps=args.max_steps or header.get("maxSteps") or 80,
         available_tools=header.get("availableTools") or (),
+        checkpoint_tool_name=inputs.policy.checkpoint.trigger_tool_name,
     )
-    for step in steps:
+    totals = Counter()
+    for step in steps:  # streamed: one step is held at a time
         line = step.summary()
+        totals.update(
+            steps=1,
+            summariesMade=line["summaryMade"] is not None,
+            overBudgetSteps=step.result.tokens.over_budget,
+            failedSteps=step.result.error is not None,
+            reminderSteps=bool(line["reminders"]),
+        )
         if args.json:
-            print(json.dumps(line, ensure_ascii=False))
+            print(json.dumps(line, ensure_ascii=False), flush=True)
         else:
             reminders = ",".join(line["reminders"]) or "-"
             print(
                 f"step {line['step']:>4}  msgs {line['messages']:>5}  tokens {line['finalTokens']:>7}/"
                 f"{line['totalBudget']:<7} kept {line['kept']:>5}  {line['markers'] or '-':<3} "
+                f"carried {len(line['summariesCarried']):>2}  "
                 f"events {','.join(sorted(set(line['events']))) or '-'}  reminders {reminders}"
             )
-    failed = [s for s in steps if s.result.error]
-    return 1 if failed else 0
+    names = ("steps", "summariesMade", "overBudgetSteps", "reminderSteps", "failedSteps")
+    summary = {name: totals[name] for name in names}
+    if args.json:
+        print(json.dumps({"totals": summary}, ensure_ascii=False))
+    else:
+        print("totals: " + ", ".join(f"{name} {value}" for name, value in summary.items()))
+    return 1 if totals["failedSteps"] else 0
 
 
 def run_conformance(args) -> int:

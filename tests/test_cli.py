@@ -178,10 +178,14 @@ def test_build_at_a_step_outside_the_session_exits_2(tmp_path, capsys):
 def test_replay_prints_one_line_per_step(tmp_path, capsys):
     session = write_session(tmp_path / "s.jsonl")
     assert main(["replay", str(session), "--json"]) == 0
-    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    *lines, last = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [line["step"] for line in lines] == [1, 2]
     assert [line["messages"] for line in lines] == [2, 4]
     assert [line["nodeStep"] for line in lines] == [2, 4]
+    assert [line["summaryMade"] for line in lines] == [None, None]
+    assert last == {
+        "totals": {"steps": 2, "summariesMade": 0, "overBudgetSteps": 0, "reminderSteps": 0, "failedSteps": 0}
+    }
 
 
 @needs_shared

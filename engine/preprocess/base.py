@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,9 +49,15 @@ def merged_origins(entries: list[Entry], indices: list[int]) -> tuple[int, ...]:
     return tuple(sorted({o for i in indices for o in entries[i].origins}))
 
 
+# Set by a replay around each step's build, so ids created in different steps never repeat (linnkit's are
+# random UUIDs; a persisted summary listing `compressed:x` must not match a later step's recompressed copy).
+ID_SCOPE: ContextVar[str] = ContextVar("ID_SCOPE", default="")
+
+
 def new_id(prefix: str, anchor_id: str) -> str:
     """Created messages get ids derived from their source, so rebuilds keep them stable."""
-    return f"{prefix}:{anchor_id}"
+    scope = ID_SCOPE.get()
+    return f"{prefix}:{scope}:{anchor_id}" if scope else f"{prefix}:{anchor_id}"
 
 
 def parse_args(raw: str) -> Any:

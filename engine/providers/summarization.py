@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from engine.errors import SUMMARIZATION_FAILED, ContextProviderError
 from engine.messages import AiMessage
+from engine.preprocess.base import new_id
 from engine.providers.state import KEEP_CORE, SUMMARIZATION, ProviderReport, State
 from engine.result import Event
 from engine.summarizer import SummaryRequest
@@ -165,7 +166,7 @@ def _summary_message(states: list[State], replaced: list[State], reply: str, ctx
         else f"[历史对话摘要 - 压缩了{n}条消息]"
     )
     return AiMessage(
-        id=f"summary:{seq}:{replaced[0].message.id}",
+        id=new_id(f"summary:{seq}", replaced[0].message.id),
         role="system",
         type="history_summary",
         content=f"{desc}\n\n{reply.strip()}",
