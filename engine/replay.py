@@ -78,6 +78,18 @@ def with_persisted(
     return out
 
 
+def build_step(
+    number: int, history: Sequence[AiMessage], policy: Any, tick: TickState | None, **build_options: Any
+) -> BuildResult:
+    """Build replay step `number` (1-based) from its input list (see `with_persisted`), its created ids
+    scoped to the step so they never repeat across steps."""
+    token = ID_SCOPE.set(f"s{number}")
+    try:
+        return build_context(history, policy, tick=tick, **build_options)
+    finally:
+        ID_SCOPE.reset(token)
+
+
 def run_replay(
     messages: Sequence[AiMessage], plan: Iterable[PlannedStep], policy: Any = None, **build_options: Any
 ) -> Iterator[ReplayedStep]:
@@ -92,11 +104,7 @@ def run_replay(
             raise ValueError(f"replay step {number}: upto {step.upto} must increase within 1..{bound}")
         history.extend(messages[done : step.upto])
         done = step.upto
-        token = ID_SCOPE.set(f"s{number}")
-        try:
-            result = build_context(history, policy, tick=step.tick, **build_options)
-        finally:
-            ID_SCOPE.reset(token)
+        result = build_step(number, history, policy, step.tick, **build_options)
         persisted = None
         if result.error is None and result.summary_events:
             persisted = persisted_summary(result.summary_events[-1])

@@ -93,9 +93,7 @@ def test_a_plan_must_move_forward(four_times):
 
 
 def test_one_step_rebuilt_from_the_persisted_summaries_equals_the_replayed_one(four_times):
-    from engine.build import build_context
-    from engine.preprocess.base import ID_SCOPE
-    from engine.replay import with_persisted
+    from engine.replay import build_step, with_persisted
 
     messages, policy = four_times
     steps = list(iter_session_steps(messages, policy))
@@ -103,9 +101,6 @@ def test_one_step_rebuilt_from_the_persisted_summaries_equals_the_replayed_one(f
     step = steps[30]
     history = with_persisted(messages, step.point.message_count, made)
     assert [m.id for m in history if m.type == "history_summary"] == list(step.carried_ids)
-    token = ID_SCOPE.set("s31")
-    try:
-        again = build_context(history, policy, tick=step.tick)
-    finally:
-        ID_SCOPE.reset(token)
+    again = build_step(31, history, policy, step.tick)
+    assert again.kept_ids == step.result.kept_ids
     assert again.wire == step.result.wire
