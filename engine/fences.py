@@ -31,6 +31,7 @@ import yaml
 
 from engine.jsvalues import js_string
 from engine.messages import AiMessage
+from engine.safe_input import InputError, decode_utf8, load_yaml, read_regular_file
 
 __all__ = [
     "DEFAULT_TEMPLATE",
@@ -353,20 +354,12 @@ def as_registry(fences: Any) -> FenceRegistry | None:
 
 
 def load_fences(path: str | Path) -> FenceRegistry:
-    """Read a YAML (or JSON) fence file with `yaml.safe_load`."""
-    path = Path(path)
+    """Read a YAML (or JSON) fence file: safe YAML within the input bounds (engine.safe_input)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FenceError(f"{path}: cannot read the fence file: {exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise FenceError(f"{path}: not valid YAML: {problem}{where}") from None
-    return parse_fences(data, str(path))
+        document = load_yaml(decode_utf8(read_regular_file(path), str(path)), str(path))
+    except InputError as exc:
+        raise FenceError(str(exc)) from None
+    return parse_fences(document.data, str(path))
 
 
 def dump_fences(fences: FenceRegistry | Iterable[FenceDescriptor]) -> str:

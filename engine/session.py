@@ -29,6 +29,7 @@ from typing import Any, BinaryIO
 
 from engine.fences import FenceError, parse_fences
 from engine.messages import ROLE_TYPES, AiMessage
+from engine.safe_input import JsonLimitError, LoadProblem, decode_json, file_kind_problem, make_json_decoder
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
@@ -51,21 +52,6 @@ DEFAULT_MAX_LINE_BYTES = 20 * 1024 * 1024
 ERROR = "error"  # the line was skipped
 WARNING = "warning"  # the line was loaded
 _HEADER_KEYS = ("kind", "version", "title", "lesson", "modelId", "maxSteps", "contextPolicy", "fences")
-
-
-@dataclass(frozen=True, slots=True)
-class LoadProblem:
-    """One thing wrong with a session file. `line` is 1-based; None for the file as a whole."""
-
-    file: str
-    line: int | None
-    field: str
-    reason: str
-    severity: str = ERROR
-
-    def __str__(self) -> str:
-        where = self.file if self.line is None else f"{self.file}:{self.line}"
-        return f"{where}: {self.field}: {self.reason}"
 
 
 class SessionLoadError(Exception):
@@ -167,15 +153,16 @@ class Session:
     def warnings(self) -> list[LoadProblem]:
         return [p for p in self.problems if p.severity == WARNING]
 
+    @property
+    def skipped_lines(self) -> list[int]:
+        """File lines that did not load (a problem about the whole file, like "is empty", is not one)."""
+        return sorted({p.line for p in self.problems if p.severity == ERROR and p.line is not None})
+
 
 # -- parsing --------------------------------------------------------------------------------------
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_DECODER = make_json_decoder()
 _PAIRS = frozenset((role, type_) for role, types in ROLE_TYPES.items() for type_ in types)
 
 
@@ -228,10 +215,13 @@ def _role_type_problem(role: Any, type_: Any) -> tuple[str, str] | None:
 def _plainly_valid(data: dict[str, Any]) -> bool:
     """The common case, checked fast: nothing for `_message_errors` or `_message_warnings` to say."""
     message_id, stamp, metadata = data.get("id"), data.get("timestamp"), data.get("metadata")
+    calls = metadata.get("tool_calls", []) if type(metadata) is dict else []
     if metadata is not None and (
         type(metadata) is not dict
-        or type(metadata.get("tool_calls", [])) is not list
         or type(metadata.get("tool_call_id", "")) is not str
+        or "fenceAttrs" in metadata
+        or type(calls) is not list
+        or not all(type(c) is dict and type(c.get("function", {})) is dict for c in calls)
     ):
         return False
     return (
@@ -264,6 +254,24 @@ def _message_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
     metadata = data.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         found.append(("metadata", f"must be an object or null, got {_json_type(metadata)}"))
+    elif metadata is not None:
+        found += _metadata_errors(metadata)
+    return found
+
+
+def _metadata_errors(metadata: dict[str, Any]) -> list[tuple[str, str]]:
+    """Shapes the pipeline reads as objects: tool calls and their `function`, fence attributes."""
+    found: list[tuple[str, str]] = []
+    calls = metadata.get("tool_calls")
+    for index, call in enumerate(calls if isinstance(calls, list) else ()):
+        where = f"metadata.tool_calls[{index}]"
+        if not isinstance(call, dict):
+            found.append((where, f"must be an object, got {_json_type(call)}"))
+        elif call.get("function") is not None and not isinstance(call["function"], dict):
+            found.append((f"{where}.function", f"must be an object, got {_json_type(call['function'])}"))
+    attrs = metadata.get("fenceAttrs")
+    if attrs is not None and not isinstance(attrs, dict):
+        found.append(("metadata.fenceAttrs", f"must be an object, got {_json_type(attrs)}"))
     return found
 
 
@@ -308,7 +316,10 @@ class _Parser:
         first = not self.seen_content
         self.seen_content = True
         try:
-            data = _DECODER.decode(text)
+            data = decode_json(text, _DECODER)
+        except JsonLimitError as exc:
+            self.problem(line, "json", str(exc))
+            return
         except ValueError as exc:
             detail = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
             self.problem(line, "json", f"not valid JSON: {detail}")
@@ -341,7 +352,8 @@ class _Parser:
         message_id = data["id"]
         if message_id in self.first_line_of:
             first = self.first_line_of[message_id]
-            self.problem(line, "id", f'duplicate id "{message_id}" (first on line {first}); kept', WARNING)
+            shown = json.dumps(message_id[:80])  # escapes control characters
+            self.problem(line, "id", f"duplicate id {shown} (first on line {first}); kept", WARNING)
         else:
             self.first_line_of[message_id] = line
         self.messages.append(AiMessage.from_dict(data))
@@ -396,11 +408,8 @@ def _raw_lines(handle: BinaryIO, limit: int) -> Iterator[tuple[int, int, bytes |
 
 
 def _open_problem(path: Path) -> LoadProblem | None:
-    if not path.exists():
-        return LoadProblem(str(path), None, "file", "no such file")
-    if path.is_dir():
-        return LoadProblem(str(path), None, "file", "is a directory, not a session file")
-    return None
+    problem = file_kind_problem(path)  # never opens: a FIFO would block
+    return None if problem is None else LoadProblem(str(path), None, "file", problem)
 
 
 def load_session(
@@ -413,7 +422,7 @@ def load_session(
         raise SessionLoadError(opening)
     parser = _Parser(str(path), strict)
     try:
-        with path.open("rb") as handle:
+        with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as handle:
             for number, offset, body, size in _raw_lines(handle, max_line_bytes):
                 if body is None:
                     _too_long(parser, number, size, max_line_bytes)

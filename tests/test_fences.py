@@ -288,17 +288,16 @@ def test_file_errors_name_the_entry_and_field(data, message):
 
 
 def test_unreadable_and_invalid_yaml(tmp_path):
-    with pytest.raises(FenceError, match=r"missing.yaml: cannot read the fence file"):
+    with pytest.raises(FenceError, match=r"missing.yaml: no such file$"):
         load_fences(tmp_path / "missing.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("fences:\n  - kind: [a\n", encoding="utf-8")
     with pytest.raises(FenceError) as caught:
         load_fences(bad)
-    assert str(caught.value).startswith(f"{bad}: not valid YAML: ")
-    assert "(line 3, column 1)" in str(caught.value)
+    assert str(caught.value).startswith(f"{bad}:3: bad YAML: ")
     unsafe = tmp_path / "unsafe.yaml"
     unsafe.write_text("!!python/object/apply:os.system ['true']\n", encoding="utf-8")
-    with pytest.raises(FenceError, match="not valid YAML"):
+    with pytest.raises(FenceError, match="unsafe.yaml:1: unsafe or unknown YAML tag"):
         load_fences(unsafe)
 
 

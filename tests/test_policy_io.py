@@ -125,7 +125,7 @@ def test_python_tags_are_rejected(tmp_path):
     path, err = _file_error(tmp_path, "budget:\n  maxTokens: !!python/object/apply:os.system ['echo hi']\n")
     assert err.line == 2
     assert str(err) == (
-        f"{path}, line 2: unsafe or unknown YAML tag: could not determine a constructor for the tag "
+        f"{path}:2: unsafe or unknown YAML tag: could not determine a constructor for the tag "
         "'tag:yaml.org,2002:python/object/apply:os.system'; only plain YAML (mappings, lists, strings, "
         "numbers, booleans) is allowed"
     )
@@ -136,13 +136,13 @@ def test_python_tags_are_rejected(tmp_path):
 def test_bad_yaml_names_file_and_line(tmp_path):
     path, err = _file_error(tmp_path, "budget:\n  maxTokens: 1\n toolHistory: x\n")
     assert err.line == 3
-    assert str(err).startswith(f"{path}, line 3: bad YAML: ")
+    assert str(err).startswith(f"{path}:3: bad YAML: ")
 
 
 def test_bad_json_names_file_and_line(tmp_path):
     path, err = _file_error(tmp_path, '{\n  "budget": {"maxTokens": 1,}\n}', name="policy.json")
     assert (
-        str(err) == f"{path}, line 2: bad JSON: Expecting property name enclosed in double quotes (column 29)"
+        str(err) == f"{path}:2: bad JSON: Expecting property name enclosed in double quotes (column 29)"
     )
 
 
@@ -154,15 +154,14 @@ def test_not_a_mapping(tmp_path):
 def test_invalid_values_are_listed_under_the_file(tmp_path):
     path, err = _file_error(tmp_path, "budget:\n  maxTokens: 0\ntoolHistory:\n  strategy: per-turn\n")
     assert str(err) == (
-        f"{path}: invalid policy:\n"
-        "  budget.maxTokens: 0 must be greater than 0\n"
-        "  toolHistory.strategy: 'per-turn' is not one of 'per-pair', 'per-run', 'none'"
+        f"{path}:2: budget.maxTokens: 0 must be greater than 0\n"
+        f"{path}:4: toolHistory.strategy: 'per-turn' is not one of 'per-pair', 'per-run', 'none'"
     )
     assert [issue.code for issue in err.issues] == ["too_small", "invalid_enum_value"]
 
 
 def test_missing_file(tmp_path):
-    with pytest.raises(PolicyFileError, match="cannot read the file"):
+    with pytest.raises(PolicyFileError, match="nope.yaml: no such file"):
         load_policy(tmp_path / "nope.yaml")
 
 

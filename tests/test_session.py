@@ -292,7 +292,7 @@ def test_missing_file_and_directory(tmp_path):
     assert str(caught.value) == f"{tmp_path / 'nope.jsonl'}: file: no such file"
     with pytest.raises(SessionLoadError) as caught:
         load_session(tmp_path)
-    assert str(caught.value) == f"{tmp_path}: file: is a directory, not a session file"
+    assert str(caught.value) == f"{tmp_path}: file: is a directory, not a regular file"
 
 
 def test_invalid_utf8_names_line_and_offset(tmp_path):

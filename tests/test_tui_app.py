@@ -354,7 +354,7 @@ def test_open_policy_file(tmp_path: Path) -> None:
         await pilot.press("enter")
         await pilot.pause()
         assert str(prompt.error.render()).endswith(
-            "bad.yaml: invalid policy:\n  budget.maxTokens: -1 must be greater than 0"
+            "bad.yaml:2: budget.maxTokens: -1 must be greater than 0"
         )
         prompt.query_one(Input).value = str(tmp_path / "small.yaml")
         await pilot.press("enter")

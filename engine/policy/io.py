@@ -12,6 +12,7 @@ import os
 import stat
 import tempfile
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,6 +20,7 @@ import yaml
 
 from engine.errors import EngineError
 from engine.policy.errors import PolicyIssue, PolicyValidationError
+from engine.policy.lint import layer_warnings
 from engine.policy.merge import (
     LINNKIT_021_DEFAULTS,
     DefaultsProfile,
@@ -30,20 +32,44 @@ from engine.policy.merge import (
     validate_policy,
 )
 from engine.policy.model import ContextPolicy, to_wire
+from engine.safe_input import (
+    InputError,
+    JsonLimitError,
+    LoadProblem,
+    YamlDocument,
+    decode_json,
+    decode_utf8,
+    load_yaml,
+    read_regular_file,
+)
 
 Format = Literal["yaml", "json"]
 PathLike = str | os.PathLike[str]
 
 
 class PolicyFileError(EngineError, ValueError):
-    """A policy file (or text) that cannot be used; the message names the source and, if known, the line."""
+    """A policy file (or text) that cannot be used: one line `file:line: problem` per problem."""
 
     def __init__(
-        self, source: str, problem: str, *, line: int | None = None, issues: Iterable[PolicyIssue] = ()
+        self,
+        source: str,
+        problem: str,
+        *,
+        line: int | None = None,
+        issues: Iterable[PolicyIssue] = (),
+        text: str | None = None,
     ) -> None:
         self.source, self.problem, self.line, self.issues = source, problem, line, tuple(issues)
-        where = f"{source}, line {line}" if line else source
-        super().__init__(f"{where}: {problem}")
+        where = f"{source}:{line}" if line else source
+        super().__init__(text if text is not None else f"{where}: {problem}")
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyFile:
+    """One policy layer as read, normalised and validated, and what it would have lost silently."""
+
+    layer: dict[str, Any]
+    warnings: tuple[LoadProblem, ...] = ()
 
 
 def format_for(path: PathLike) -> Format:
@@ -51,29 +77,49 @@ def format_for(path: PathLike) -> Format:
     return "json" if Path(path).suffix.lower() == ".json" else "yaml"
 
 
-def parse_policy_text(text: str, fmt: Format = "yaml", source: str = "<text>") -> dict[str, Any]:
-    """Parse one layer: a mapping (an empty document is an empty layer). Values are not checked yet."""
-    data = _parse_json(text, source) if fmt == "json" else _parse_yaml(text, source)
+def _parse_document(text: str, fmt: Format, source: str) -> tuple[dict[str, Any], YamlDocument | None]:
+    document = None
+    if fmt == "json":
+        data = _parse_json(text, source)
+    else:
+        document = _parse_yaml(text, source)
+        data = document.data
     if data is None:
-        return {}
+        return {}, document
     if not isinstance(data, Mapping):
         raise PolicyFileError(source, f"expected a mapping of policy groups, got {_kind(data)}")
-    return dict(data)
+    return dict(data), document
+
+
+def parse_policy_text(text: str, fmt: Format = "yaml", source: str = "<text>") -> dict[str, Any]:
+    """Parse one layer: a mapping (an empty document is an empty layer). Values are not checked yet."""
+    return _parse_document(text, fmt, source)[0]
+
+
+def parse_policy_file(text: str, fmt: Format = "yaml", source: str = "<text>") -> PolicyFile:
+    """Parse and validate one layer, with warnings for unknown keys and groups and keys written twice."""
+    data, document = _parse_document(text, fmt, source)
+    layer = normalize_layer(data)
+    try:
+        validate_policy(layer)
+    except PolicyValidationError as err:
+        raise _invalid(source, err, document) from None
+    return PolicyFile(layer, tuple(layer_warnings(data, source, document)))
 
 
 def parse_policy_layer(text: str, fmt: Format = "yaml", source: str = "<text>") -> dict[str, Any]:
     """Parse and validate one layer; returns it normalised (camelCase, unset values dropped)."""
-    layer = normalize_layer(parse_policy_text(text, fmt, source))
-    try:
-        validate_policy(layer)
-    except PolicyValidationError as err:
-        raise _invalid(source, err) from None
-    return layer
+    return parse_policy_file(text, fmt, source).layer
+
+
+def read_policy_file(path: PathLike) -> PolicyFile:
+    """Read and validate a policy file: its layer and its warnings (what the UIs show on opening it)."""
+    return parse_policy_file(_read(path), format_for(path), str(path))
 
 
 def read_policy_layer(path: PathLike) -> dict[str, Any]:
     """Read and validate a policy file as a layer (for use as host or agent layer)."""
-    return parse_policy_layer(_read(path), format_for(path), str(path))
+    return read_policy_file(path).layer
 
 
 def loads_policy(
@@ -171,38 +217,41 @@ def _diff(current: dict[str, Any], bases: list[dict[str, Any]]) -> dict[str, Any
     return out
 
 
-def _invalid(source: str, err: PolicyValidationError) -> PolicyFileError:
-    lines = "\n".join(f"  {issue}" for issue in err.issues)
-    return PolicyFileError(source, f"invalid policy:\n{lines}", issues=err.issues)
+def _invalid(source: str, err: PolicyValidationError, doc: YamlDocument | None = None) -> PolicyFileError:
+    """One line per issue: `file:line: budget.maxTokens: 0 must be greater than 0`."""
+    lines = [f"{_where(source, doc, issue)}: {issue}" for issue in err.issues]
+    first = err.issues[0] if err.issues else None
+    line = doc.line_of(first.path) if first is not None and doc is not None else None
+    text = "\n".join(lines) or f"{source}: invalid policy"
+    return PolicyFileError(source, str(first or "invalid policy"), line=line, issues=err.issues, text=text)
+
+
+def _where(source: str, doc: YamlDocument | None, issue: PolicyIssue) -> str:
+    line = doc.line_of(issue.path) if doc is not None else None
+    return f"{source}:{line}" if line else source
 
 
 def _read(path: PathLike) -> str:
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise PolicyFileError(str(path), f"cannot read the file ({err})") from None
+        return decode_utf8(read_regular_file(path), str(path))
+    except InputError as err:
+        raise PolicyFileError(str(path), err.reason, line=err.line, text=str(err)) from None
 
 
-def _parse_yaml(text: str, source: str) -> Any:
+def _parse_yaml(text: str, source: str) -> YamlDocument:
     try:
-        return yaml.safe_load(text)
-    except yaml.constructor.ConstructorError as err:
-        line = err.problem_mark.line + 1 if err.problem_mark else None
-        problem = f"{err.problem}; only plain YAML (mappings, lists, strings, numbers, booleans) is allowed"
-        raise PolicyFileError(source, f"unsafe or unknown YAML tag: {problem}", line=line) from None
-    except yaml.MarkedYAMLError as err:
-        line = err.problem_mark.line + 1 if err.problem_mark else None
-        problem = " ".join(part for part in (err.context, err.problem) if part)
-        raise PolicyFileError(source, f"bad YAML: {problem}", line=line) from None
-    except yaml.YAMLError as err:
-        raise PolicyFileError(source, f"bad YAML: {err}") from None
+        return load_yaml(text, source)
+    except InputError as err:
+        raise PolicyFileError(source, err.reason, line=err.line, text=str(err)) from None
 
 
 def _parse_json(text: str, source: str) -> Any:
     try:
-        return json.loads(text) if text.strip() else None
+        return decode_json(text) if text.strip() else None
     except json.JSONDecodeError as err:
         raise PolicyFileError(source, f"bad JSON: {err.msg} (column {err.colno})", line=err.lineno) from None
+    except (JsonLimitError, ValueError) as err:
+        raise PolicyFileError(source, f"bad JSON: {err}") from None
 
 
 def _kind(value: Any) -> str:

@@ -1,0 +1,74 @@
+"""What a policy layer would lose without a word: unknown keys and groups, keys written twice.
+
+linnkit's `defineContextPolicy` drops unknown keys, so `budget: {maxToken: 5000}` silently leaves the
+budget at its default. These are warnings (the layer still loads); `validate --strict` makes them errors.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from engine.policy.merge import _fields
+from engine.policy.model import ContextPolicy
+from engine.safe_input import LoadProblem, YamlDocument
+
+WARNING = "warning"
+
+
+def dotted(path: tuple[Any, ...]) -> str:
+    out = ""
+    for key in path:
+        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
+    return out
+
+
+def suggestion(key: str, known: list[str]) -> str:
+    """"; did you mean `maxTokens`?" for a near miss, else ""."""
+    lowered = {name.lower().replace("_", ""): name for name in known}
+    exact = lowered.get(key.lower().replace("_", "").replace("-", ""))
+    close = [exact] if exact else difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    return f"; did you mean `{close[0]}`?" if close else ""
+
+
+def unknown_keys(data: Any, model: type[BaseModel] = ContextPolicy) -> list[tuple[tuple[Any, ...], str]]:
+    """(path, reason) for each key of `data` that `model` does not know, walking nested groups."""
+    found: list[tuple[tuple[Any, ...], str]] = []
+    stack: list[tuple[Any, type[BaseModel], tuple[Any, ...]]] = [(data, model, ())]
+    while stack:
+        value, current, path = stack.pop()
+        if not isinstance(value, Mapping):
+            continue
+        fields = _fields(current)
+        known = sorted({alias for alias, _, _ in fields.values()})
+        for key, item in value.items():
+            spec = fields.get(key) if isinstance(key, str) else None
+            if spec is None:
+                what = "unknown policy group" if not path else "unknown key"
+                found.append(((*path, key), f"{what}, ignored{suggestion(str(key), known)}"))
+                continue
+            _, sub_model, is_list = spec
+            if sub_model is None:
+                continue
+            if is_list and isinstance(item, list):
+                stack.extend((entry, sub_model, (*path, key, i)) for i, entry in enumerate(item))
+            elif not is_list:
+                stack.append((item, sub_model, (*path, key)))
+    return sorted(found, key=lambda entry: [str(part) for part in entry[0]])
+
+
+def layer_warnings(
+    data: Any, source: str, document: YamlDocument | None = None, line: int | None = None
+) -> list[LoadProblem]:
+    """Warnings for one policy layer read from `source` (lines from the YAML `document`, else `line`)."""
+    warnings = []
+    for path, reason in unknown_keys(data):
+        where = document.line_of(path) if document is not None else line
+        warnings.append(LoadProblem(source, where, dotted(path), reason, WARNING))
+    for path, where, first in document.duplicates if document is not None else ():
+        reason = f"written twice (first on line {first}); the last value is used"
+        warnings.append(LoadProblem(source, where, dotted(path), reason, WARNING))
+    return sorted(warnings, key=lambda w: (w.line or 0, w.field))
