@@ -168,6 +168,7 @@ def _c9(result, trace, policy, expected, host):
 
 
 def _c10(result, trace, policy, expected, host):
+    """A call and its output share one fate; and (beyond linnkit's check) a kept call has a kept output."""
     if trace is None or trace["overflowed"] or not trace["includeMessageIds"]:
         return None
     by_id = {}
@@ -180,12 +181,18 @@ def _c10(result, trace, policy, expected, host):
         if message is not None and message.type == "tool_calls":
             for call in message.tool_calls:
                 call_kept[call.get("id")] = event["kept"]
+    answered: set[str] = set()
     for message_id, event in by_id.items():
         message = preprocessed.get(message_id)
         if message is None or message.type != "tool_output" or message.tool_call_id not in call_kept:
             continue
         if call_kept[message.tool_call_id] != event["kept"]:
             return f"tool call {message.tool_call_id} and its output {message_id} were split"
+        answered.add(message.tool_call_id)
+    sent = {m.tool_call_id for m in result.messages if m.type == "tool_output"}
+    unanswered = [c for c, kept in call_kept.items() if kept and c not in answered and c not in sent]
+    if unanswered:
+        return f"tool call {unanswered[0]} is kept without an output (the session has none for it)"
     return None
 
 

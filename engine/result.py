@@ -134,6 +134,13 @@ class BuildResult:
         return self.error is None
 
     @property
+    def provider_problems(self) -> list[Any]:
+        """Why OpenAI or Anthropic would reject this wire (`engine.provider_check`); empty if both accept."""
+        from engine.provider_check import check_wire
+
+        return check_wire(self.wire) if self.error is None else []
+
+    @property
     def kept_ids(self) -> tuple[str, ...]:
         return tuple(m.id for m in self.messages)
 

@@ -76,8 +76,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = make_parser().parse_args(args_list)
         from playground import commands
 
-        handler = getattr(commands, f"run_{args.command}")
-        return handler(args)
+        from playground.faults import run_guarded
+
+        return run_guarded(getattr(commands, f"run_{args.command}"), args)
     if args_list and args_list[0] in ("-h", "--help"):
         make_parser().print_help()
         print(

@@ -13,7 +13,8 @@ from typing import Any
 from engine.fences import FenceRegistry, as_registry, load_fences
 from engine.importers import UnknownFormatError, detect_format, import_file
 from engine.observation import InMemoryObservationStore
-from engine.policy import ContextPolicy, effective_policy, get_defaults_profile, read_policy_layer
+from engine.policy import ContextPolicy, effective_policy, get_defaults_profile, read_policy_file
+from engine.policy.lint import layer_warnings
 from engine.session import LoadProblem, Session, SessionHeader, load_session
 
 SAMPLES_DIR = Path(__file__).resolve().parents[1] / "sample_sessions"
@@ -30,6 +31,8 @@ class PlaygroundInputs:
     policy_path: Path | None = None
     fences_path: Path | None = None
     notes: list[str] = field(default_factory=list)
+    # what the policy layer would have lost silently: unknown keys and groups, keys written twice
+    policy_warnings: list[LoadProblem] = field(default_factory=list)
     # Tool outputs are governed as toolOutput.observationGovernance would have cut them at execution
     # time; the full texts land here (content-addressed), so the playground can show what was saved.
     observation_store: InMemoryObservationStore = field(default_factory=InMemoryObservationStore)
@@ -91,7 +94,13 @@ def load_inputs(
     path = Path(session_path) if session_path else default_session_path()
     session = open_session(path)
     header = header_dict(session)
-    layer = read_policy_layer(policy_path) if policy_path else dict(header.get("contextPolicy") or {})
+    if policy_path:
+        policy_file = read_policy_file(policy_path)
+        layer, warnings = policy_file.layer, list(policy_file.warnings)
+    else:
+        written = header.get("contextPolicy")
+        layer = dict(written) if isinstance(written, dict) else {}  # a non-object is a header warning
+        warnings = layer_warnings(layer, str(path), line=1, prefix="contextPolicy.")
     policy = effective_policy(layer, None, defaults=defaults)
     if fences_path:
         fences = load_fences(fences_path)
@@ -105,4 +114,5 @@ def load_inputs(
         defaults=defaults,
         policy_path=Path(policy_path) if policy_path else None,
         fences_path=Path(fences_path) if fences_path else None,
+        policy_warnings=warnings,
     )

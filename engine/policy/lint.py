@@ -61,14 +61,19 @@ def unknown_keys(data: Any, model: type[BaseModel] = ContextPolicy) -> list[tupl
 
 
 def layer_warnings(
-    data: Any, source: str, document: YamlDocument | None = None, line: int | None = None
+    data: Any,
+    source: str,
+    document: YamlDocument | None = None,
+    line: int | None = None,
+    prefix: str = "",
 ) -> list[LoadProblem]:
-    """Warnings for one policy layer read from `source` (lines from the YAML `document`, else `line`)."""
+    """Warnings for one policy layer read from `source` (lines from the YAML `document`, else `line`);
+    `prefix` goes before each field (`contextPolicy.` for a session header's policy)."""
     warnings = []
     for path, reason in unknown_keys(data):
         where = document.line_of(path) if document is not None else line
-        warnings.append(LoadProblem(source, where, dotted(path), reason, WARNING))
+        warnings.append(LoadProblem(source, where, prefix + dotted(path), reason, WARNING))
     for path, where, first in document.duplicates if document is not None else ():
         reason = f"written twice (first on line {first}); the last value is used"
-        warnings.append(LoadProblem(source, where, dotted(path), reason, WARNING))
+        warnings.append(LoadProblem(source, where, prefix + dotted(path), reason, WARNING))
     return sorted(warnings, key=lambda w: (w.line or 0, w.field))
