@@ -39,7 +39,11 @@ def _inputs_arguments(parser: argparse.ArgumentParser, *, session_optional: bool
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="linn-playground", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command")
-    _inputs_arguments(commands.add_parser("validate", help="report what a session holds and what is wrong"))
+    validate = commands.add_parser("validate", help="report what a session holds and what is wrong")
+    _inputs_arguments(validate)
+    validate.add_argument(
+        "--strict", action="store_true", help="unknown or repeated policy keys are problems (exit 1)"
+    )
     build = commands.add_parser("build", help="build the context once and explain every decision")
     _inputs_arguments(build)
     build.add_argument("--step", type=int, help="build at step N (1-based LLM call of the session)")
@@ -75,7 +79,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list and args_list[0] in SUBCOMMANDS:
         args = make_parser().parse_args(args_list)
         from playground import commands
-
         from playground.faults import run_guarded
 
         return run_guarded(getattr(commands, f"run_{args.command}"), args)

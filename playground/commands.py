@@ -27,6 +27,15 @@ def _load(args) -> PlaygroundInputs | None:
         return None
 
 
+def _input_problems(inputs: PlaygroundInputs) -> list[str]:
+    """What the loaders skipped or warned about, one `file:line: field: reason` line each."""
+    return [str(p) for p in inputs.session.problems]
+
+
+def _policy_warnings(inputs: PlaygroundInputs) -> list[str]:
+    return [str(w) for w in inputs.policy_warnings]
+
+
 def run_open(args) -> int:
     inputs = _load(args)
     if inputs is None:
@@ -54,13 +63,21 @@ def run_validate(args) -> int:
     print(f"total tokens: {total}  (tokenizer: {result.tokens.backend})")
     changed = policy_diff(inputs.policy, inputs.defaults)
     print("policy, non-default fields: " + (json.dumps(changed, ensure_ascii=False) if changed else "none"))
-    problems = [str(p) for p in inputs.session.problems] + list(result.warnings)
+    problems = _input_problems(inputs) + list(result.warnings)
     if result.error:
         problems.append(f"build failed: {result.error.code}: {result.error.message}")
     problems += [f"{f.id}: {f.message}" for f in check_invariants(result).failures]
+    problems += [str(p) for p in result.provider_problems]
+    warnings = _policy_warnings(inputs)
+    if args.strict:
+        problems, warnings = problems + warnings, []
     print(f"problems: {len(problems)}")
     for problem in problems:
         print(f"  {problem}")
+    if warnings:
+        print(f"warnings: {len(warnings)} (--strict makes them problems)")
+        for warning in warnings:
+            print(f"  {warning}")
     return 1 if problems else 0
 
 
@@ -89,17 +106,21 @@ def run_build(args) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     invariants = check_invariants(result)
+    noticed = _input_problems(inputs) + _policy_warnings(inputs)
     if args.json:
         payload = build_json(result, invariants)
+        payload["inputProblems"] = noticed
         if args.wire == "anthropic":
             payload["wire"] = to_anthropic(list(result.wire))
         print(json.dumps(payload, ensure_ascii=False, indent=1))
     else:
         print_build_table(result, invariants, args.wire)
+    for line in noticed:
+        print(line, file=sys.stderr)
     if result.error:
         print(f"build failed: {result.error.code}: {result.error.message}", file=sys.stderr)
         return 1
-    return 1 if invariants.errors else 0
+    return 1 if invariants.errors or result.provider_problems or noticed else 0
 
 
 def run_replay(args) -> int:
@@ -107,6 +128,8 @@ def run_replay(args) -> int:
     if inputs is None:
         return 2
     header = inputs.header
+    for line in _input_problems(inputs) + _policy_warnings(inputs):
+        print(line, file=sys.stderr)
     steps = iter_session_steps(
         inputs.session.messages,
         inputs.policy,

@@ -11,6 +11,13 @@ from engine.result import BuildResult
 from engine.wire import to_anthropic
 
 
+def printable(text: str) -> str:
+    """`text` with control characters escaped, so an id cannot add rows or move the cursor in a table."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
 def build_json(result: BuildResult, invariants: InvariantReport) -> dict[str, Any]:
     """The `build --json` object; its schema is documented in README.md."""
     tokens = result.tokens
@@ -41,6 +48,9 @@ def build_json(result: BuildResult, invariants: InvariantReport) -> dict[str, An
         "warnings": list(result.warnings),
         "invariants": [{"id": f.id, "message": f.message} for f in invariants.failures],
         "error": asdict(result.error) if result.error else None,
+        "providerProblems": [
+            {"provider": p.provider, "index": p.index, "message": p.message} for p in result.provider_problems
+        ],
     }
 
 
@@ -49,9 +59,9 @@ def print_build_table(result: BuildResult, invariants: InvariantReport, wire_sha
     for d in result.decisions:
         fate = "kept" if d.kept else "dropped"
         where = f" → wire[{d.wire_index}]" if d.wire_index is not None else ""
-        via = f" (via {d.replaced_by})" if d.replaced_by else ""
+        via = f" (via {printable(d.replaced_by)})" if d.replaced_by else ""
         print(
-            f"{d.index:>4}  {d.message_id[:28]:<28} {d.type:<18} {fate:<8} {(d.phase or '-'):<18} "
+            f"{d.index:>4}  {printable(d.message_id)[:28]:<28} {d.type:<18} {fate:<8} {(d.phase or '-'):<18} "
             f"{d.tokens:>7}  {d.reason}{via}{where}"
         )
     t = result.tokens
@@ -67,7 +77,9 @@ def print_build_table(result: BuildResult, invariants: InvariantReport, wire_sha
     for warning in result.warnings:
         print(f"warning: {warning}")
     for failure in invariants.failures:
-        print(f"invariant {failure.id}: {failure.message}")
+        print(f"invariant {failure.id}: {printable(failure.message)}")
+    for problem in result.provider_problems:
+        print(f"provider: {printable(str(problem))}")
     wire = to_anthropic(list(result.wire)) if wire_shape == "anthropic" else list(result.wire)
     print(f"\nwire ({wire_shape}): {len(result.wire)} messages")
     if wire_shape == "anthropic":
