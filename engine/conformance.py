@@ -18,6 +18,7 @@ from engine.messages import AiMessage
 from engine.policy import effective_policy
 from engine.replay import PlannedStep, run_replay
 from engine.result import BuildResult
+from engine.safe_input import InputError, decode_json, decode_utf8, read_regular_file
 from engine.summarizer import FailingSummarizer, FixedSummarizer, SummarizerPort
 from engine.ticks import TickState
 from engine.tokens import MockTokenizer, TokenizerPort
@@ -48,7 +49,22 @@ def load_cases(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
     for raw in paths:
         path = Path(raw)
         files.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
-    return [json.loads(f.read_text(encoding="utf-8")) for f in files]
+    return [_read_case(f) for f in files]
+
+
+def _read_case(path: Path) -> dict[str, Any]:
+    """One case file; a file that is not a JSON object raises InputError naming it. A case without a
+    name is named after its file, so that its failure says which file it was."""
+    try:
+        case = decode_json(decode_utf8(read_regular_file(path), str(path)))
+    except ValueError as exc:  # JSONDecodeError, JsonLimitError; InputError is raised as is
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(str(path), f"not valid JSON: {exc}") from None
+    if not isinstance(case, dict):
+        raise InputError(str(path), "not a conformance case: expected a JSON object")
+    case.setdefault("name", path.stem)
+    return case
 
 
 def case_tokenizer(spec: dict[str, Any]) -> TokenizerPort | None:

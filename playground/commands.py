@@ -20,11 +20,17 @@ from playground.report import build_json, print_build_table
 
 
 def _load(args) -> PlaygroundInputs | None:
+    """The inputs, or None (exit 2) when nothing could load: each reason printed on one line."""
     try:
-        return load_inputs(args.session, args.policy, args.fences, args.defaults)
+        inputs = load_inputs(args.session, args.policy, args.fences, args.defaults)
     except LOAD_ERRORS as error:
         print(f"error: {error}", file=sys.stderr)
         return None
+    if not inputs.session.messages and inputs.session.errors:
+        for problem in inputs.session.errors:
+            print(f"error: {problem}", file=sys.stderr)
+        return None
+    return inputs
 
 
 def _input_problems(inputs: PlaygroundInputs) -> list[str]:

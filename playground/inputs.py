@@ -13,7 +13,14 @@ from typing import Any
 from engine.fences import FenceRegistry, as_registry, load_fences
 from engine.importers import UnknownFormatError, detect_format, import_file
 from engine.observation import InMemoryObservationStore
-from engine.policy import ContextPolicy, effective_policy, get_defaults_profile, read_policy_file
+from engine.policy import (
+    ContextPolicy,
+    PolicyFileError,
+    PolicyValidationError,
+    effective_policy,
+    get_defaults_profile,
+    read_policy_file,
+)
 from engine.policy.lint import layer_warnings
 from engine.session import LoadProblem, Session, SessionHeader, load_session
 
@@ -84,6 +91,13 @@ def open_session(path: Path) -> Session:
     return Session(path, header, list(imported.messages), problems)
 
 
+def _header_policy_error(path: Path, err: PolicyValidationError) -> PolicyFileError:
+    """The session header's policy is invalid: name the session file and the field."""
+    lines = [f"{path}:1: contextPolicy.{issue}" for issue in err.issues]
+    first = str(err.issues[0]) if err.issues else "invalid policy"
+    return PolicyFileError(str(path), first, line=1, issues=err.issues, text="\n".join(lines))
+
+
 def load_inputs(
     session_path: str | Path | None,
     policy_path: str | Path | None = None,
@@ -101,7 +115,10 @@ def load_inputs(
         written = header.get("contextPolicy")
         layer = dict(written) if isinstance(written, dict) else {}  # a non-object is a header warning
         warnings = layer_warnings(layer, str(path), line=1, prefix="contextPolicy.")
-    policy = effective_policy(layer, None, defaults=defaults)
+    try:
+        policy = effective_policy(layer, None, defaults=defaults)
+    except PolicyValidationError as err:
+        raise _header_policy_error(path, err) if not policy_path else err from None
     if fences_path:
         fences = load_fences(fences_path)
     else:
