@@ -7,6 +7,7 @@ from typing import Any
 
 from engine.build import Pipeline, final_order, wire_of
 from engine.providers.state import KEEP_CORE, State
+from engine.reminders import reminder_policy_warnings
 from engine.result import (
     BuildFailure,
     BuildResult,
@@ -35,6 +36,7 @@ def assemble_result(run: Pipeline, registry, tick, effective_policy: dict, remin
     if tick is not None:
         wire, reminder = _apply_reminders(run, wire, tick, reminder_registry)
     run.warnings.extend(_skipped_by_formatter(final, formatted))
+    run.warnings.extend(reminder_policy_warnings(ctx.policy.system_reminder, reminder_registry))
     if final_tokens > ctx.total_budget:
         run.events.append(_overflow_event(final, final_tokens, ctx.total_budget))
     return BuildResult(

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from engine.errors import ConfigurationError
+from engine.messages import AiMessage
 from engine.policy.model import SystemReminderPolicy
 from engine.reminders import (
     ReminderConfigError,
@@ -16,6 +16,7 @@ from engine.reminders import (
     default_registry,
     derive_phase,
     evaluate_rules,
+    reminder_policy_warnings,
     resolve_rules,
     selected_rule_definitions,
 )
@@ -269,27 +270,42 @@ def test_extra_rule_builtin_kinds():
     assert hits(tick, {**policy(), "enabledRuleIds": [], "extraRules": extra}) == ["loose", "has", "mod"]
 
 
-def test_unknown_trigger_kind_and_template_are_clear_errors():
-    bad_kind = {
-        **policy(),
-        "extraRules": [{"id": "x", "trigger": {"kind": "foo"}, "contentTemplate": "toolCallStreak"}],
-    }
-    with pytest.raises(ReminderConfigError) as error:
-        check_reminder_policy(bad_kind)
-    assert str(error.value) == (
+def test_unknown_trigger_kinds_and_templates_are_dropped_with_a_warning_naming_the_field():
+    has_grep = {"kind": "agent-has-tool", "value": "grep"}
+    ok = {"id": "a", "trigger": has_grep, "contentTemplate": "toolCallStreak"}
+    extra = [
+        {**ok, "id": "x", "trigger": {"kind": "foo"}},
+        {**ok, "id": "b", "contentTemplate": "nope"},
+        ok,
+    ]
+    configured = {**policy(), "enabledRuleIds": [], "extraRules": extra}
+    check_reminder_policy(configured)  # a build never fails on one
+    assert [rule.id for rule in resolve_rules(configured)] == ["a"]
+    assert reminder_policy_warnings(configured) == [
         "systemReminder.extraRules[0].trigger.kind: unknown trigger kind 'foo' (known: phase-equals, "
-        "remaining-steps-leq, step-count-modulo, tool-call-streak, budget-warning, agent-has-tool)"
-    )
-    assert isinstance(error.value, ConfigurationError)
-    ok = {"id": "a", "trigger": {"kind": "agent-has-tool"}, "contentTemplate": "toolCallStreak"}
-    bad_template = {**policy(), "extraRules": [ok, {**ok, "id": "b", "contentTemplate": "nope"}]}
-    with pytest.raises(ReminderConfigError) as error:
-        apply_reminders([{"role": "user", "content": "x"}], bad_template, ctx())
-    assert str(error.value) == (
+        "remaining-steps-leq, step-count-modulo, tool-call-streak, budget-warning, agent-has-tool); "
+        "the rule is dropped, as linnkit drops it",
         "systemReminder.extraRules[1].contentTemplate: unknown content template 'nope' (known: "
         "maxStepsForceFinalAnswer, lastStepsHint, toolCallStreak, periodicTaskstateReflection, "
-        "contextBudgetWarning)"
+        "contextBudgetWarning); the rule is dropped, as linnkit drops it",
+    ]
+    tick = ctx(9, 80, available_tools=("grep",), streak=5)
+    assert hits(tick, configured) == ["a"]
+
+
+def test_a_build_with_an_unknown_extra_rule_reports_it_and_still_reminds():
+    from engine import build_context
+    from engine.ticks import TickState
+
+    rules = [{"id": "x", "trigger": {"kind": "foo"}, "contentTemplate": "toolCallStreak"}]
+    messages = [AiMessage(id="u", role="user", type="user_input", content="hi", timestamp=1)]
+    result = build_context(
+        messages, {"systemReminder": {"extraRules": rules}}, tick=TickState(step_count=80, max_steps=80)
     )
+    assert result.error is None
+    assert result.reminder.hit_rule_ids == ("max_steps_force_final_answer",)
+    assert any(w.startswith("systemReminder.extraRules[0].trigger.kind: unknown trigger kind 'foo'")
+               for w in result.warnings)
 
 
 def test_extra_rule_arguments_must_be_serialisable():

@@ -17,6 +17,7 @@ from engine.reminders.policy import (
     builtin_rule_definitions,
     check_reminder_policy,
     reminder_policy_dict,
+    reminder_policy_warnings,
     resolve_rules,
     selected_rule_definitions,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "apply_reminders",
     "builtin_rule_definitions",
     "check_reminder_policy",
+    "reminder_policy_warnings",
     "default_registry",
     "derive_phase",
     "display_step",

@@ -2,8 +2,9 @@
 
 The policy may be the pydantic `SystemReminderPolicy`, any object with its snake_case attributes, or the
 camelCase dict linnkit serialises; `reminder_policy_dict` turns all three into the camelCase dict.
-Unlike linnkit, which silently drops a rule whose trigger kind or template is unknown, the port raises
-`ReminderConfigError` naming the rule (`check_reminder_policy`, which a build can call up front).
+An extra rule whose trigger kind or content template the registry lacks is dropped, as linnkit drops it (a
+build never fails on one); `reminder_policy_warnings` names each such field so front ends can say so. A rule
+that is malformed (not an object, no id, arguments that are not JSON) raises `ReminderConfigError`.
 """
 
 from __future__ import annotations
@@ -170,7 +171,7 @@ def _with_threshold(rule: dict[str, Any], thresholds: Mapping[str, Any]) -> dict
 
 
 def check_reminder_policy(policy: Any, registry: ReminderRegistry | None = None) -> None:
-    """Raise `ReminderConfigError` for the first rule the registry cannot interpret."""
+    """Raise `ReminderConfigError` for a built-in the registry lacks or a malformed extra rule."""
     registry = registry or default_registry()
     view = reminder_policy_dict(policy)
     for rule in _selected_builtins(view):
@@ -181,10 +182,45 @@ def check_reminder_policy(policy: Any, registry: ReminderRegistry | None = None)
                 f"and template '{template}', which this registry lacks"
             )
     for index, rule in enumerate(_extra(view)):
-        _check_extra_rule(f"systemReminder.extraRules[{index}]", rule, registry)
+        _check_extra_rule(f"systemReminder.extraRules[{index}]", rule)
 
 
-def _check_extra_rule(path: str, rule: Any, registry: ReminderRegistry) -> None:
+DROPPED = "; the rule is dropped, as linnkit drops it"
+
+
+def reminder_policy_warnings(policy: Any, registry: ReminderRegistry | None = None) -> list[str]:
+    """One line per extra rule that is dropped because its trigger kind or template is unknown."""
+    registry = registry or default_registry()
+    warnings = []
+    for index, rule in enumerate(_extra(reminder_policy_dict(policy))):
+        if not isinstance(rule, Mapping):
+            continue
+        path = f"systemReminder.extraRules[{index}]"
+        problem = _unknown_part(rule, registry)
+        if problem == "kind":
+            known = ", ".join(registry.trigger_kinds)
+            kind = rule["trigger"]["kind"]
+            warnings.append(f"{path}.trigger.kind: unknown trigger kind '{kind}' (known: {known}){DROPPED}")
+        elif problem == "template":
+            known = ", ".join(registry.content_templates)
+            template = rule.get("contentTemplate")
+            warnings.append(f"{path}.contentTemplate: unknown content template '{template}' (known: {known})"
+                            + DROPPED)
+    return warnings
+
+
+def _unknown_part(rule: Mapping[str, Any], registry: ReminderRegistry) -> str | None:
+    trigger = rule.get("trigger")
+    kind = trigger.get("kind") if isinstance(trigger, Mapping) else None
+    if not isinstance(kind, str) or registry.trigger(kind) is None:
+        return "kind"
+    template = rule.get("contentTemplate")
+    if not isinstance(template, str) or registry.template(template) is None:
+        return "template"
+    return None
+
+
+def _check_extra_rule(path: str, rule: Any) -> None:
     if not isinstance(rule, Mapping):
         raise ReminderConfigError(f"{path}: must be an object")
     if not isinstance(rule.get("id"), str) or not rule["id"].strip():
@@ -192,17 +228,6 @@ def _check_extra_rule(path: str, rule: Any, registry: ReminderRegistry) -> None:
     trigger = rule.get("trigger")
     if not isinstance(trigger, Mapping) or not isinstance(trigger.get("kind"), str):
         raise ReminderConfigError(f"{path}.trigger: must be an object with a string 'kind'")
-    if registry.trigger(trigger["kind"]) is None:
-        known = ", ".join(registry.trigger_kinds)
-        raise ReminderConfigError(
-            f"{path}.trigger.kind: unknown trigger kind '{trigger['kind']}' (known: {known})"
-        )
-    template = rule.get("contentTemplate")
-    if not isinstance(template, str) or registry.template(template) is None:
-        known = ", ".join(registry.content_templates)
-        raise ReminderConfigError(
-            f"{path}.contentTemplate: unknown content template '{template}' (known: {known})"
-        )
     args = rule.get("contentArgs")
     if args is not None and not isinstance(args, Mapping):
         raise ReminderConfigError(f"{path}.contentArgs: must be an object")
@@ -214,14 +239,16 @@ def _check_extra_rule(path: str, rule: Any, registry: ReminderRegistry) -> None:
 
 
 def resolve_rules(policy: Any, registry: ReminderRegistry | None = None) -> list[Rule]:
-    """The rules to evaluate, in order, bound to their functions; raises like `check_reminder_policy`."""
+    """The rules to evaluate, in order, bound to their functions; raises like `check_reminder_policy`,
+    drops the extra rules `reminder_policy_warnings` names."""
     registry = registry or default_registry()
     check_reminder_policy(policy, registry)
     rules = []
     for definition in selected_rule_definitions(policy):
         trigger_fn = registry.trigger(definition["trigger"]["kind"])
         template_fn = registry.template(definition["contentTemplate"])
-        assert trigger_fn is not None and template_fn is not None  # guaranteed by check_reminder_policy
+        if trigger_fn is None or template_fn is None:  # an unknown extra rule: dropped, as linnkit
+            continue
         rules.append(
             Rule(
                 id=definition["id"],
