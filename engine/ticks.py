@@ -1,18 +1,16 @@
 """Tick state: the executor's step counters for one build, and finding them in a recorded session.
 
-**How linnkit counts `stepCount`** (0.21 `GraphExecutor.runUntilYield`): every run starts by priming the
-`user` node, and every node run adds one to the cycle counter: the user node is step 1, each LLM call is
-one step, each tool batch is one step (the ToolNode drains the whole batch in one run), the answer node
-is one step. So the k-th LLM call of a run sees `stepCount = 2k`, and the templates show `ceil(2k/2) = k`.
-A successful call of the checkpoint tool resets the cycle to 0 after its tool node (at most
-`maxCheckpoints` = 10 times a run), so the next LLM call sees step 1, then 3, 5, ...
+**How linnkit counts `stepCount`** (0.21 engine): every run starts by priming the `user` node, and every
+node run adds one: the user node is step 1, each LLM call is one step, and each tool call is one step of its
+own (parallel calls of one batch count one each). So with one call per batch the k-th LLM call of a run sees
+`stepCount = 2k`, and the templates show `ceil(2k/2) = k`. The tool node of the checkpoint tool restarts the
+count at 0 (at most `maxCheckpoints` = 10 times a run), so the next LLM call sees step 1, then 3, 5, ...
 
-**Step points of a recorded session.** One LLM call produces one assistant action: a `tool_calls`,
-`final_answer`, `task_completion` or `tool_code` message; `thought` messages directly before an action are
-part of that call's output. `step_points` returns one `StepPoint` per action, whose `message_count` is
-the prefix the model saw when it produced it (everything before its thoughts), plus one pending point
-for the call the session is waiting for, when the last run has not ended with an answer. The port counts
-a checkpoint call as successful whenever the batch named the checkpoint tool.
+**Step points of a recorded session.** One LLM call writes one block of consecutive assistant messages
+(thoughts, text, the calls or the answer). `step_points` returns one `StepPoint` per block, whose
+`message_count` is the prefix the model saw (everything before the block), plus one pending point at the
+end when the session waits for the model (its last run has not ended with an answer and its last message
+is not the model's). A block that holds a `final_answer` or `task_completion` ends the run.
 
 A replay (building the context at every step point) belongs next to these functions: it takes the
 prefix and `TickState` from `tick_at` and calls the build with them.
@@ -111,27 +109,34 @@ class StepPoint:
 def step_points(
     messages: Sequence[MessageLike], checkpoint_tool_name: str = DEFAULT_CHECKPOINT_TOOL_NAME
 ) -> list[StepPoint]:
-    """Every LLM call of the session in order, plus the pending call of an unfinished last run."""
+    """Every LLM call of the session in order, plus the pending call when the session waits for the model."""
     points: list[StepPoint] = []
     run, cycle, calls, resets, open_run = 0, 1, 0, 0, False
-    for index, message in enumerate(messages):
-        kind = _type(message)
-        if kind == "user_input":
+    index = 0
+    while index < len(messages):
+        if _type(messages[index]) == "user_input":
             run, cycle, calls, resets, open_run = run + 1, 1, 0, 0, True
+            index += 1
             continue
-        if kind not in ACTION_TYPES:
+        if _role(messages[index]) != "assistant":
+            index += 1
             continue
-        if not open_run:  # an action after an answer without a new user_input: the host resumed
+        start = index
+        while index < len(messages) and _role(messages[index]) == "assistant":
+            index += 1
+        block = messages[start:index]  # one LLM call's output
+        if not open_run:  # a call after an answer without a new user_input: the host resumed
             cycle, calls, resets = 1, 0, 0
         cycle, calls = cycle + 1, calls + 1
-        points.append(StepPoint(_call_start(messages, index), run, calls, cycle, _id(message)))
-        open_run = kind not in RUN_ENDING_TYPES
-        if kind in TOOL_ACTION_TYPES:
-            cycle += 1
-            if resets < MAX_CHECKPOINT_RESETS and checkpoint_tool_name in _tool_names(message):
+        actions = [m for m in block if _type(m) in ACTION_TYPES]
+        points.append(StepPoint(start, run, calls, cycle, _id(actions[-1]) if actions else None))
+        for name in (n for m in actions if _type(m) in TOOL_ACTION_TYPES for n in _call_names(m)):
+            cycle += 1  # one tool node per call, parallel calls included
+            if name == checkpoint_tool_name and resets < MAX_CHECKPOINT_RESETS:
                 cycle, resets = 0, resets + 1
-    if open_run:
-        points.append(StepPoint(_call_start(messages, len(messages)), run, calls + 1, cycle + 1, None))
+        open_run = not any(_type(m) in RUN_ENDING_TYPES for m in block)
+    if open_run and messages and _role(messages[-1]) != "assistant":
+        points.append(StepPoint(len(messages), run, calls + 1, cycle + 1, None))
     return points
 
 
@@ -169,27 +174,25 @@ def tick_for(
     )
 
 
-def _call_start(messages: Sequence[MessageLike], index: int) -> int:
-    """Where the output of the call ending at `index` begins: back over the thoughts right before it."""
-    while index > 0 and _type(messages[index - 1]) == "thought":
-        index -= 1
-    return index
-
-
 def _type(message: MessageLike) -> str:
     return message.type if isinstance(message, AiMessage) else str(message.get("type", ""))
+
+
+def _role(message: MessageLike) -> str:
+    return message.role if isinstance(message, AiMessage) else str(message.get("role", ""))
 
 
 def _id(message: MessageLike) -> str:
     return message.id if isinstance(message, AiMessage) else str(message.get("id", ""))
 
 
-def _tool_names(message: MessageLike) -> set[str]:
+def _call_names(message: MessageLike) -> list[str | None]:
+    """The tool name of each call the action made, in order (a `tool_code` action is one call)."""
     if isinstance(message, AiMessage):
         calls, tool_name = message.tool_calls, message.meta("tool_name")
     else:
         metadata = message.get("metadata") or {}
         calls = metadata.get("tool_calls") or message.get("tool_calls") or []
         tool_name = metadata.get("tool_name")
-    names = {call_name(call) for call in calls if isinstance(call, Mapping)}
-    return names | ({tool_name} if isinstance(tool_name, str) else set())
+    names = [call_name(call) if isinstance(call, Mapping) else None for call in calls]
+    return names or [tool_name if isinstance(tool_name, str) else None]

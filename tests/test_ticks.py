@@ -75,7 +75,8 @@ def test_step_points_count_node_steps_like_linnkits_executor():
     assert step_points(session()) == [
         StepPoint(message_count=2, run_index=1, step_in_run=1, node_step=2, action_id="a1"),
         StepPoint(message_count=5, run_index=1, step_in_run=2, node_step=4, action_id="a2"),
-        StepPoint(message_count=8, run_index=1, step_in_run=3, node_step=6, action_id="f1"),
+        # a2's two parallel calls are two tool nodes: 4 (llm) + 2 (tools) + 1 (llm) = 7
+        StepPoint(message_count=8, run_index=1, step_in_run=3, node_step=7, action_id="f1"),
         StepPoint(message_count=10, run_index=2, step_in_run=1, node_step=2, action_id="a3"),
         StepPoint(message_count=12, run_index=2, step_in_run=2, node_step=4, action_id=None),
     ]
@@ -132,3 +133,35 @@ def test_a_long_run_reaches_the_budget_warning_at_its_36th_call():
     _, outcome = apply_reminders([{"role": "tool", "content": "x"}], {}, ctx)
     assert outcome.hit_rule_ids == ("context_budget_warning",)
     assert "36/40" in outcome.texts["context_budget_warning"]
+
+
+def test_a_block_of_assistant_messages_is_one_call_and_a_session_waiting_for_tools_has_no_pending_call():
+    messages = [
+        msg("u", "user_input"),
+        msg("t0", "thought"),  # a call that only thought
+        msg("x", "context_injection", role="user"),
+        msg("th", "thought"),
+        msg("a", "tool_calls", calls=["search", "context_checkpoint", "grep"]),
+    ]
+    assert step_points(messages) == [StepPoint(1, 1, 1, 2, None), StepPoint(3, 1, 2, 3, "a")]
+    # the checkpoint's node restarts the count at 0 and the grep node after it makes 1
+    answered = [*messages, msg("o1", "tool_output"), msg("o2", "tool_output"), msg("o3", "tool_output")]
+    assert step_points(answered)[-1] == StepPoint(8, 1, 3, 2, None)
+
+
+def test_step_points_of_every_replay_case_are_the_corpus_steps():
+    import json
+    from pathlib import Path
+
+    from engine.policy import effective_policy
+
+    folder = Path(__file__).resolve().parents[1].parent / "shared" / "conformance" / "replay"
+    cases = sorted(folder.glob("*.json"))
+    if not cases:
+        pytest.skip(f"no replay cases in {folder}")
+    for path in cases:
+        case = json.loads(path.read_text(encoding="utf-8"))
+        messages = [AiMessage.from_dict(m) for m in case["messages"]]
+        name = effective_policy(case["contextPolicy"]).checkpoint.trigger_tool_name
+        got = [(p.message_count, p.node_step) for p in step_points(messages, name)]
+        assert got == [(s["upto"], s["tick"]["stepCount"]) for s in case["steps"]], case["name"]
