@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.copyset import check_copy
 from engine.fences import FenceRegistry, load_fences, parse_fences
 from engine.importers import UnknownFormatError, detect_format, import_file
 from engine.observation import InMemoryObservationStore
@@ -36,6 +37,7 @@ class PlaygroundInputs:
     policy: ContextPolicy
     fences: FenceRegistry | None
     defaults: str = "seed"
+    copy: str = "zh"  # engine.copyset: the words of tool summaries and built-in reminders
     policy_path: Path | None = None
     fences_path: Path | None = None
     notes: list[str] = field(default_factory=list)
@@ -57,6 +59,7 @@ class PlaygroundInputs:
             "fences": self.fences,
             "honour_fence_descriptors": profile.honour_fence_descriptors,
             "observation_store": self.observation_store,
+            "copy": self.copy,
         }
 
 
@@ -114,6 +117,7 @@ def load_inputs(
     policy_path: str | Path | None = None,
     fences_path: str | Path | None = None,
     defaults: str = "seed",
+    copy: str = "zh",
 ) -> PlaygroundInputs:
     """Load everything; raises the loaders' own errors (they name file, line and field)."""
     path = Path(session_path) if session_path else default_session_path()
@@ -143,6 +147,7 @@ def load_inputs(
         policy=policy,
         fences=fences,
         defaults=defaults,
+        copy=check_copy(copy),
         policy_path=Path(policy_path) if policy_path else None,
         fences_path=Path(fences_path) if fences_path else None,
         policy_warnings=warnings,
