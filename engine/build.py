@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
+from engine.copyset import mark_copy, reminder_registry_for, use_copy
 from engine.errors import ContextProviderError
 from engine.hygiene import hygiene_warnings
 from engine.messages import AiMessage
@@ -88,6 +89,7 @@ def build_context(
     honour_fence_descriptors: bool = True,
     reminder_registry: Any = None,
     observation_store: Any = None,
+    copy: str = "zh",
 ) -> BuildResult:
     """Build the context linnkit would send for `session` (a list of AiMessage or a loaded Session).
 
@@ -95,6 +97,7 @@ def build_context(
     error (TOOL_HISTORY_OVERFLOW, SUMMARIZATION_FAILED) is returned in `result.error`, not raised.
     With an `observation_store`, tool outputs are first governed as `toolOutput.observationGovernance`
     would have cut them at execution time (a simulation; linnkit does this when the tool returns).
+    `copy="en"` writes tool summaries and built-in reminders in English (`engine.copyset`; "zh" is linnkit's).
     """
     from engine.assemble import assemble_result, failed_result
     from engine.fences import as_registry
@@ -115,12 +118,16 @@ def build_context(
         now=now if now is not None else int(time.time() * 1000),
     )
     run = Pipeline(ctx, messages, warnings=hygiene_warnings(messages))
-    try:
-        _preprocess(run, registry, observation_store)
-        _run_providers(run, registry, honour_fence_descriptors, to_wire(effective))
-    except ContextProviderError as error:
-        return failed_result(run, BuildFailure(error.code, str(error.args[0]), error.provider_name))
-    return assemble_result(run, registry, tick, to_wire(effective), reminder_registry)
+    if copy != "zh" and reminder_registry is None:
+        reminder_registry = reminder_registry_for(copy)
+    with use_copy(copy):
+        try:
+            _preprocess(run, registry, observation_store)
+            _run_providers(run, registry, honour_fence_descriptors, to_wire(effective))
+        except ContextProviderError as error:
+            return failed_result(run, BuildFailure(error.code, str(error.args[0]), error.provider_name))
+        result = assemble_result(run, registry, tick, to_wire(effective), reminder_registry)
+    return result if copy == "zh" else mark_copy(result, copy)
 
 
 def _preprocess(run: Pipeline, registry, observation_store) -> None:

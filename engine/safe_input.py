@@ -319,8 +319,9 @@ def _key_lines(root: Any, document: YamlDocument) -> None:
 
 def load_yaml(text: str, source: str) -> YamlDocument:
     """`yaml.safe_load` within the bounds; problems raise InputError with the line."""
-    loader = _BoundedLoader(text)
+    loader = None
     try:
+        loader = _BoundedLoader(text)  # the reader already refuses control characters here
         node = loader.get_single_node()
         document = YamlDocument(None)
         if node is not None:
@@ -339,12 +340,16 @@ def load_yaml(text: str, source: str) -> YamlDocument:
         line = err.problem_mark.line + 1 if err.problem_mark else None
         problem = " ".join(part for part in (err.context, err.problem) if part)
         raise InputError(source, f"bad YAML: {problem}", line=line) from None
+    except yaml.reader.ReaderError as err:
+        line = text.count("\n", 0, err.position) + 1
+        raise InputError(source, f"bad YAML: character {err.character!r} is not allowed", line=line) from None
     except yaml.YAMLError as err:
-        raise InputError(source, f"bad YAML: {shorten(str(err), 200)}") from None
+        raise InputError(source, "bad YAML: " + " ".join(str(err).split())[:200]) from None
     except ValueError as err:  # int() of a number over Python's digit limit, in a tagged scalar
         raise InputError(source, f"bad number: {shorten(str(err), 120)}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 # -- messages -------------------------------------------------------------------------------------

@@ -171,13 +171,13 @@ def _check_header(data: dict[str, Any]) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     version = data.get("version")
     if version != SESSION_VERSION or isinstance(version, bool):
-        found.append(("version", f"expected {SESSION_VERSION}, got {json.dumps(version)}; read as version 1"))
+        found.append(("version", f"expected {SESSION_VERSION}, got {_scalar(version)}; read as version 1"))
     for key in ("title", "lesson", "modelId"):
         if key in data and not isinstance(data[key], str):
             found.append((key, f"must be a string, got {_json_type(data[key])}; ignored"))
     steps = data.get("maxSteps")
     if "maxSteps" in data and (not isinstance(steps, int) or isinstance(steps, bool) or steps < 1):
-        found.append(("maxSteps", f"must be a positive integer, got {json.dumps(steps)}; ignored"))
+        found.append(("maxSteps", f"must be a positive integer, got {_scalar(steps)}; ignored"))
     if "contextPolicy" in data and not isinstance(data["contextPolicy"], dict):
         found.append(
             ("contextPolicy", f"must be an object, got {_json_type(data['contextPolicy'])}; ignored")
@@ -194,6 +194,13 @@ def _check_header(data: dict[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
+def _scalar(value: Any) -> str:
+    """A JSON scalar as written (shortened), or what kind of value it is."""
+    if isinstance(value, dict | list):
+        return _json_type(value)
+    return _quoted(value) if isinstance(value, str) else json.dumps(value)
+
+
 def _role_type_problem(role: Any, type_: Any) -> tuple[str, str] | None:
     for key, value in (("role", role), ("type", type_)):
         if value is None:
@@ -203,13 +210,18 @@ def _role_type_problem(role: Any, type_: Any) -> tuple[str, str] | None:
     if role in ROLE_TYPES and type_ in ROLE_TYPES[role]:
         return None
     owners = [r for r, types in ROLE_TYPES.items() if type_ in types]
+    shown_role, shown_type = _quoted(role), _quoted(type_)  # escaped: a value never adds a line
     if role not in ROLE_TYPES:
         hint = f"roles are {', '.join(ROLE_TYPES)}"
     elif owners:
-        hint = f'"{type_}" goes with role {" or ".join(owners)}'
+        hint = f'{shown_type} goes with role {" or ".join(owners)}'
     else:
-        hint = f'"{type_}" is not a message type'
-    return "role/type", f'unknown role/type pair "{role}"/"{type_}"; {hint}'
+        hint = f"{shown_type} is not a message type"
+    return "role/type", f"unknown role/type pair {shown_role}/{shown_type}; {hint}"
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(text if len(text) <= 60 else text[:59] + "…", ensure_ascii=False)
 
 
 def _plainly_valid(data: dict[str, Any]) -> bool:
@@ -227,7 +239,9 @@ def _plainly_valid(data: dict[str, Any]) -> bool:
     return (
         type(message_id) is str
         and message_id != ""
-        and (data.get("role"), data.get("type")) in _PAIRS
+        and type(data.get("role")) is str
+        and type(data.get("type")) is str
+        and (data["role"], data["type"]) in _PAIRS
         and type(data.get("content")) is str
         and (type(stamp) is int or type(stamp) is float)
     )

@@ -55,7 +55,7 @@ class FailingSummarizer(SummarizerPort):
 
 
 _BLOCK = re.compile(r"^(system|user|assistant|tool): ", re.MULTILINE)
-_TOOL = re.compile(r"工具「([^」]+)」|Tool call (\S+)")
+_TOOL = re.compile(r"工具「([^」]+)」|Tool call (\S+)|the tool \"([^\"]+)\"")
 
 
 class OfflineSummarizer(SummarizerPort):
@@ -70,7 +70,7 @@ class OfflineSummarizer(SummarizerPort):
                 requests.append(_first_line(text))
             elif role in ("assistant", "system"):
                 answers.append(_first_line(text))
-            tools.extend(a or b for a, b in _TOOL.findall(text))
+            tools.extend(a or b or c for a, b, c in _TOOL.findall(text))
         lines = []
         if requests:
             lines.append("User requests: " + " | ".join(requests))

@@ -1,7 +1,7 @@
-"""The tool output summarizer (spec §5.1): short Chinese descriptions of tool results.
+"""The tool output summarizer (spec §5.1): short descriptions of tool results (engine.copyset's words).
 
 Used by the tool history compressor (compressed text) and by working memory (outputs of oversized pairs).
-The copy is linnkit's, byte for byte: hosts and the conformance cases compare it.
+The default copy is linnkit's Chinese, byte for byte: hosts and the conformance cases compare it.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import json
 import math
 from typing import Any
 
+from engine.copyset import summary_text
 from engine.jsvalues import js_json, js_key_order, utf16_len, utf16_slice
 from engine.messages import AiMessage
 
@@ -33,12 +34,12 @@ def summarize_output(
 ) -> str:
     """Summarise one tool output. `tool_name` enables the compress path's tool-specific summaries."""
     if not output:
-        return "无输出"
+        return summary_text("no_output")
     if utf16_len(output) <= SHORT_OUTPUT_CHARS:
         return output
     if tool_name == "text_to_image":
         count = (tool_args or {}).get("n") or 1  # JS `args.n || 1`: 0, "" and null count as 1
-        return f"生成了 {_js_string(count)} 张图片。"
+        return summary_text("images", count=_js_string(count))
     return _summarize_long(output, preview_chars)
 
 
@@ -56,25 +57,25 @@ def _summarize_long(output: str, preview_chars: int) -> str:
 
 def _summarize_array(items: list[Any]) -> str:
     if not items:
-        return "返回了空数组"
+        return summary_text("empty_array")
     shown = ", ".join(_cut(_compact_json(item), ITEM_CHARS) for item in items[:3])
     more = "..." if len(items) > 3 else ""
-    return f"返回了{len(items)}个结果, 前几个是: [{shown}{more}]"
+    return summary_text("array", count=len(items), items=shown, more=more)
 
 
 def _summarize_object(obj: dict[str, Any]) -> str:
     if not obj:
-        return "返回了空对象"
+        return summary_text("empty_object")
     keys = js_key_order(obj)
     more = "..." if len(keys) > 5 else ""
-    return f"返回了包含[{', '.join(keys[:5])}{more}]等{len(keys)}个字段的对象"
+    return summary_text("object", keys=", ".join(keys[:5]), more=more, count=len(keys))
 
 
 def _summarize_text(text: str, preview_chars: int) -> str:
     """Lengths and cuts in UTF-16 code units, as linnkit's `output.length` and `slice`."""
     head = utf16_slice(text, 0, preview_chars)
     tail = utf16_slice(text, -preview_chars) if preview_chars else ""
-    return f'返回了{utf16_len(text)}字符的文本, 开头是: "{head}...", 结尾是: "...{tail}"'
+    return summary_text("text", length=utf16_len(text), head=head, tail=tail)
 
 
 def preview_chars_for(max_output_summary_tokens: int, avg_chars_per_token: float) -> int:

@@ -34,6 +34,12 @@ def _inputs_arguments(parser: argparse.ArgumentParser, *, session_optional: bool
         default="seed",
         help="framework defaults: the seed document's (default) or linnkit 0.21.0's own",
     )
+    parser.add_argument(
+        "--copy",
+        choices=("zh", "en"),
+        default="zh",
+        help="words of tool summaries and built-in reminders: linnkit's Chinese (default) or English",
+    )
 
 
 def make_parser() -> argparse.ArgumentParser:

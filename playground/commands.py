@@ -22,7 +22,8 @@ from playground.report import build_json, print_build_table
 def _load(args) -> PlaygroundInputs | None:
     """The inputs, or None (exit 2) when nothing could load: each reason printed on one line."""
     try:
-        inputs = load_inputs(args.session, args.policy, args.fences, args.defaults)
+        copy = getattr(args, "copy", "zh")
+        inputs = load_inputs(args.session, args.policy, args.fences, args.defaults, copy)
     except LOAD_ERRORS as error:
         print(f"error: {error}", file=sys.stderr)
         return None

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.fences import FenceRegistry, as_registry, load_fences
+from engine.copyset import check_copy
+from engine.fences import FenceRegistry, load_fences, parse_fences
 from engine.importers import UnknownFormatError, detect_format, import_file
 from engine.observation import InMemoryObservationStore
 from engine.policy import (
@@ -20,6 +21,7 @@ from engine.policy import (
     effective_policy,
     get_defaults_profile,
     read_policy_file,
+    runtime_problems,
 )
 from engine.policy.lint import layer_warnings
 from engine.session import LoadProblem, Session, SessionHeader, load_session
@@ -35,6 +37,7 @@ class PlaygroundInputs:
     policy: ContextPolicy
     fences: FenceRegistry | None
     defaults: str = "seed"
+    copy: str = "zh"  # engine.copyset: the words of tool summaries and built-in reminders
     policy_path: Path | None = None
     fences_path: Path | None = None
     notes: list[str] = field(default_factory=list)
@@ -56,6 +59,7 @@ class PlaygroundInputs:
             "fences": self.fences,
             "honour_fence_descriptors": profile.honour_fence_descriptors,
             "observation_store": self.observation_store,
+            "copy": self.copy,
         }
 
 
@@ -76,7 +80,7 @@ def open_session(path: Path) -> Session:
     """A linn session file, or an agent transcript converted on the fly (Claude Code, OpenAI, Anthropic)."""
     try:
         fmt = detect_format(path) if path.is_file() else "linn-session"
-    except (UnknownFormatError, UnicodeDecodeError):
+    except (UnknownFormatError, ValueError, RecursionError):  # ValueError: bad UTF-8, 5,000-digit numbers
         fmt = "linn-session"  # let the session loader say, line by line, what is wrong
     if fmt == "linn-session":
         return load_session(path)
@@ -98,11 +102,22 @@ def _header_policy_error(path: Path, err: PolicyValidationError) -> PolicyFileEr
     return PolicyFileError(str(path), first, line=1, issues=err.issues, text="\n".join(lines))
 
 
+def _runtime_error(problem: Any, policy_path: str | Path | None, session_path: Path) -> PolicyFileError:
+    if policy_path:
+        where, source, line, field_name = str(policy_path), str(policy_path), None, ".".join(problem.path)
+    else:
+        where, source, line = f"{session_path}:1", str(session_path), 1
+        field_name = "contextPolicy." + ".".join(problem.path)
+    text = f"{where}: {field_name}: {problem.message}"
+    return PolicyFileError(source, problem.message, line=line, text=text)
+
+
 def load_inputs(
     session_path: str | Path | None,
     policy_path: str | Path | None = None,
     fences_path: str | Path | None = None,
     defaults: str = "seed",
+    copy: str = "zh",
 ) -> PlaygroundInputs:
     """Load everything; raises the loaders' own errors (they name file, line and field)."""
     path = Path(session_path) if session_path else default_session_path()
@@ -119,16 +134,20 @@ def load_inputs(
         policy = effective_policy(layer, None, defaults=defaults)
     except PolicyValidationError as err:
         raise _header_policy_error(path, err) if not policy_path else err from None
+    problems = runtime_problems(policy)  # schema-valid but not runnable: say where it was set
+    if problems:
+        raise _runtime_error(problems[0], policy_path, path)
     if fences_path:
         fences = load_fences(fences_path)
     else:
-        fences = as_registry(header.get("fences")) if header.get("fences") else None
+        fences = parse_fences(header["fences"], f"{path}:1") if header.get("fences") else None
     return PlaygroundInputs(
         session=session,
         policy_layer=layer,
         policy=policy,
         fences=fences,
         defaults=defaults,
+        copy=check_copy(copy),
         policy_path=Path(policy_path) if policy_path else None,
         fences_path=Path(fences_path) if fences_path else None,
         policy_warnings=warnings,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.copyset import active_copy, summary_text
 from engine.errors import TOOL_HISTORY_OVERFLOW, ContextProviderError
 from engine.groups import ToolGroup, build_groups, last_user_input_index
 from engine.jsvalues import js_json, js_key_order
@@ -130,13 +131,13 @@ def _apply(entries: list[Entry], removed: list[ToolGroup], *, compress: bool) ->
 
 # Compressed text depends only on the group's messages: rebuilds after a policy change reuse it, so the
 # text (and, through the tokenizer's content cache, its token count) is made once per group.
-_CACHE: dict[tuple[int, ...], tuple[tuple[AiMessage, ...], AiMessage]] = {}
+_CACHE: dict[tuple[Any, ...], tuple[tuple[AiMessage, ...], AiMessage]] = {}
 _CACHE_LIMIT = 50_000
 
 
 def _compressed_message(group: ToolGroup, messages: list[AiMessage]) -> AiMessage:
     members = tuple(messages[i] for i in group.indices)
-    key = (*map(id, members), group.is_checkpoint)
+    key = (*map(id, members), group.is_checkpoint, active_copy())
     hit = _CACHE.get(key)
     if hit is not None and all(a is b for a, b in zip(hit[0], members, strict=True)):
         return hit[1]
@@ -157,7 +158,7 @@ def _make_compressed_message(group: ToolGroup, messages: list[AiMessage]) -> AiM
         id=new_id("compressed", anchor.id),
         role="assistant",
         type="final_answer",
-        content="；".join(parts) + "，我需要思考下一步行动",
+        content=summary_text("call_separator").join(parts) + summary_text("run_end"),
         timestamp=anchor.timestamp,
         metadata={
             "isCompressedToolHistory": True,
@@ -177,9 +178,10 @@ def _describe_call(call: dict[str, Any], outputs: list[AiMessage]) -> str:
     if not isinstance(args, dict):
         args = {}
     summaries = [summarize_output(output_text(o), tool_name=name, tool_args=args) for o in outputs]
-    return f"我已经调用了工具「{name}」{_format_args(args)}，并得到了结果：{'；'.join(summaries)}"
+    results = summary_text("result_separator").join(summaries)
+    return summary_text("call", name=name, args=_format_args(args), results=results)
 
 
 def _format_args(args: dict[str, Any]) -> str:
     shown = [f"{k}={js_json(args[k])}" for k in js_key_order(args) if args[k] is not None]
-    return f"（参数：{', '.join(shown)}）" if shown else ""
+    return summary_text("call_args", args=", ".join(shown)) if shown else ""
