@@ -69,7 +69,7 @@ def with_persisted(
     out: list[AiMessage] = []
     done = 0
     for after, summary in summaries:
-        if after > upto or after < done:
+        if after >= upto or after < done:  # made at this step or later, or out of order
             continue
         out.extend(messages[done:after])
         out.append(summary)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from engine.messages import AiMessage
 from engine.policy import PolicyFileError, define_context_policy, policy_controls
 from engine.result import BuildResult, Decision, ReminderOutcome, TokenAccount
 from engine.session import SessionHeader, save_session
+from playground.inputs import SAMPLES_DIR
 from playground.notebook import INSTALL_HINT, Playground, html
 from playground.notebook.schedule import Debouncer, loop_scheduler
 from playground.notebook.timeline import SeriesRunner, StepSample
@@ -398,7 +400,7 @@ def test_series_runner_builds_in_slices_and_latest_wins():
     scheduler = FakeScheduler()
     seen: list[tuple[int, int]] = []
     runner = SeriesRunner(
-        lambda step: StepSample(step, step * 10, 100, 70.0, ""),
+        lambda: (StepSample(step, step * 10, 100, 70.0, "") for step in range(1, 100)),
         lambda samples, total: seen.append((len(samples), total)),
         scheduler,
         chunk=3,
@@ -610,3 +612,22 @@ def test_summarised_messages_show_as_replaced():
         '<div class="lp-dropped" data-id="m4">┄ dropped · assistant · final_answer m4 · dropped_by_x</div>'
         in page
     )
+
+
+def test_the_series_persists_summaries_and_a_later_step_is_built_with_them(tmp_path):
+    from engine.replay import replay_session
+
+    lines = (SAMPLES_DIR / "summarization_trigger.jsonl").read_text(encoding="utf-8").splitlines()
+    header, body = lines[0], [json.loads(line) for line in lines[1:]]
+    again = [{**m, "id": m["id"] + "~2"} for m in body if m["type"] != "system_prompt"]
+    path = tmp_path / "twice.jsonl"
+    path.write_text("\n".join([header, *map(json.dumps, body + again)]), encoding="utf-8")
+    pg = Playground(path, debounce=0, now=0)
+    assert [s.step for s in pg.series if "S" in s.markers] == [13, 21]
+    steps = replay_session(pg.messages, pg.policy, max_steps=pg.sources.max_steps, now=0)
+    assert pg.result.wire == steps[-1].result.wire
+    assert steps[20].persisted.id in pg.result.kept_ids
+    pg.step = 16
+    assert pg.result.wire == steps[15].result.wire
+    other = pg.build(pg.policy.model_copy(), step=25)  # another policy object: replayed on its own
+    assert other.wire == steps[24].result.wire

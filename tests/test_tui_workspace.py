@@ -149,10 +149,38 @@ def test_run_build_reports_the_engine_refusal(ws: Workspace) -> None:
 
 def test_timeline_points_match_the_replay_and_stop_when_asked(ws: Workspace) -> None:
     request = ws.timeline_request()
-    points = list(timeline_points(request))
+    points = [point for point, _ in timeline_points(request)]
     steps = replay_session(ws.messages, ws.policy, fences=ws.fences, max_steps=12, available_tools=())
     assert points == [
         (s.number, s.result.tokens.final_tokens, s.result.tokens.total_budget, s.markers) for s in steps
     ]
     calls = iter(range(100))
     assert len(list(timeline_points(request, stop=lambda: next(calls) >= 2))) == 2
+
+
+def test_a_step_after_a_summary_is_built_with_it_once_the_series_has_replayed_the_steps_before(
+    tmp_path: Path,
+) -> None:
+    lines = (SAMPLES_DIR / "summarization_trigger.jsonl").read_text(encoding="utf-8").splitlines()
+    header, body = lines[0], [json.loads(line) for line in lines[1:]]
+    again = [{**m, "id": m["id"] + "~2"} for m in body if m["type"] != "system_prompt"]
+    path = tmp_path / "twice.jsonl"
+    path.write_text("\n".join([header, *map(json.dumps, body + again)]), encoding="utf-8")
+    ws = Workspace(load_inputs(path))
+    assert ws.step == 25
+    first = ws.build_request()
+    assert not first.summaries_complete  # nothing replayed yet: step 13's summary is still unknown
+    series = list(timeline_points(ws.timeline_request()))
+    assert [n for (n, _, _, marks), _ in series if "S" in marks] == [13, 21]
+    summaries = [persisted for _, persisted in series if persisted]
+    assert [after for after, _ in summaries] == [ws.points[12].message_count, ws.points[20].message_count]
+    assert ws.record_series(len(series), summaries) == "rebuild"
+    request = ws.build_request(policy_changed=False)
+    assert request.summaries_complete
+    result = run_build(request).result
+    summary_id = summaries[0][1].id
+    summary_id = summaries[1][1].id
+    assert result.kept_ids[1] == summary_id and "ai_history_summarization" not in result.strategies_applied
+    steps = replay_session(ws.messages, ws.policy, max_steps=ws.max_steps)
+    assert result.wire == steps[24].result.wire
+    assert ws.record_series(len(series), summaries) == ""  # already complete: nothing more to do

@@ -7,6 +7,7 @@ engine builds (`engine.replay.build_at_step`), `html` renders, the widgets only 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,12 @@ import ipywidgets as W
 from engine.build import build_context
 from engine.errors import EngineError
 from engine.fences import FenceRegistry, as_registry, dump_fences
+from engine.messages import AiMessage
 from engine.observation import InMemoryObservationStore
 from engine.policy import ContextPolicy, PolicyFileError, dump_policy, get_defaults_profile, write_atomic
-from engine.replay import StepBuild, build_at_step
+from engine.replay import StepBuild, build_at_step, build_step, iter_session_steps, with_persisted
 from engine.result import BuildResult
-from engine.ticks import step_points
+from engine.ticks import step_points, tick_for
 from playground.notebook.controls import PolicyControls
 from playground.notebook.fences import FenceEditor
 from playground.notebook.schedule import Debouncer, Scheduler, loop_scheduler
@@ -63,12 +65,16 @@ class Playground:
             "observation_store": self.observations,
             **build_options,
         }
-        self._points = step_points(self.messages)
+        self._points = step_points(self.messages, self.sources.policy.checkpoint.trigger_tool_name)
         self._result: BuildResult | None = None
         self._series_stale = True
+        # summaries the series' replay made under the current inputs, and how many steps it covered
+        self._summaries: list[tuple[int, AiMessage]] = []
+        self._summaries_through = 0
+        self._inputs_version = 0
         self._debouncer = Debouncer(self.refresh, debounce, scheduler or loop_scheduler)
         later = None if debounce <= 0 else scheduler or loop_scheduler
-        self._series = SeriesRunner(self._sample_at, self._show_series, later)
+        self._series = SeriesRunner(self._series_steps, self._show_series, later)
         self._make_widgets(show_dropped)
         self.refresh()
 
@@ -169,22 +175,51 @@ class Playground:
 
     def _inputs_changed(self) -> None:
         self._series_stale = True
+        self._inputs_version += 1
+        self._summaries, self._summaries_through = [], 0
+        self._points = step_points(self.messages, self.policy.checkpoint.trigger_tool_name)
         self._debouncer.trigger()
 
-    def _build(self, step: int, policy: ContextPolicy) -> tuple[BuildResult, str]:
-        """The build at a step and its timeline markers; the whole session when it has no LLM call."""
-        options = {"fences": self.fences, **self._build_options}
-        if not self._points:
-            return build_context(self.messages, policy, **options), ""
+    def _step_options(self) -> dict[str, Any]:
         sources = self.sources
-        point, tick, result = build_at_step(
-            self.messages, step, policy, max_steps=sources.max_steps, available_tools=sources.available_tools,
-            **options,
-        )  # fmt: skip
+        return {
+            "fences": self.fences,
+            "max_steps": sources.max_steps,
+            "available_tools": sources.available_tools,
+            **self._build_options,
+        }
+
+    def _build(self, step: int, policy: ContextPolicy) -> tuple[BuildResult, str]:
+        """The build at a step (with the summaries earlier steps made) and its timeline markers; the whole
+        session when it has no LLM call."""
+        options = self._step_options()
+        if not self._points:
+            return build_context(self.messages, policy, fences=self.fences, **self._build_options), ""
+        name = policy.checkpoint.trigger_tool_name
+        if policy is self.policy and self._summaries_through >= step - 1:  # the series knows them
+            point = self._points[step - 1]
+            tick = tick_for(point, options["max_steps"], options["available_tools"])
+            history = with_persisted(self.messages, point.message_count, self._summaries)
+            result = build_step(step, history, policy, tick, fences=self.fences, **self._build_options)
+        else:
+            point, tick, result = build_at_step(
+                self.messages, step, policy, checkpoint_tool_name=name, **options
+            )
         return result, StepBuild(step, point, tick, result).markers
 
-    def _sample_at(self, step: int) -> StepSample:
-        return StepSample.of(step, *self._build(step, self.policy))
+    def _series_steps(self) -> Iterator[StepSample]:
+        """The replay behind the chart; it records the summaries it makes for the step builds."""
+        version, policy = self._inputs_version, self.policy
+        steps = iter_session_steps(
+            self.messages, policy, checkpoint_tool_name=policy.checkpoint.trigger_tool_name,
+            **self._step_options(),
+        )  # fmt: skip
+        for built in steps:
+            if version == self._inputs_version:
+                if built.persisted is not None:
+                    self._summaries.append((built.point.message_count, built.persisted))
+                self._summaries_through = built.number
+            yield StepSample.of(built.number, built.result, built.markers)
 
     def _show_series(self, samples: list[StepSample], total: int) -> None:
         self.timeline.show(samples, total)

@@ -1,15 +1,16 @@
 """The step slider and the tokens-per-step chart.
 
 A step is one LLM call of the session (`engine.ticks.step_points`): the build at step k sees the prefix
-that call saw and its tick (`engine.replay.build_at_step`), so reminders fire as they would have. The
-chart needs a build per step; `SeriesRunner` does them in slices on the kernel's loop so slider moves
-are not held up, and a newer run replaces an older one (latest wins). With no scheduler it runs them
-all at once (tests, scripts).
+that call saw, the summaries earlier steps made, and its tick, so summaries and reminders fire as they
+would have. The chart replays the session step by step; `SeriesRunner` pulls that replay in slices on the
+kernel's loop so slider moves are not held up, and a newer run replaces an older one (latest wins). With
+no scheduler it runs it all at once (tests, scripts).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -78,21 +79,22 @@ class Timeline:
 
 
 class SeriesRunner:
-    """Builds step after step, `chunk` at a time; `start` cancels the run before it."""
+    """Pulls the samples of one replay, `chunk` at a time; `start` drops the run before it."""
 
     def __init__(
         self,
-        build: Callable[[int], StepSample],
+        steps: Callable[[], Iterator[StepSample]],
         on_progress: Callable[[list[StepSample], int], None],
         scheduler: Scheduler | None = None,
         chunk: int = 8,
     ) -> None:
-        self.build, self.on_progress = build, on_progress
+        self.steps, self.on_progress = steps, on_progress
         self.scheduler, self.chunk = scheduler, chunk
         self.samples: list[StepSample] = []
         self.total = 0
         self._handle: Handle | None = None
         self._run = 0
+        self._iterator: Iterator[StepSample] = iter(())
 
     @property
     def done(self) -> bool:
@@ -102,17 +104,17 @@ class SeriesRunner:
         self.cancel()
         self._run += 1
         self.samples, self.total = [], total
+        self._iterator = self.steps()
         if self.scheduler is None:
-            self.samples = [self.build(step) for step in range(1, total + 1)]
-            self.on_progress(self.samples, total)
+            self.finish()
             return
         self._next(self._run)
 
     def finish(self) -> None:
-        """Build the steps still missing now."""
+        """Replay the steps still missing now."""
         if not self.done:
             self.cancel()
-            self.samples += [self.build(step) for step in range(len(self.samples) + 1, self.total + 1)]
+            self._pull(self.total)
             self.on_progress(self.samples, self.total)
 
     def cancel(self) -> None:
@@ -120,12 +122,15 @@ class SeriesRunner:
             self._handle.cancel()
             self._handle = None
 
+    def _pull(self, count: int) -> None:
+        for sample in itertools.islice(self._iterator, max(0, min(count, self.total - len(self.samples)))):
+            self.samples.append(sample)
+
     def _next(self, run: int) -> None:
         self._handle = None
         if run != self._run:
             return
-        stop = min(len(self.samples) + self.chunk, self.total)
-        self.samples += [self.build(step) for step in range(len(self.samples) + 1, stop + 1)]
+        self._pull(self.chunk)
         self.on_progress(self.samples, self.total)
         if not self.done and self.scheduler is not None:
             self._handle = self.scheduler(0, lambda: self._next(run))

@@ -47,10 +47,12 @@ class Builder(Widget):
     @work(thread=True, exclusive=True, group="timeline", exit_on_error=False)
     def _timeline(self, request: TimelineRequest, version: int) -> None:
         worker = get_current_worker()
-        points = []
-        for point in timeline_points(request, lambda: worker.is_cancelled, self._engine):
+        points, summaries = [], []
+        for point, persisted in timeline_points(request, lambda: worker.is_cancelled, self._engine):
             points.append(point)
+            if persisted is not None:
+                summaries.append(persisted)
             if len(points) % TIMELINE_BATCH == 0:
-                self.post_message(TimelineProgress(version, list(points), False))
+                self.post_message(TimelineProgress(version, list(points), False, list(summaries)))
         if not worker.is_cancelled:
-            self.post_message(TimelineProgress(version, points, True))
+            self.post_message(TimelineProgress(version, points, True, summaries))

@@ -17,9 +17,9 @@ from engine.fences import FenceError, FenceRegistry
 from engine.messages import AiMessage
 from engine.observation import ObservationPreviewPort
 from engine.policy import ContextPolicy
-from engine.replay import StepBuild
+from engine.replay import PlannedStep, StepBuild, build_step, run_replay
 from engine.result import BuildResult
-from engine.ticks import StepPoint, TickState, tick_at
+from engine.ticks import StepPoint, TickState, tick_for
 from engine.wire import to_anthropic
 
 BUILD_ERRORS = (EngineError, FenceError, ValueError)
@@ -37,6 +37,8 @@ class BuildRequest:
     honour_fence_descriptors: bool = True
     policy_changed: bool = True  # a new policy (or fences): the timeline must be recomputed
     observation_store: ObservationPreviewPort | None = None
+    step_number: int | None = None  # a replay step: `messages` holds the summaries earlier steps made
+    summaries_complete: bool = True  # False while the series has not yet replayed the steps before it
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,15 +55,18 @@ class BuildOutcome:
 
 def run_build(request: BuildRequest) -> BuildOutcome:
     """Build; a policy the engine refuses comes back as `error` (the engine's own message)."""
+    options = {
+        "fences": request.fences,
+        "honour_fence_descriptors": request.honour_fence_descriptors,
+        "observation_store": request.observation_store,
+    }
     try:
-        result = build_context(
-            list(request.messages),
-            request.policy,
-            fences=request.fences,
-            tick=request.tick,
-            honour_fence_descriptors=request.honour_fence_descriptors,
-            observation_store=request.observation_store,
-        )
+        if request.step_number is None:
+            result = build_context(list(request.messages), request.policy, tick=request.tick, **options)
+        else:
+            result = build_step(
+                request.step_number, request.messages, request.policy, request.tick, **options
+            )
     except BUILD_ERRORS as error:
         return BuildOutcome(request, None, error=str(error))
     return BuildOutcome(request, result, to_anthropic(result.wire))
@@ -81,30 +86,38 @@ class TimelineRequest:
 
 
 TimelinePoint = tuple[int, int, int, str]  # step, final tokens, total budget, markers (S, C, R, !)
+Persisted = tuple[int, AiMessage]  # a summary and the prefix length of the step that made it
 
 
 def timeline_points(
     request: TimelineRequest,
     stop: Callable[[], bool] = lambda: False,
     lock: AbstractContextManager[Any] | None = None,
-) -> Iterator[TimelinePoint]:
-    """Build at every step point and yield its numbers; ends early once `stop()` is true.
+) -> Iterator[tuple[TimelinePoint, Persisted | None]]:
+    """Replay every step (summaries persisting, as in linnkit's runtime) and yield its numbers and the
+    summary it made; ends early once `stop()` is true.
 
     Each step's build holds `lock` (the one the main build takes), so a build the user is waiting for
     waits at most one step of the timeline.
     """
+    plan = (
+        PlannedStep(point.message_count, tick_for(point, request.max_steps, request.available_tools))
+        for point in request.points
+    )
+    replayed = run_replay(
+        request.messages,
+        plan,
+        request.policy,
+        fences=request.fences,
+        honour_fence_descriptors=request.honour_fence_descriptors,
+        observation_store=request.observation_store,
+    )
     for number, point in enumerate(request.points, start=1):
-        prefix, tick = tick_at(request.messages, point, request.max_steps, request.available_tools)
         with lock or nullcontext():
             if stop():
                 return
-            result = build_context(
-                prefix,
-                request.policy,
-                fences=request.fences,
-                tick=tick,
-                honour_fence_descriptors=request.honour_fence_descriptors,
-                observation_store=request.observation_store,
-            )
-        markers = StepBuild(number, point, tick, result).markers
-        yield number, result.tokens.final_tokens, result.tokens.total_budget, markers
+            step = next(replayed)
+        result = step.result
+        markers = StepBuild(number, point, step.tick, result).markers
+        persisted = (point.message_count, step.persisted) if step.persisted else None
+        yield (number, result.tokens.final_tokens, result.tokens.total_budget, markers), persisted

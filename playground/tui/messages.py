@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from playground.tui.building import BuildOutcome, TimelinePoint
+from playground.tui.building import BuildOutcome, Persisted, TimelinePoint
 
 
 @dataclass
@@ -18,8 +18,10 @@ class BuildFinished(Message):
 
 @dataclass
 class TimelineProgress(Message):
-    """The per-step numbers computed so far for the policy version `version`."""
+    """The per-step numbers computed so far for the policy version `version`, and the summaries those
+    steps made (later steps' builds carry them)."""
 
     version: int
     points: list[TimelinePoint]
     done: bool
+    summaries: list[Persisted]

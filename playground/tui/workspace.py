@@ -29,11 +29,12 @@ from engine.policy import (
     write_atomic,
 )
 from engine.reminders import DEFAULT_MAX_STEPS
+from engine.replay import with_persisted
 from engine.result import BuildResult
-from engine.ticks import StepPoint, step_points, tick_at
+from engine.ticks import StepPoint, step_points, tick_for
 from playground.fence_placement import reinject
 from playground.inputs import SAMPLES_DIR, PlaygroundInputs
-from playground.tui.building import BuildRequest, TimelineRequest
+from playground.tui.building import BuildRequest, Persisted, TimelineRequest
 
 Path_ = tuple[str, ...]
 
@@ -69,6 +70,11 @@ class Workspace:
         self.step: int | None = None
         self.generation = 0
         self.pinned: Pinned | None = None
+        # Summaries the replayed steps made under the current inputs, and how many steps that covers
+        self.summaries: list[Persisted] = []
+        self.summaries_through = 0
+        self._shown_complete = True  # whether the last step build had every earlier step's summaries
+        self._shown_summaries: list[Persisted] = []  # the ones it had
         self._refresh_points()
         self.step = len(self.points) or None
 
@@ -104,13 +110,18 @@ class Workspace:
 
     # -- requests for the workers -----------------------------------------------------------------
     def build_request(self, *, policy_changed: bool = True) -> BuildRequest:
+        """The build of the current step, with the summaries the steps before it made (as far as the
+        series has replayed them: `summaries_complete` says whether that reached this step)."""
         self.generation += 1
-        messages, tick = tuple(self._messages), None
+        if policy_changed:
+            self.summaries, self.summaries_through = [], 0
+        messages, tick, complete = tuple(self._messages), None, True
         if self.step is not None:
-            prefix, tick = tick_at(
-                self._messages, self.points[self.step - 1], self.max_steps, self.available_tools
-            )
-            messages = tuple(prefix)
+            point = self.points[self.step - 1]
+            tick = tick_for(point, self.max_steps, self.available_tools)
+            messages = tuple(with_persisted(self._messages, point.message_count, self.summaries))
+            complete = self.summaries_through >= self.step - 1
+        self._shown_complete, self._shown_summaries = complete, self._summaries_before(self.step)
         return BuildRequest(
             self.generation,
             messages,
@@ -120,7 +131,24 @@ class Workspace:
             self.honour_fence_descriptors,
             policy_changed,
             self.inputs.observation_store,
+            step_number=self.step,
+            summaries_complete=complete,
         )
+
+    def record_series(self, steps_done: int, summaries: list[Persisted]) -> str:
+        """The series has replayed `steps_done` steps. Returns "rebuild" when the current step's build
+        lacked summaries it now has, "complete" when it turns out to have had them all, else ""."""
+        self.summaries, self.summaries_through = list(summaries), steps_done
+        if self._shown_complete or self.step is None or steps_done < self.step - 1:
+            return ""
+        self._shown_complete = True
+        return "rebuild" if self._summaries_before(self.step) != self._shown_summaries else "complete"
+
+    def _summaries_before(self, step: int | None) -> list[Persisted]:
+        if step is None:
+            return []
+        upto = self.points[step - 1].message_count
+        return [(after, summary) for after, summary in self.summaries if after < upto]
 
     def timeline_request(self) -> TimelineRequest:
         return TimelineRequest(

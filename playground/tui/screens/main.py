@@ -104,8 +104,9 @@ class MainScreen(Screen[None]):
         self._show_comparison()
         error, pending = result.error, outcome.generation < self.workspace.generation
         if error or not pending:
+            ready = "ready" if outcome.request.summaries_complete else "ready · replaying earlier steps…"
             self._set_status(
-                f"build failed: {error.code}" if error else "ready", "$error" if error else "$success"
+                f"build failed: {error.code}" if error else ready, "$error" if error else "$success"
             )
         if outcome.request.policy_changed:  # paint the build first, then recompute the series
             self.call_after_refresh(self.query_one(Builder).timeline, self.workspace.timeline_request())
@@ -114,6 +115,12 @@ class MainScreen(Screen[None]):
     def _timeline_progress(self, message: TimelineProgress) -> None:
         if message.version != self.query_one(Builder).timeline_version:
             return
+        verdict = self.workspace.record_series(len(message.points), message.summaries)
+        if verdict == "rebuild":
+            self.request_build(policy_changed=False)  # now with the summaries earlier steps made
+        elif verdict == "complete" and self.shown_generation == self.workspace.generation and self.result:
+            if self.result.error is None:
+                self._set_status("ready", "$success")
         timeline, steps = self.query_one(Timeline), len(self.workspace.points)
         old = [tuple(p) for p in timeline.points] if len(timeline.points) == steps else []
         rest = old[len(message.points) :] or [
