@@ -2,7 +2,9 @@
 
 The one entry is `build_context(session, policy, fences=..., tick=..., tokenizer=..., summarizer=...)`,
 which returns an immutable `BuildResult`: wire messages, one decision per message, token accounting,
-events and the ContextTrace.
+events and the ContextTrace. Bad input raises typed errors whose text is one line per problem
+(`SessionLoadError`, `PolicyFileError`, `InputError`; fence files `FenceError`); `result.provider_problems`
+says why OpenAI or Anthropic would reject the wire.
 """
 
 from engine.build import build_context
@@ -12,15 +14,19 @@ from engine.invariants import InvariantReport, check_invariants
 from engine.messages import AiMessage
 from engine.policy import (
     ContextPolicy,
+    PolicyFileError,
     PolicyValidationError,
     define_context_policy,
     dump_policy,
     effective_policy,
     load_policy,
     merge_context_policy,
+    read_policy_file,
 )
+from engine.provider_check import WireProblem, check_wire
 from engine.result import BuildFailure, BuildResult, Decision, Event, ReminderOutcome, TokenAccount, WireCard
-from engine.session import Session, load_session, save_session
+from engine.safe_input import InputError, LoadProblem
+from engine.session import Session, SessionLoadError, load_session, save_session
 from engine.summarizer import FailingSummarizer, FixedSummarizer, OfflineSummarizer, SummarizerPort
 from engine.tokens import DefaultTokenizer, MockTokenizer, TokenizerPort
 from engine.wire import to_anthropic
@@ -41,18 +47,24 @@ __all__ = [
     "FenceInjection",
     "FenceRegistry",
     "FixedSummarizer",
+    "InputError",
     "InvariantReport",
+    "LoadProblem",
     "MockTokenizer",
     "OfflineSummarizer",
+    "PolicyFileError",
     "PolicyValidationError",
     "ReminderOutcome",
     "Session",
+    "SessionLoadError",
     "SummarizerPort",
     "TokenAccount",
     "TokenizerPort",
     "WireCard",
+    "WireProblem",
     "build_context",
     "check_invariants",
+    "check_wire",
     "define_context_policy",
     "dump_fences",
     "dump_policy",
@@ -61,6 +73,7 @@ __all__ = [
     "load_policy",
     "load_session",
     "merge_context_policy",
+    "read_policy_file",
     "save_session",
     "to_anthropic",
 ]

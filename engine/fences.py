@@ -31,7 +31,7 @@ import yaml
 
 from engine.jsvalues import js_string
 from engine.messages import AiMessage
-from engine.safe_input import InputError, decode_utf8, load_yaml, read_regular_file
+from engine.safe_input import InputError, LoadProblem, decode_utf8, load_yaml, read_regular_file
 
 __all__ = [
     "DEFAULT_TEMPLATE",
@@ -47,6 +47,7 @@ __all__ = [
     "dump_fences",
     "format_attrs",
     "load_fences",
+    "load_fences_checked",
     "parse_fences",
 ]
 
@@ -355,11 +356,25 @@ def as_registry(fences: Any) -> FenceRegistry | None:
 
 def load_fences(path: str | Path) -> FenceRegistry:
     """Read a YAML (or JSON) fence file: safe YAML within the input bounds (engine.safe_input)."""
+    return load_fences_checked(path)[0]
+
+
+def load_fences_checked(path: str | Path) -> tuple[FenceRegistry, list[LoadProblem]]:
+    """A fence file's registry and its warnings (keys written twice: the last one is used)."""
     try:
         document = load_yaml(decode_utf8(read_regular_file(path), str(path)), str(path))
     except InputError as exc:
         raise FenceError(str(exc)) from None
-    return parse_fences(document.data, str(path))
+    registry = parse_fences(document.data, str(path))
+    warnings = []
+    for key, line, first in document.duplicates:
+        reason = f"written twice (first on line {first}); the last is used"
+        warnings.append(LoadProblem(str(path), line, _dotted(key), reason, severity="warning"))
+    return registry, warnings
+
+
+def _dotted(path: tuple[Any, ...]) -> str:  # ("fences", 0, "llmRole") -> fences[0].llmRole
+    return "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path).lstrip(".")
 
 
 def dump_fences(fences: FenceRegistry | Iterable[FenceDescriptor]) -> str:

@@ -11,6 +11,7 @@ import json
 import math
 import os
 import stat
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,8 +168,13 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def make_json_decoder() -> json.JSONDecoder:
-    """A decoder that refuses NaN/Infinity, numbers beyond a JS number and over-long digit strings."""
+def make_json_decoder(*, check_numbers: bool = True) -> json.JSONDecoder:
+    """A decoder that refuses NaN/Infinity; with `check_numbers` also numbers beyond a JS number and
+    over-long digit strings. Without it (session lines, where speed counts: the hooks cost a Python call
+    per number) an integer over Python's 4,300-digit limit is still refused by `decode_json`, and the
+    session loader checks the one number it reads, the timestamp."""
+    if not check_numbers:
+        return json.JSONDecoder(parse_constant=_reject_constant)
     return json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int, parse_float=_parse_float)
 
 
@@ -203,6 +209,11 @@ def decode_json(text: str, decoder: json.JSONDecoder = _DECODER) -> Any:
         value = decoder.decode(text)
     except RecursionError:
         raise JsonLimitError(f"nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:
+        if str(exc).startswith("Exceeds the limit"):  # Python's own digit limit on int()
+            limit = sys.get_int_max_str_digits()
+            raise JsonLimitError(f"number too large: more than {limit} digits") from None
+        raise
     if suspicious:
         check_depth(value)
     return value

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,7 +163,8 @@ class Session:
 # -- parsing --------------------------------------------------------------------------------------
 
 
-_DECODER = make_json_decoder()
+_DECODER = make_json_decoder(check_numbers=False)
+_MAX_NUMBER = sys.float_info.max  # JS Number.MAX_VALUE
 _PAIRS = frozenset((role, type_) for role, types in ROLE_TYPES.items() for type_ in types)
 
 
@@ -244,6 +246,7 @@ def _plainly_valid(data: dict[str, Any]) -> bool:
         and (data["role"], data["type"]) in _PAIRS
         and type(data.get("content")) is str
         and (type(stamp) is int or type(stamp) is float)
+        and -_MAX_NUMBER <= stamp <= _MAX_NUMBER
     )
 
 
@@ -265,6 +268,8 @@ def _message_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
         stamp = data["timestamp"]
         if isinstance(stamp, bool) or not isinstance(stamp, int | float):
             found.append(("timestamp", f"must be a number, got {_json_type(stamp)}"))
+        elif not -_MAX_NUMBER <= stamp <= _MAX_NUMBER:  # 1e400 is read as infinity, 10**400 as an int
+            found.append(("timestamp", "out of range: beyond a JS number"))
     metadata = data.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         found.append(("metadata", f"must be an object or null, got {_json_type(metadata)}"))

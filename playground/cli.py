@@ -48,7 +48,7 @@ def make_parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="report what a session holds and what is wrong")
     _inputs_arguments(validate)
     validate.add_argument(
-        "--strict", action="store_true", help="unknown or repeated policy keys are problems (exit 1)"
+        "--strict", action="store_true", help="unknown policy keys, keys written twice: problems (exit 1)"
     )
     build = commands.add_parser("build", help="build the context once and explain every decision")
     _inputs_arguments(build)

@@ -16,7 +16,7 @@ from engine.tokens import tokenizer_from_policy
 from engine.wire import to_anthropic
 from playground.cli import LOAD_ERRORS
 from playground.inputs import PlaygroundInputs, load_inputs
-from playground.report import build_json, print_build_table
+from playground.report import build_json, print_build_table, printable
 
 
 def _load(args) -> PlaygroundInputs | None:
@@ -80,11 +80,11 @@ def run_validate(args) -> int:
         problems, warnings = problems + warnings, []
     print(f"problems: {len(problems)}")
     for problem in problems:
-        print(f"  {problem}")
+        print(f"  {printable(problem)}")
     if warnings:
         print(f"warnings: {len(warnings)} (--strict makes them problems)")
         for warning in warnings:
-            print(f"  {warning}")
+            print(f"  {printable(warning)}")
     return 1 if problems else 0
 
 
@@ -123,7 +123,7 @@ def run_build(args) -> int:
     else:
         print_build_table(result, invariants, args.wire)
     for line in noticed:
-        print(line, file=sys.stderr)
+        print(printable(line), file=sys.stderr)
     if result.error:
         print(f"build failed: {result.error.code}: {result.error.message}", file=sys.stderr)
         return 1

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.copyset import check_copy
-from engine.fences import FenceRegistry, load_fences, parse_fences
+from engine.fences import FenceRegistry, load_fences_checked, parse_fences
 from engine.importers import UnknownFormatError, detect_format, import_file
 from engine.observation import InMemoryObservationStore
 from engine.policy import (
@@ -41,7 +41,8 @@ class PlaygroundInputs:
     policy_path: Path | None = None
     fences_path: Path | None = None
     notes: list[str] = field(default_factory=list)
-    # what the policy layer would have lost silently: unknown keys and groups, keys written twice
+    # what the policy layer (and fence file) would have lost silently: unknown keys and groups, keys
+    # written twice
     policy_warnings: list[LoadProblem] = field(default_factory=list)
     # Tool outputs are governed as toolOutput.observationGovernance would have cut them at execution
     # time; the full texts land here (content-addressed), so the playground can show what was saved.
@@ -138,7 +139,8 @@ def load_inputs(
     if problems:
         raise _runtime_error(problems[0], policy_path, path)
     if fences_path:
-        fences = load_fences(fences_path)
+        fences, fence_warnings = load_fences_checked(fences_path)
+        warnings += fence_warnings
     else:
         fences = parse_fences(header["fences"], f"{path}:1") if header.get("fences") else None
     return PlaygroundInputs(

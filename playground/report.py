@@ -73,9 +73,9 @@ def print_build_table(result: BuildResult, invariants: InvariantReport, wire_sha
     )
     print("by category: " + ", ".join(f"{k} {v}" for k, v in t.by_category.items()))
     for event in result.events:
-        print(f"event [{event.kind}] {event.title}")
+        print(f"event [{event.kind}] {printable(event.title)}")
     for warning in result.warnings:
-        print(f"warning: {warning}")
+        print(f"warning: {printable(warning)}")
     for failure in invariants.failures:
         print(f"invariant {failure.id}: {printable(failure.message)}")
     for problem in result.provider_problems:

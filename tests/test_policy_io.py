@@ -210,3 +210,16 @@ def test_schema_describes_the_wire_form():
     }
     assert budget["workingMemoryBudgetPercentage"]["maximum"] == 1
     assert "toolHistory" in schema["properties"]
+
+
+def test_a_failed_write_names_the_target_not_the_temporary_file(tmp_path):
+    wanted = tmp_path / "nope" / "policy.yaml"
+    with pytest.raises(PolicyFileError) as missing_dir:
+        write_atomic(wanted, "budget: {}\n")
+    assert str(missing_dir.value) == f"{wanted}: cannot write: No such file or directory"
+    target = tmp_path / "dir"
+    target.mkdir()
+    with pytest.raises(PolicyFileError) as into_dir:
+        write_atomic(target, "budget: {}\n")
+    assert str(into_dir.value) == f"{target}: cannot write: Is a directory"
+    assert [p.name for p in target.parent.iterdir()] == ["dir"]  # no temporary file left behind

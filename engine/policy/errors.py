@@ -16,6 +16,7 @@ from pydantic.alias_generators import to_camel
 
 from engine.errors import EngineError
 from engine.policy.model import unwrap_annotation
+from engine.safe_input import shorten
 
 IssueCode = Literal["too_small", "too_big", "invalid_type", "invalid_enum_value", "custom"]
 PathKey = str | int
@@ -77,9 +78,9 @@ class PolicyValidationError(EngineError, ValueError):
 
 
 def show(value: Any, limit: int = 60) -> str:
-    """`repr` of a value, shortened for one-line messages."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """`repr` of a value, shortened for one-line messages, without building the whole repr (a value
+    built from YAML aliases can expand to billions of items)."""
+    return shorten(value, limit)
 
 
 def issues_from_pydantic(err: ValidationError, model: type[BaseModel]) -> list[PolicyIssue]:

@@ -188,8 +188,11 @@ def write_atomic(path: PathLike, text: str, *, protected: PathLike | Iterable[Pa
     for other in guarded:
         if _same_file(target, Path(other)):
             raise PolicyFileError(str(target), "refusing to overwrite a protected file (the open session?)")
-    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o644
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o644
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as err:  # name the file the user asked for, never our temporary one
+        raise PolicyFileError(str(target), f"cannot write: {err.strerror or err}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
@@ -197,6 +200,9 @@ def write_atomic(path: PathLike, text: str, *, protected: PathLike | Iterable[Pa
             os.fsync(handle.fileno())
         os.chmod(tmp_name, mode)
         os.replace(tmp_name, target)
+    except OSError as err:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise PolicyFileError(str(target), f"cannot write: {err.strerror or err}") from None
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
         raise
