@@ -20,13 +20,17 @@ from engine.result import (
 from engine.trace import decision_reason
 
 
-def assemble_result(run: Pipeline, registry, tick, effective_policy: dict, reminder_registry) -> BuildResult:
+def assemble_result(
+    run: Pipeline, registry, tick, effective_policy: dict, reminder_registry, *, detail: bool = True
+) -> BuildResult:
     ctx = run.ctx
     final = final_order(run.states)
     final_messages = [s.current for s in final]
     final_tokens = sum(ctx.estimate(m) for m in final_messages)
-    run.trace.decisions(run.states)
-    trace = run.trace.finish(len(run.preprocessed), final, final_tokens) if run.trace.enabled else None
+    trace = None
+    if detail and run.trace.enabled:
+        run.trace.decisions(run.states)
+        trace = run.trace.finish(len(run.preprocessed), final, final_tokens)
     if trace is not None:
         trace["tokenizerBackend"] = ctx.tokenizer.backend  # which tokenizer served: tiktoken, bundle, ratio
     formatted = wire_of(final, registry)
@@ -41,10 +45,10 @@ def assemble_result(run: Pipeline, registry, tick, effective_policy: dict, remin
         run.events.append(_overflow_event(final, final_tokens, ctx.total_budget))
     return BuildResult(
         wire=tuple(wire),
-        cards=tuple(_cards(final, wire, wire_positions, run, reminder)),
+        cards=tuple(_cards(final, wire, wire_positions, run, reminder)) if detail else (),
         messages=tuple(final_messages),
         preprocessed=tuple(run.preprocessed),
-        decisions=tuple(_decisions(run, final, wire_positions)),
+        decisions=tuple(_decisions(run, final, wire_positions)) if detail else (),
         tokens=_token_account(run, final, final_tokens, reminder),
         events=tuple(run.events) + _reminder_events(reminder),
         trace=trace,

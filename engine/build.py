@@ -90,6 +90,7 @@ def build_context(
     reminder_registry: Any = None,
     observation_store: Any = None,
     copy: str = "zh",
+    detail: bool = True,
 ) -> BuildResult:
     """Build the context linnkit would send for `session` (a list of AiMessage or a loaded Session).
 
@@ -98,6 +99,8 @@ def build_context(
     With an `observation_store`, tool outputs are first governed as `toolOutput.observationGovernance`
     would have cut them at execution time (a simulation; linnkit does this when the tool returns).
     `copy="en"` writes tool summaries and built-in reminders in English (`engine.copyset`; "zh" is linnkit's).
+    `detail=False` leaves out what only a reader of one build needs (cards, decisions, the trace, hygiene
+    warnings): a replay's series reads tokens, markers and summaries, and is several times faster so.
     """
     from engine.assemble import assemble_result, failed_result
     from engine.fences import as_registry
@@ -117,16 +120,17 @@ def build_context(
         model_id=model_id or DEFAULT_MODEL_ID,
         now=now if now is not None else int(time.time() * 1000),
     )
-    run = Pipeline(ctx, messages, warnings=hygiene_warnings(messages))
+    run = Pipeline(ctx, messages, warnings=hygiene_warnings(messages) if detail else [])
     if copy != "zh" and reminder_registry is None:
         reminder_registry = reminder_registry_for(copy)
     with use_copy(copy):
         try:
             _preprocess(run, registry, observation_store)
-            _run_providers(run, registry, honour_fence_descriptors, to_wire(effective))
+            wire_policy = to_wire(effective)
+            _run_providers(run, registry, honour_fence_descriptors, wire_policy)
         except ContextProviderError as error:
             return failed_result(run, BuildFailure(error.code, str(error.args[0]), error.provider_name))
-        result = assemble_result(run, registry, tick, to_wire(effective), reminder_registry)
+        result = assemble_result(run, registry, tick, wire_policy, reminder_registry, detail=detail)
     return result if copy == "zh" else mark_copy(result, copy)
 
 

@@ -144,6 +144,7 @@ def run_replay(args) -> int:
         max_steps=args.max_steps or header.get("maxSteps") or 80,
         available_tools=header.get("availableTools") or (),
         checkpoint_tool_name=inputs.policy.checkpoint.trigger_tool_name,
+        detail=False,  # a step line reads tokens, markers, events and summaries only
     )
     totals = Counter()
     for step in steps:  # streamed: one step is held at a time

@@ -104,3 +104,21 @@ def test_one_step_rebuilt_from_the_persisted_summaries_equals_the_replayed_one(f
     again = build_step(31, history, policy, step.tick)
     assert again.kept_ids == step.result.kept_ids
     assert again.wire == step.result.wire
+
+
+def test_created_ids_never_repeat_across_steps_and_a_detail_free_series_has_the_same_numbers():
+    session = load_session(SAMPLE.parent / "tool_loop_runs.jsonl")
+    policy = effective_policy(session.header.data["contextPolicy"])
+    known = {m.id for m in session.messages}
+    full = list(iter_session_steps(session.messages, policy))
+    created = [{i for i in s.result.kept_ids if i not in known} for s in full]
+    assert sum(map(len, created)) > 20  # compressed tool history in many steps
+    seen: set[str] = set()
+    for ids in created:
+        assert not ids & seen
+        seen |= ids
+    light = list(iter_session_steps(session.messages, policy, detail=False))
+    assert [s.result.tokens for s in light] == [s.result.tokens for s in full]
+    assert [s.markers for s in light] == [s.markers for s in full]
+    assert [s.result.wire for s in light] == [s.result.wire for s in full]
+    assert light[-1].result.decisions == () and full[-1].result.decisions

@@ -140,7 +140,9 @@ def _compressed_message(group: ToolGroup, messages: list[AiMessage]) -> AiMessag
     key = (*map(id, members), group.is_checkpoint, active_copy())
     hit = _CACHE.get(key)
     if hit is not None and all(a is b for a, b in zip(hit[0], members, strict=True)):
-        return hit[1]
+        message = hit[1]
+        fresh = new_id("compressed", members[0].id)  # a replay step gets its own ids, the text is reused
+        return message if message.id == fresh else message.with_(id=fresh)
     if len(_CACHE) >= _CACHE_LIMIT:
         _CACHE.clear()
     message = _make_compressed_message(group, messages)

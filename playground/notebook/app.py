@@ -211,7 +211,7 @@ class Playground:
         """The replay behind the chart; it records the summaries it makes for the step builds."""
         version, policy = self._inputs_version, self.policy
         steps = iter_session_steps(
-            self.messages, policy, checkpoint_tool_name=policy.checkpoint.trigger_tool_name,
+            self.messages, policy, checkpoint_tool_name=policy.checkpoint.trigger_tool_name, detail=False,
             **self._step_options(),
         )  # fmt: skip
         for built in steps:

@@ -111,6 +111,7 @@ def timeline_points(
         fences=request.fences,
         honour_fence_descriptors=request.honour_fence_descriptors,
         observation_store=request.observation_store,
+        detail=False,  # the series reads tokens, markers and summaries only
     )
     for number, point in enumerate(request.points, start=1):
         with lock or nullcontext():
