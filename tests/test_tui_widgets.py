@@ -492,16 +492,20 @@ def test_timeline_step_keys_post_step_changed() -> None:
         timeline.show(POINTS)
         await pilot.pause()
         assert timeline.step == 29
-        spark, marks = timeline.render().plain.split("\n")
-        assert spark == "▁▁▁▁▁▂▂▂▂▃▃▃▄▄▄▄▅▅▅▆▆▆▆▇▇▇▇██ ◀ step 29/29 ▶ 29 000 tok"
+        timeline.show_note("no summary: stage 1")
+        spark, marks, note = timeline.render().plain.split("\n")
+        assert spark == "▁▁▁▁▁▂▂▂▂▃▃▃▄▄▄▄▅▅▅▆▆▆▆▇▇▇▇██ ◀ step 29/29 ▶ 29 000 tok · S×1"
         assert marks == "    S   C               R    "
+        assert note == "no summary: stage 1"
         timeline.focus()
         await pilot.press("left", "shift+left", "home", "left", "end")
+        # lower case jumps on to the next step with that marker, upper case back; none that way: it stays
+        await pilot.press("S", "S", "c", "s", "r", "R", "o", "O", "o")
         timeline.show(POINTS[:10])  # the current step (29) is gone: the last one is taken, silently
         assert timeline.step == 10
 
-    changed = of_type(run([timeline], scenario, size=(60, 4)), Timeline.StepChanged)
-    assert [m.step for m in changed] == [28, 18, 1, 29]
+    changed = of_type(run([timeline], scenario, size=(80, 4)), Timeline.StepChanged)
+    assert [m.step for m in changed] == [28, 18, 1, 29, 5, 9, 25, 9, 22, 23]
     assert all(m.control is timeline for m in changed)
 
 

@@ -17,6 +17,7 @@ from engine.fences import FenceError
 from engine.policy import PolicyValidationError, control_for, dump_policy
 from engine.result import BuildResult
 from playground.compare import compare_builds
+from playground.explain import summarization_verdict
 from playground.tui.builder import Builder
 from playground.tui.keys import MAIN_BINDINGS
 from playground.tui.messages import BuildFinished, TimelineProgress
@@ -28,6 +29,7 @@ from playground.tui.panels.top_bar import TopBar, TopBarState
 from playground.tui.screens.fence_form import NEW_FENCE, FenceForm
 from playground.tui.screens.trace import TraceScreen
 from playground.tui.widgets import BudgetBar, EventsView, Timeline, WireView
+from playground.tui.widgets._format import tokens_long
 from playground.tui.workspace import Workspace
 
 Path = tuple[str, ...]
@@ -99,6 +101,7 @@ class MainScreen(Screen[None]):
         previous, result = self.result, outcome.result
         self.result = result
         self.query_one(WireView).show(result, anthropic=outcome.anthropic)
+        self.query_one(Timeline).show_note(summarization_verdict(result, tokens_long))
         if previous is None or _event_lines(previous) != _event_lines(result):
             self.query_one(EventsView).show(result)  # a new list re-lays out the screen: only when needed
         self._show_comparison()

@@ -16,6 +16,13 @@ from playground.tui.widgets._format import tokens_long
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 MARKER_ORDER = "SCR"  # summarization, checkpoint, reminder: the first one present is drawn
+# marker, what it marks, key (shift+key goes back)
+JUMPS = (
+    ("S", "summary", "s"),
+    ("C", "checkpoint", "c"),
+    ("R", "reminder", "r"),
+    ("over", "over-budget", "o"),
+)
 
 
 class StepPoint(NamedTuple):
@@ -61,6 +68,12 @@ class Timeline(Widget, can_focus=True):
             "home", "move(-1_000_000)", "First step", show=False, id="timeline.first", tooltip="First step"
         ),
         Binding("end", "move(1_000_000)", "Last step", show=False, id="timeline.last", tooltip="Last step"),
+        *[
+            Binding(key, f"jump('{mark}', {step})", f"{way} {what}", show=False, id=f"timeline.{what}.{way}",
+                    tooltip=f"{way.capitalize()} step with {what}")
+            for mark, what, letter in JUMPS
+            for key, step, way in ((letter, 1, "next"), (letter.upper(), -1, "previous"))
+        ],
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -73,7 +86,7 @@ class Timeline(Widget, can_focus=True):
 
     DEFAULT_CSS = """
     Timeline {
-        height: 2;
+        height: 3;
         & > .timeline--bar { color: $primary; }
         & > .timeline--over { color: $error; }
         & > .timeline--current { background: $accent; color: $text; }
@@ -101,6 +114,11 @@ class Timeline(Widget, can_focus=True):
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.points: list[StepPoint] = []
+        self.note = ""  # what the shown step's summarization trigger decided, and why
+
+    def show_note(self, note: str) -> None:
+        self.note = note
+        self.refresh()
 
     def show(self, points: list[tuple[int, int, int, str]], step: int | None = None) -> None:
         """New data; the cursor goes to `step` (default: the current step if still there, else the last)."""
@@ -125,15 +143,25 @@ class Timeline(Widget, can_focus=True):
     def action_move(self, delta: int) -> None:
         self.index += delta
 
+    def action_jump(self, mark: str, direction: int) -> None:
+        """Go to the next (1) or previous (-1) step marked `mark` (S, C, R) or over budget ("over")."""
+        order = range(self.index + 1, len(self.points)) if direction > 0 else range(self.index - 1, -1, -1)
+        found = next((i for i in order if _has(self.points[i], mark)), None)
+        if found is None:
+            self.notify(f"no {'over-budget' if mark == 'over' else mark} step that way", timeout=2)
+            return
+        self.index = found
+
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return 2
+        return 3
 
     def _label(self) -> str:
         if not self.points:
             return " no steps"
         point, last = self.points[self.index], self.points[-1].step
         digits = len(str(last))
-        return f" ◀ step {point.step:>{digits}}/{last} ▶ {tokens_long(point.final_tokens)} tok"
+        made = sum("S" in p.markers for p in self.points)
+        return f" ◀ step {point.step:>{digits}}/{last} ▶ {tokens_long(point.final_tokens)} tok · S×{made}"
 
     def _spark_width(self) -> int:
         return max(1, self.content_size.width - len(self._label()))
@@ -153,7 +181,8 @@ class Timeline(Widget, can_focus=True):
             spark.append(block, cell)
             marks.append(col.marker, style("timeline--marker"))
         spark.append(self._label(), style("timeline--label"))
-        return Text("\n").join([spark, marks])
+        note = Text(self.note, style("timeline--label"), no_wrap=True, end="")
+        return Text("\n").join([spark, marks, note])
 
     def _on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
@@ -162,3 +191,7 @@ class Timeline(Widget, can_focus=True):
         cols = columns(self.points, self._spark_width())
         if offset.x < len(cols):
             self.index = cols[offset.x].last
+
+
+def _has(point: StepPoint, mark: str) -> bool:
+    return point.final_tokens > point.total_budget if mark == "over" else mark in point.markers
