@@ -31,7 +31,7 @@ import yaml
 
 from engine.jsvalues import js_string
 from engine.messages import AiMessage
-from engine.safe_input import InputError, LoadProblem, decode_utf8, load_yaml, read_regular_file
+from engine.safe_input import InputError, LoadProblem, YamlDocument, decode_utf8, load_yaml, read_regular_file
 
 __all__ = [
     "DEFAULT_TEMPLATE",
@@ -326,7 +326,7 @@ def parse_fences(data: Any, source: str = "<fences>") -> FenceRegistry:
     for index, entry in enumerate(data):
         where = f"{source}: fences[{index}]"
         if not isinstance(entry, Mapping):
-            raise FenceError(f"{where}: expected a mapping, got {type(entry).__name__}")
+            raise FenceError(f"{where}: expected a mapping, got {_kind(entry)}")
         try:
             descriptor = FenceDescriptor.from_dict(entry)
         except FenceTemplateError as exc:
@@ -338,6 +338,13 @@ def parse_fences(data: Any, source: str = "<fences>") -> FenceRegistry:
         except FenceError as exc:
             raise FenceError(f"{where}.{exc.field}: {exc}", exc.field) from None
     return registry
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list"}
+    return names.get(type(value), type(value).__name__)
 
 
 def as_registry(fences: Any) -> FenceRegistry | None:
@@ -365,12 +372,34 @@ def load_fences_checked(path: str | Path) -> tuple[FenceRegistry, list[LoadProbl
         document = load_yaml(decode_utf8(read_regular_file(path), str(path)), str(path))
     except InputError as exc:
         raise FenceError(str(exc)) from None
-    registry = parse_fences(document.data, str(path))
+    try:
+        registry = parse_fences(document.data, str(path))
+    except FenceError as exc:
+        raise _with_line(exc, str(path), document) from None
     warnings = []
     for key, line, first in document.duplicates:
         reason = f"written twice (first on line {first}); the last is used"
         warnings.append(LoadProblem(str(path), line, _dotted(key), reason, severity="warning"))
     return registry, warnings
+
+
+_ENTRY = re.compile(r"fences\[(\d+)\](?:\.(\w+))?")
+
+
+def _with_line(exc: FenceError, source: str, document: YamlDocument) -> FenceError:
+    """`file: fences[2].llmRole: ...` → `file:LINE: fences[2].llmRole: ...`, the line of that key."""
+    text = str(exc)
+    found = _ENTRY.search(text)
+    if not text.startswith(f"{source}: ") or found is None:
+        return exc
+    index, key = int(found.group(1)), found.group(2) or exc.field
+    root: tuple[Any, ...] = ("fences",) if isinstance(document.data, Mapping) else ()
+    entry = (*root, index)
+    line = document.key_lines.get((*entry, key)) if key else None
+    line = line or document.line_of(entry)  # a missing field: the entry's own line
+    if line is None:
+        return exc
+    return type(exc)(f"{source}:{line}: {text[len(source) + 2 :]}", exc.field)
 
 
 def _dotted(path: tuple[Any, ...]) -> str:  # ("fences", 0, "llmRole") -> fences[0].llmRole

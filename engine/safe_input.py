@@ -224,7 +224,8 @@ def decode_json(text: str, decoder: json.JSONDecoder = _DECODER) -> Any:
 
 @dataclass(slots=True)
 class YamlDocument:
-    """A loaded YAML document, with the line of each mapping key and the keys written twice."""
+    """A loaded YAML document, with the line of each mapping key and list item, and the keys written
+    twice."""
 
     data: Any
     key_lines: dict[tuple[Any, ...], int] = field(default_factory=dict)
@@ -313,7 +314,9 @@ def _key_lines(root: Any, document: YamlDocument) -> None:
             continue
         seen.add(id(node))
         if isinstance(node, yaml.SequenceNode):
-            stack.extend((child, (*path, i)) for i, child in enumerate(node.value))
+            for i, child in enumerate(node.value):
+                document.key_lines.setdefault((*path, i), child.start_mark.line + 1)
+                stack.append((child, (*path, i)))
         elif isinstance(node, yaml.MappingNode):
             first: dict[str, int] = {}
             for key, value in node.value:

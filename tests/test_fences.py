@@ -276,7 +276,7 @@ def test_a_bare_list_and_snake_case_keys_load():
             "f.yaml: fences[0]: Fence \"a\" formatter: field '{0}' is not allowed; "
             "use {content}, {kind}, {attrs} or {attr:NAME}",
         ),
-        (["memory"], "f.yaml: fences[0]: expected a mapping, got str"),
+        (["memory"], "f.yaml: fences[0]: expected a mapping, got a string"),
         ("memory", "f.yaml: expected a list of fence descriptors or a mapping with a 'fences' list"),
         ({"fence": []}, "f.yaml: fence: unknown key; a fence file holds only 'fences'"),
     ],
