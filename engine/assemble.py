@@ -128,6 +128,8 @@ def _marks(state: State) -> list[str]:
         marks.extend(f"assembled:{k}" for k in message.meta("assembledFenceKinds"))
     if message.type == "history_summary":
         marks.append("summary")
+        if state.index >= 0:
+            marks.append("carried")  # read back from the history: made by an earlier step, not by this build
     if message.meta("isCompressedToolHistory"):
         marks.append("compressed")
     if message.meta("isDegradedToolReplay"):

@@ -631,3 +631,6 @@ def test_the_series_persists_summaries_and_a_later_step_is_built_with_them(tmp_p
     assert pg.result.wire == steps[15].result.wire
     other = pg.build(pg.policy.model_copy(), step=25)  # another policy object: replayed on its own
     assert other.wire == steps[24].result.wire
+    assert pg.jump("S") == 21 and pg.jump("S") == 21 and pg.jump("S", -1) == 13
+    assert "summary made: " in pg.timeline.verdict.value
+    assert "summaries made over the session: 2" in pg.timeline.chart.value

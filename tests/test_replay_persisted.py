@@ -122,3 +122,14 @@ def test_created_ids_never_repeat_across_steps_and_a_detail_free_series_has_the_
     assert [s.markers for s in light] == [s.markers for s in full]
     assert [s.result.wire for s in light] == [s.result.wire for s in full]
     assert light[-1].result.decisions == () and full[-1].result.decisions
+
+
+def test_a_carried_summary_card_says_so(four_times):
+    messages, policy = four_times
+    steps = list(iter_session_steps(messages, policy))
+    made = steps[12].result
+    carried = steps[15].result
+    made_card = next(c for c in made.cards if c.type == "history_summary")
+    carried_card = next(c for c in carried.cards if c.type == "history_summary")
+    assert made_card.marks == ("summary",)
+    assert carried_card.marks == ("summary", "carried")

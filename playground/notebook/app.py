@@ -23,6 +23,7 @@ from engine.policy import ContextPolicy, PolicyFileError, dump_policy, get_defau
 from engine.replay import StepBuild, build_at_step, build_step, iter_session_steps, with_persisted
 from engine.result import BuildResult
 from engine.ticks import step_points, tick_for
+from playground.explain import summarization_verdict
 from playground.notebook.controls import PolicyControls
 from playground.notebook.fences import FenceEditor
 from playground.notebook.schedule import Debouncer, Scheduler, loop_scheduler
@@ -126,6 +127,20 @@ class Playground:
         self._series.finish()
         return list(self._series.samples)
 
+    def jump(self, mark: str, direction: int = 1) -> int:
+        """Go to the next (1) or previous (-1) step marked `mark` ("S", "C", "R", or "over" for over
+        budget) and return it; stays where it is when there is none that way."""
+        samples = self.series
+        here = self.step - 1
+        order = range(here + 1, len(samples)) if direction > 0 else range(here - 1, -1, -1)
+        for index in order:
+            sample = samples[index]
+            hit = sample.final_tokens > sample.total_budget if mark == "over" else mark in sample.markers
+            if hit:
+                self.step = sample.step
+                break
+        return self.step
+
     def build(self, policy: ContextPolicy | None = None, *, step: int | None = None) -> BuildResult:
         """A build with another policy or at another step; the widgets are left as they are."""
         return self._build(step or self.step, policy or self.policy)[0]
@@ -163,6 +178,7 @@ class Playground:
         self._result = result
         self.builds += 1
         self.views.show(result)
+        self.timeline.show_verdict(summarization_verdict(result))
         self._show_header()
         if self._series_stale:
             self._series_stale = False

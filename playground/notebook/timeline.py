@@ -55,8 +55,9 @@ class Timeline:
             layout=W.Layout(width="420px"),
         )
         self.info = W.HTML()
+        self.verdict = W.HTML()  # why the shown step made a summary or not
         self.chart = W.HTML()
-        self.widget = W.VBox([W.HBox([self.slider, self.info]), self.chart])
+        self.widget = W.VBox([W.HBox([self.slider, self.info]), self.verdict, self.chart])
 
     @property
     def step(self) -> int:
@@ -72,9 +73,14 @@ class Timeline:
             f"stepCount {point.node_step} · {point.message_count} messages · next: {action}"
         )
 
+    def show_verdict(self, text: str) -> None:
+        self.verdict.value = f"<span style='color:#64748b'>{escape(text)}</span>"
+
     def show(self, samples: Sequence[StepSample], total: int) -> None:
         building = f"<div style='color:#64748b'>building {len(samples)}/{total}</div>"
-        progress = building if len(samples) < total else ""
+        made = sum("S" in s.markers for s in samples)
+        count = f"<div style='color:#64748b'>summaries made over the session: {made}</div>"
+        progress = building if len(samples) < total else count
         self.chart.value = f"{STYLE}<div class='lp-view'>{step_chart(samples, self.step)}{progress}</div>"
 
 
