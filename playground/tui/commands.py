@@ -9,7 +9,7 @@ from functools import partial
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from engine.policy import policy_controls, policy_groups
-from playground.tui.workspace import EXPORTS
+from playground.workspace import EXPORTS
 
 ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Pin the current build as A", "compare the next builds with it", "pin"),

@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, RadioButton, RadioSet, Static
 
 from engine.policy import PolicyFileError
-from playground.tui.workspace import EXPORTS, Workspace
+from playground.workspace import EXPORTS, Workspace
 
 PREVIEW_LINES = 14
 

@@ -1,6 +1,18 @@
-"""The state the playground edits: policy, fences, defaults profile, step and the pinned build.
+"""The application layer: one open session and everything a front end edits about it. No UI import.
 
-Plain Python, owned by the main screen's handlers; workers only get frozen `BuildRequest`s from it.
+`Workspace(inputs)` holds the session (its header typed), the policy over a defaults profile, the fence
+descriptors (an edited kind's session fences are re-placed), the step points (by the policy's
+`checkpoint.triggerToolName`), the pinned build A, and exports. A front end calls it and renders what it
+returns:
+
+- policy: `edit(path, value)` (a refused value is kept in `refused[path]`, the engine's message),
+  `reset_field`, `reset_group`, `reset_all`, `switch_defaults`, `load_policy_file`; `errors()` is every
+  field's problem;
+- fences: `add_fence`, `replace_fence`, `remove_fence`, `duplicate_fence`, `load_fences_file`;
+- steps: `set_step(n)`; builds: `build_request()` for the current step, `timeline_request()` for the
+  series (`playground.building.series_steps`), `record_series(...)` as the series progresses;
+  `options` is the one frozen `BuildOptions` every build of the current state uses;
+- compare: `pin(result)`, `unpin()`, `changes_since_pin()`; export: `export_text`, `export`.
 Every edit goes through the engine's own functions, so their errors are the ones the user sees.
 """
 
@@ -14,6 +26,7 @@ from engine.fences import FenceDescriptor, FenceError, FenceRegistry, dump_fence
 from engine.messages import AiMessage
 from engine.policy import (
     ContextPolicy,
+    PolicyValidationError,
     changed_paths,
     dump_policy,
     effective_policy,
@@ -31,10 +44,11 @@ from engine.policy import (
 from engine.reminders import DEFAULT_MAX_STEPS
 from engine.replay import with_persisted
 from engine.result import BuildResult
+from engine.session import SessionHeader
 from engine.ticks import StepPoint, step_points, tick_for
+from playground.building import BuildOptions, BuildRequest, Persisted, TimelineRequest
 from playground.fence_placement import reinject
 from playground.inputs import SAMPLES_DIR, PlaygroundInputs
-from playground.tui.building import BuildRequest, Persisted, TimelineRequest
 
 Path_ = tuple[str, ...]
 
@@ -70,6 +84,7 @@ class Workspace:
         self.step: int | None = None
         self.generation = 0
         self.pinned: Pinned | None = None
+        self.refused: dict[Path_, str] = {}  # fields whose last edit the engine refused, with its message
         # Summaries the replayed steps made under the current inputs, and how many steps that covers
         self.summaries: list[Persisted] = []
         self.summaries_through = 0
@@ -80,13 +95,13 @@ class Workspace:
 
     # -- what is open ---------------------------------------------------------------------------
     @property
-    def header(self) -> dict[str, Any]:
-        return self.inputs.header
+    def header(self) -> SessionHeader:
+        return self.inputs.session.header or SessionHeader.create()
 
     @property
     def title(self) -> str:
         path = self.inputs.session.path
-        return str(self.header.get("title") or (path.name if path else "session"))
+        return self.header.title or (path.name if path else "session")
 
     @property
     def messages(self) -> list[AiMessage]:
@@ -95,15 +110,27 @@ class Workspace:
 
     @property
     def max_steps(self) -> int:
-        return int(self.header.get("maxSteps") or DEFAULT_MAX_STEPS)
+        return self.header.max_steps or DEFAULT_MAX_STEPS
 
     @property
     def available_tools(self) -> tuple[str, ...]:
-        return tuple(self.header.get("availableTools") or ())
+        tools = self.header.data.get("availableTools")
+        return tuple(t for t in tools if isinstance(t, str)) if isinstance(tools, list) else ()
 
     @property
     def honour_fence_descriptors(self) -> bool:
         return get_defaults_profile(self.defaults).honour_fence_descriptors
+
+    @property
+    def options(self) -> BuildOptions:
+        """What every build of the current state gets besides messages, policy and tick."""
+        return BuildOptions(
+            fences=self.fences.copy() if self.fences is not None else None,
+            honour_fence_descriptors=self.honour_fence_descriptors,
+            observation_store=self.inputs.observation_store,
+            copy=self.inputs.copy,
+            model_id=self.header.model_id,
+        )
 
     def fence_messages(self) -> list[tuple[int, AiMessage]]:
         return [(i, m) for i, m in enumerate(self._messages) if m.type == "context_injection"]
@@ -126,11 +153,9 @@ class Workspace:
             self.generation,
             messages,
             self.policy,
-            self.fences.copy() if self.fences is not None else None,
+            self.options,
             tick,
-            self.honour_fence_descriptors,
             policy_changed,
-            self.inputs.observation_store,
             step_number=self.step,
             summaries_complete=complete,
         )
@@ -156,11 +181,9 @@ class Workspace:
             tuple(self._messages),
             tuple(self.points),
             self.policy,
-            self.fences.copy() if self.fences is not None else None,
+            self.options,
             self.max_steps,
             self.available_tools,
-            self.honour_fence_descriptors,
-            self.inputs.observation_store,
         )
 
     # -- steps ----------------------------------------------------------------------------------
@@ -186,16 +209,26 @@ class Workspace:
         return True
 
     def edit(self, path: Path_, value: Any) -> bool:
-        """Set one field; raises the engine's `PolicyValidationError`. True when the policy changed."""
-        return self._use_policy(set_value(self.policy, path, value))
+        """Set one field; True when the policy changed. A value the engine refuses leaves the policy as
+        it was and puts the engine's message in `refused[path]` (until a valid edit or a reset)."""
+        try:
+            policy = set_value(self.policy, path, value)
+        except PolicyValidationError as error:
+            self.refused[path] = "; ".join(str(issue) for issue in error.issues)
+            return False
+        self.refused.pop(path, None)
+        return self._use_policy(policy)
 
     def reset_field(self, path: Path_) -> bool:
+        self.refused.pop(path, None)
         return self._use_policy(reset_path(self.policy, path, self.defaults))
 
     def reset_group(self, group: str) -> bool:
+        self.refused = {p: e for p, e in self.refused.items() if p[0] != group}
         return self._use_policy(reset_group(self.policy, group, self.defaults))
 
     def reset_all(self) -> bool:
+        self.refused.clear()
         return self._use_policy(effective_policy(None, None, self.defaults))
 
     def changed(self) -> set[Path_]:
@@ -205,15 +238,22 @@ class Workspace:
         """The engine-config rules (§2.3) the policy fails, by field."""
         return {p.path: p.message for p in runtime_problems(self.policy)}
 
+    def errors(self) -> dict[Path_, str]:
+        """Every field's problem: the engine-config rules it fails, and the values it refused."""
+        return {**self.problems(), **self.refused}
+
     def switch_defaults(self, name: str) -> None:
         """Use another defaults profile, keeping the fields changed against the old one."""
         changes = policy_diff(self.policy, self.defaults)
         self.defaults = get_defaults_profile(name).name
+        self.refused.clear()
         self._use_policy(effective_policy(changes, None, self.defaults))
 
     def load_policy_file(self, path: str | Path) -> None:
         """Replace the policy by a file's layer over the defaults; raises `PolicyFileError`."""
-        self._use_policy(effective_policy(read_policy_layer(path), None, self.defaults))
+        policy = effective_policy(read_policy_layer(path), None, self.defaults)
+        self.refused.clear()
+        self._use_policy(policy)
 
     # -- fences ---------------------------------------------------------------------------------
     def _use_fences(self, registry: FenceRegistry, origins: dict[str, str]) -> None:
