@@ -19,7 +19,9 @@ from engine.observation import ObservationPreviewPort
 from engine.policy import ContextPolicy
 from engine.replay import PlannedStep, StepBuild, build_step, run_replay
 from engine.result import BuildResult
+from engine.summarizer import SummarizerPort
 from engine.ticks import StepPoint, TickState, tick_for
+from engine.tokens import TokenizerPort
 from engine.wire import to_anthropic
 from playground.views import StepSample
 
@@ -35,6 +37,9 @@ class BuildOptions:
     observation_store: ObservationPreviewPort | None = None
     copy: str = "zh"
     model_id: str | None = None
+    now: int | None = None  # a fixed clock (tests, reproducible notebooks)
+    tokenizer: TokenizerPort | None = None
+    summarizer: SummarizerPort | None = None
 
     def kwargs(self) -> dict[str, Any]:
         """The keyword arguments of `build_context` (a copy of the fences: builds never share one)."""
@@ -44,6 +49,9 @@ class BuildOptions:
             "observation_store": self.observation_store,
             "copy": self.copy,
             "model_id": self.model_id,
+            "now": self.now,
+            "tokenizer": self.tokenizer,
+            "summarizer": self.summarizer,
         }
 
 

@@ -54,6 +54,9 @@ def tokens_delta(n: int | float) -> str:
 
 
 
+CHANGE_SIGNS = {"added": "+", "removed": "−", "changed": "~"}  # a message in a comparison of builds A, B
+
+
 # -- step series ---------------------------------------------------------------------------------
 class StepSample(NamedTuple):
     """One step of the series; `markers` as `engine.replay.StepBuild.markers` (S, C, R, !)."""

@@ -18,12 +18,14 @@ Every edit goes through the engine's own functions, so their errors are the ones
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from engine.fences import FenceDescriptor, FenceError, FenceRegistry, dump_fences, load_fences
 from engine.messages import AiMessage
+from engine.policy import DEFAULTS_PROFILES as PROFILES
 from engine.policy import (
     ContextPolicy,
     PolicyValidationError,
@@ -45,12 +47,16 @@ from engine.reminders import DEFAULT_MAX_STEPS
 from engine.replay import with_persisted
 from engine.result import BuildResult
 from engine.session import SessionHeader
+from engine.summarizer import SummarizerPort
 from engine.ticks import StepPoint, step_points, tick_for
+from engine.tokens import TokenizerPort
 from playground.building import BuildOptions, BuildRequest, Persisted, TimelineRequest
 from playground.fence_placement import reinject
 from playground.inputs import SAMPLES_DIR, PlaygroundInputs
 
 Path_ = tuple[str, ...]
+
+DEFAULTS_PROFILES: tuple[str, ...] = tuple(PROFILES)
 
 # kind -> (label, file suffix)
 EXPORTS: dict[str, tuple[str, str]] = {
@@ -73,8 +79,17 @@ class Pinned:
 class Workspace:
     """What one playground window is looking at and editing."""
 
-    def __init__(self, inputs: PlaygroundInputs) -> None:
+    def __init__(
+        self,
+        inputs: PlaygroundInputs,
+        *,
+        now: int | None = None,
+        tokenizer: TokenizerPort | None = None,
+        summarizer: SummarizerPort | None = None,
+    ) -> None:
+        """`now`, `tokenizer` and `summarizer` go to every build (`BuildOptions`)."""
         self.inputs = inputs
+        self._engine = {"now": now, "tokenizer": tokenizer, "summarizer": summarizer}
         self.defaults = inputs.defaults
         self.policy = inputs.policy
         self.fences: FenceRegistry | None = inputs.fences.copy() if inputs.fences is not None else None
@@ -130,6 +145,7 @@ class Workspace:
             observation_store=self.inputs.observation_store,
             copy=self.inputs.copy,
             model_id=self.header.model_id,
+            **self._engine,
         )
 
     def fence_messages(self) -> list[tuple[int, AiMessage]]:
@@ -207,6 +223,11 @@ class Workspace:
         self.policy = policy
         self._refresh_points()
         return True
+
+    def set_policy(self, policy: ContextPolicy) -> bool:
+        """Use a whole policy (from code); True when it changed."""
+        self.refused.clear()
+        return self._use_policy(policy)
 
     def edit(self, path: Path_, value: Any) -> bool:
         """Set one field; True when the policy changed. A value the engine refuses leaves the policy as
@@ -300,6 +321,13 @@ class Workspace:
         descriptor = replace(source, kind=next(name for name in names if name not in registry))
         self.add_fence(descriptor)
         return descriptor
+
+    def set_fences(self, rows: Sequence[tuple[str | None, FenceDescriptor]]) -> None:
+        """Replace every descriptor at once, for an editor of rows: each row is (the kind it had in this
+        workspace, or None for a new row; its descriptor now). Raises the registry's `FenceError`."""
+        registry = FenceRegistry(descriptor for _, descriptor in rows)
+        origins = {d.kind: self._origins.get(before, before) if before else d.kind for before, d in rows}
+        self._use_fences(registry, origins)
 
     def load_fences_file(self, path: str | Path) -> None:
         """Replace the descriptors by a fence file's; raises `FenceError`."""
