@@ -90,6 +90,8 @@ class Workspace:
         """`now`, `tokenizer` and `summarizer` go to every build (`BuildOptions`)."""
         self.inputs = inputs
         self._engine = {"now": now, "tokenizer": tokenizer, "summarizer": summarizer}
+        self._options: BuildOptions | None = None
+        self._options_for: tuple[object, str] | None = None
         self.defaults = inputs.defaults
         self.policy = inputs.policy
         self.fences: FenceRegistry | None = inputs.fences.copy() if inputs.fences is not None else None
@@ -138,9 +140,16 @@ class Workspace:
 
     @property
     def options(self) -> BuildOptions:
-        """What every build of the current state gets besides messages, policy and tick."""
+        """What every build of the current state gets besides messages, policy and tick: one frozen value,
+        made again only when the fences or the defaults profile change."""
+        made_for = (self.fences, self.defaults)
+        if self._options is None or self._options_for != made_for:
+            self._options, self._options_for = self._make_options(), made_for
+        return self._options
+
+    def _make_options(self) -> BuildOptions:
         return BuildOptions(
-            fences=self.fences.copy() if self.fences is not None else None,
+            fences=self.fences,  # never changed in place: every fence edit makes a new registry
             honour_fence_descriptors=self.honour_fence_descriptors,
             observation_store=self.inputs.observation_store,
             copy=self.inputs.copy,

@@ -191,3 +191,13 @@ def test_a_step_after_a_summary_is_built_with_it_once_the_series_has_replayed_th
     steps = replay_session(ws.messages, ws.policy, max_steps=ws.max_steps)
     assert result.wire == steps[24].result.wire
     assert ws.record_series(len(series), summaries) == ""  # already complete: nothing more to do
+
+
+def test_every_build_gets_the_header_model_id_and_the_copy_set() -> None:
+    ws = Workspace(load_inputs(SAMPLES_DIR / "fences_showcase.jsonl", copy="en"), now=0)
+    options = ws.options
+    assert (options.model_id, options.copy, options.now) == ("claude-sonnet-4-5", "en", 0)
+    assert ws.build_request().options == options and ws.timeline_request().options == options
+    assert ws.max_steps == 80 and ws.header.title.startswith("Fences: four placements")
+    kwargs = options.kwargs()
+    assert kwargs["fences"] is not options.fences and kwargs["fences"].kinds() == ws.fences.kinds()
