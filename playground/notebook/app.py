@@ -14,15 +14,22 @@ from typing import Any
 
 import ipywidgets as W
 
-from engine.build import build_context
-from engine.errors import EngineError
-from engine.fences import FenceRegistry, as_registry, dump_fences
-from engine.messages import AiMessage
-from engine.policy import ContextPolicy, PolicyFileError, dump_policy, write_atomic
-from engine.replay import build_at_step
-from engine.result import BuildResult
-from engine.summarizer import SummarizerPort
-from engine.tokens import TokenizerPort
+from engine import (
+    AiMessage,
+    BuildResult,
+    ContextPolicy,
+    EngineError,
+    FenceRegistry,
+    PolicyFileError,
+    SummarizerPort,
+    TokenizerPort,
+    as_registry,
+    build_at_step,
+    build_context,
+    dump_fences,
+    dump_policy,
+    write_atomic,
+)
 from playground.building import Persisted, run_build, series_steps
 from playground.compare import compare_builds
 from playground.notebook import html

@@ -16,7 +16,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from engine.policy import ContextPolicy, ControlSpec, get_value, policy_controls, policy_groups
+from engine import ContextPolicy, ControlSpec, get_value, policy_controls, policy_groups
 from playground.workspace import Workspace
 
 __all__ = ["FieldEditor", "PolicyControls"]

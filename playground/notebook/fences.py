@@ -12,7 +12,7 @@ from html import escape
 
 import ipywidgets as W
 
-from engine.fences import LIFETIMES, LLM_ROLES, PLACEMENTS, FenceDescriptor, FenceError, FenceRegistry
+from engine import LIFETIMES, LLM_ROLES, PLACEMENTS, FenceDescriptor, FenceError, FenceRegistry
 from playground.workspace import Workspace
 
 __all__ = ["COLUMNS", "FenceEditor", "FenceRow"]

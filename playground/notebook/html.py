@@ -12,8 +12,16 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
-from engine.messages import call_arguments, call_name
-from engine.result import CATEGORY_ORDER, BuildResult, Decision, Event, TokenAccount, WireCard
+from engine import (
+    CATEGORY_ORDER,
+    BuildResult,
+    Decision,
+    Event,
+    TokenAccount,
+    WireCard,
+    call_arguments,
+    call_name,
+)
 from playground.compare import BuildComparison
 from playground.explain import decision_rows
 from playground.views import CHANGE_SIGNS, StepSample, tokens_delta

@@ -13,12 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.copyset import check_copy
-from engine.fences import FenceRegistry, as_registry, load_fences
-from engine.messages import AiMessage
-from engine.policy import ContextPolicy, effective_policy, read_policy_layer
-from engine.reminders import DEFAULT_MAX_STEPS
-from engine.session import Session
+from engine import (
+    DEFAULT_MAX_STEPS,
+    AiMessage,
+    ContextPolicy,
+    FenceRegistry,
+    Session,
+    as_registry,
+    check_copy,
+    effective_policy,
+    load_fences,
+    read_policy_layer,
+)
 from playground.inputs import PlaygroundInputs, header_dict, load_inputs
 
 __all__ = ["Sources", "open_sources"]

@@ -15,7 +15,7 @@ from html import escape
 
 import ipywidgets as W
 
-from engine.ticks import StepPoint
+from engine import StepPoint
 from playground.notebook.html import STYLE, step_chart
 from playground.notebook.schedule import Handle, Scheduler
 from playground.views import StepSample

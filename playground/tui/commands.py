@@ -8,7 +8,7 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from engine.policy import policy_controls, policy_groups
+from engine import policy_controls, policy_groups
 from playground.workspace import EXPORTS
 
 ACTIONS: tuple[tuple[str, str, str], ...] = (

@@ -13,9 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from engine.fences import FenceError
-from engine.policy import control_for, dump_policy
-from engine.result import BuildResult
+from engine import BuildResult, FenceError, control_for, dump_policy
 from playground.compare import compare_builds
 from playground.explain import summarization_verdict
 from playground.tui.builder import Builder

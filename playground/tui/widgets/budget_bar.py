@@ -9,7 +9,7 @@ from textual.geometry import Size
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from engine.result import TokenAccount
+from engine import TokenAccount
 from playground.views import (
     BarSegment,
     apportion,

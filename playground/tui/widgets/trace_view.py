@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from engine.result import BuildResult
+from engine import BuildResult
 from playground.explain import decision_rows
 from playground.views import tokens_long
 

@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from engine.result import BuildResult
+from engine import BuildResult
 from playground.tui.widgets.wire_list import WireList
 from playground.views import WireRow, anthropic_rows, tokens_long, wire_rows
 
