@@ -5,48 +5,96 @@ which returns an immutable `BuildResult`: wire messages, one decision per messag
 events and the ContextTrace. Bad input raises typed errors whose text is one line per problem
 (`SessionLoadError`, `PolicyFileError`, `InputError`; fence files `FenceError`); `result.provider_problems`
 says why OpenAI or Anthropic would reject the wire.
+
+This module is the engine's whole public surface: the front ends (`playground.tui`, `playground.notebook`,
+the CLI) import the engine only from here, and `tests/test_engine_exports.py` pins `__all__`.
 """
 
 from engine.build import build_context
+from engine.conformance import load_cases, run_all
+from engine.copyset import check_copy
 from engine.errors import ConfigurationError, ContextProviderError, EngineError
-from engine.fences import FenceDescriptor, FenceInjection, FenceRegistry, dump_fences, load_fences
+from engine.fences import (
+    DEFAULT_TEMPLATE,
+    LIFETIMES,
+    LLM_ROLES,
+    PLACEMENTS,
+    FenceDescriptor,
+    FenceError,
+    FenceInjection,
+    FenceRegistry,
+    as_registry,
+    dump_fences,
+    load_fences,
+)
+from engine.importers import import_file
 from engine.invariants import InvariantReport, check_invariants
-from engine.messages import AiMessage
+from engine.messages import AiMessage, call_arguments, call_name
 from engine.policy import (
     ContextPolicy,
+    ControlSpec,
+    GroupSpec,
     PolicyFileError,
     PolicyValidationError,
+    control_for,
     define_context_policy,
     dump_policy,
     effective_policy,
+    get_value,
     load_policy,
     merge_context_policy,
+    policy_controls,
+    policy_diff,
+    policy_groups,
     read_policy_file,
+    read_policy_layer,
+    write_atomic,
 )
 from engine.provider_check import WireProblem, check_wire
-from engine.result import BuildFailure, BuildResult, Decision, Event, ReminderOutcome, TokenAccount, WireCard
+from engine.reminders import DEFAULT_MAX_STEPS
+from engine.replay import build_at_step, iter_session_steps
+from engine.result import (
+    CATEGORY_ORDER,
+    BuildFailure,
+    BuildResult,
+    Decision,
+    Event,
+    ReminderOutcome,
+    TokenAccount,
+    WireCard,
+)
 from engine.safe_input import InputError, LoadProblem
-from engine.session import Session, SessionLoadError, load_session, save_session
+from engine.session import Session, SessionLoadError, SessionSaveError, load_session, save_session
 from engine.summarizer import FailingSummarizer, FixedSummarizer, OfflineSummarizer, SummarizerPort
-from engine.tokens import DefaultTokenizer, MockTokenizer, TokenizerPort
+from engine.ticks import StepPoint
+from engine.tokens import DefaultTokenizer, MockTokenizer, TokenizerPort, tokenizer_from_policy
 from engine.wire import to_anthropic
 
 __all__ = [
+    "CATEGORY_ORDER",
+    "DEFAULT_MAX_STEPS",
+    "DEFAULT_TEMPLATE",
+    "LIFETIMES",
+    "LLM_ROLES",
+    "PLACEMENTS",
     "AiMessage",
     "BuildFailure",
     "BuildResult",
     "ConfigurationError",
     "ContextPolicy",
     "ContextProviderError",
+    "ControlSpec",
     "Decision",
     "DefaultTokenizer",
     "EngineError",
     "Event",
     "FailingSummarizer",
     "FenceDescriptor",
+    "FenceError",
     "FenceInjection",
     "FenceRegistry",
     "FixedSummarizer",
+    "GroupSpec",
     "InputError",
     "InvariantReport",
     "LoadProblem",
@@ -57,23 +105,42 @@ __all__ = [
     "ReminderOutcome",
     "Session",
     "SessionLoadError",
+    "SessionSaveError",
+    "StepPoint",
     "SummarizerPort",
     "TokenAccount",
     "TokenizerPort",
     "WireCard",
     "WireProblem",
+    "as_registry",
+    "build_at_step",
     "build_context",
+    "call_arguments",
+    "call_name",
+    "check_copy",
     "check_invariants",
     "check_wire",
+    "control_for",
     "define_context_policy",
     "dump_fences",
     "dump_policy",
     "effective_policy",
+    "get_value",
+    "import_file",
+    "iter_session_steps",
+    "load_cases",
     "load_fences",
     "load_policy",
     "load_session",
     "merge_context_policy",
+    "policy_controls",
+    "policy_diff",
+    "policy_groups",
     "read_policy_file",
+    "read_policy_layer",
+    "run_all",
     "save_session",
     "to_anthropic",
+    "tokenizer_from_policy",
+    "write_atomic",
 ]

@@ -16,12 +16,17 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from engine.errors import EngineError
-from engine.fences import FenceError
-from engine.session import SessionLoadError, SessionSaveError
+from playground import commands
+from playground.faults import run_guarded
 
-SUBCOMMANDS = ("validate", "build", "replay", "conformance", "import")
-LOAD_ERRORS = (EngineError, FenceError, SessionLoadError, SessionSaveError, OSError, ValueError)
+# each subcommand and the function that runs it
+SUBCOMMANDS = {
+    "validate": commands.run_validate,
+    "build": commands.run_build,
+    "replay": commands.run_replay,
+    "conformance": commands.run_conformance,
+    "import": commands.run_import,
+}
 
 
 def _inputs_arguments(parser: argparse.ArgumentParser, *, session_optional: bool = False) -> None:
@@ -84,10 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in SUBCOMMANDS:
         args = make_parser().parse_args(args_list)
-        from playground import commands
-        from playground.faults import run_guarded
-
-        return run_guarded(getattr(commands, f"run_{args.command}"), args)
+        return run_guarded(SUBCOMMANDS[args.command], args)
     if args_list and args_list[0] in ("-h", "--help"):
         make_parser().print_help()
         print(
@@ -95,9 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 0
     args = make_open_parser().parse_args(args_list)
-    from playground.commands import run_open
-
-    return run_open(args)
+    return commands.run_open(args)
 
 
 if __name__ == "__main__":

@@ -8,14 +8,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from engine.build import build_context
-from engine.invariants import check_invariants
-from engine.policy import policy_diff
-from engine.replay import build_at_step, iter_session_steps
-from engine.tokens import tokenizer_from_policy
-from engine.wire import to_anthropic
-from playground.cli import LOAD_ERRORS
-from playground.inputs import PlaygroundInputs, load_inputs
+from engine import (
+    build_at_step,
+    build_context,
+    check_invariants,
+    iter_session_steps,
+    policy_diff,
+    to_anthropic,
+    tokenizer_from_policy,
+)
+from playground.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
 from playground.report import build_json, print_build_table, printable
 
 
@@ -47,7 +49,7 @@ def run_open(args) -> int:
     inputs = _load(args)
     if inputs is None:
         return 2
-    from playground.tui.app import run_app
+    from playground.tui.app import run_app  # Textual loads only when the playground opens
 
     return run_app(inputs)
 
@@ -176,7 +178,7 @@ def run_replay(args) -> int:
 
 
 def run_conformance(args) -> int:
-    from engine.conformance import load_cases, run_all
+    from engine import load_cases, run_all
 
     try:
         cases = load_cases(args.cases)
@@ -196,8 +198,7 @@ def run_conformance(args) -> int:
 
 
 def run_import(args) -> int:
-    from engine.importers import import_file
-    from engine.session import save_session
+    from engine import import_file, save_session
 
     try:
         imported = import_file(args.file, args.fmt)

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.copyset import check_copy
-from engine.fences import FenceRegistry, load_fences_checked, parse_fences
+from engine.errors import EngineError
+from engine.fences import FenceError, FenceRegistry, load_fences_checked, parse_fences
 from engine.importers import UnknownFormatError, detect_format, import_file
 from engine.observation import InMemoryObservationStore
 from engine.policy import (
@@ -24,7 +25,17 @@ from engine.policy import (
     runtime_problems,
 )
 from engine.policy.lint import layer_warnings
-from engine.session import LoadProblem, Session, SessionHeader, load_session
+from engine.session import (
+    LoadProblem,
+    Session,
+    SessionHeader,
+    SessionLoadError,
+    SessionSaveError,
+    load_session,
+)
+
+# what loading the inputs may raise (each names file, line and field): a front end shows it and goes on
+LOAD_ERRORS = (EngineError, FenceError, SessionLoadError, SessionSaveError, OSError, ValueError)
 
 SAMPLES_DIR = Path(__file__).resolve().parents[1] / "sample_sessions"
 DEFAULT_SAMPLE = "tool_loop_runs.jsonl"

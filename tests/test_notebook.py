@@ -22,7 +22,8 @@ from engine.session import SessionHeader, save_session
 from playground.inputs import SAMPLES_DIR
 from playground.notebook import INSTALL_HINT, Playground, html
 from playground.notebook.schedule import Debouncer, loop_scheduler
-from playground.notebook.timeline import SeriesRunner, StepSample
+from playground.notebook.timeline import SeriesRunner
+from playground.views import StepSample
 
 NNBSP = "\u202f"
 

@@ -65,8 +65,9 @@ def test_opens_the_session_at_its_last_step(tmp_path: Path) -> None:
         assert isinstance(app.screen, MainScreen)
         assert main.result is not None and main.result.kept_ids == ALL_KEPT
         assert app.workspace.step == 7 and main.query_one(Timeline).step == 7
-        assert [p[1] for p in main.query_one(Timeline).points] == [41, 599, 677, 725, 1294, 1850, 1924]
-        assert [p[3] for p in main.query_one(Timeline).points] == ["", "", "R", "", "", "R", ""]
+        points = main.query_one(Timeline).points
+        assert [p.final_tokens for p in points] == [41, 599, 677, 725, 1294, 1850, 1924]
+        assert [p.markers for p in main.query_one(Timeline).points] == ["", "", "R", "", "", "R", ""]
         assert str(main.query_one("TopBar").render()) == (
             "linn-playground ─ sales analysis (test) (16 msgs) ─ defaults: seed ─ step 7/7 ─ "
             "● 4 changed ─ ready"

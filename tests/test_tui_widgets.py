@@ -16,9 +16,9 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from playground.tui.widgets import BudgetBar, EventsView, Slider, Timeline, TraceView, WireList, WireView
-from playground.tui.widgets.budget_bar import apportion, bar_segments
-from playground.tui.widgets.timeline import StepPoint, columns
+from playground.tui.widgets.timeline import columns
 from playground.tui.widgets.trace_view import trace_content
+from playground.views import StepSample, apportion, bar_segments
 from tests.tui_fixtures import ACCOUNT, OVER_ACCOUNT, REMINDER_TEXT, big_result, small_result
 
 
@@ -257,11 +257,7 @@ def test_budget_bar_unknown_category_is_drawn_last_in_a_neutral_style() -> None:
     async def scenario(pilot: Pilot, seen: list[Message]) -> None:
         bar.show(account)
         await pilot.pause()
-        assert [s.component for s in bar_segments(account)][-3:] == [
-            "budget-bar--other",
-            "budget-bar--reserved",
-            "budget-bar--free",
-        ]
+        assert [s.style for s in bar_segments(account)][-3:] == ["other", "reserved", "free"]
         assert "█ images     600" in bar.render().plain.split("\n")
 
     run([bar], scenario, size=(30, 20))
@@ -474,11 +470,11 @@ def test_trace_view_shows_a_message() -> None:
 
 # -- Timeline -----------------------------------------------------------------------------------
 
-POINTS = [(s, s * 1000, 21600, {5: "S", 9: "CR", 25: "R"}.get(s, "")) for s in range(1, 30)]
+POINTS = [StepSample(s, s * 1000, 21600, 0.0, {5: "S", 9: "CR", 25: "R"}.get(s, "")) for s in range(1, 30)]
 
 
 def test_timeline_columns_bucket_points_and_keep_markers() -> None:
-    points = [StepPoint(*p) for p in POINTS]
+    points = POINTS
     cols = columns(points, 10)
     assert len(cols) == 10 and (cols[0].first, cols[0].last) == (0, 1) and cols[-1].last == 28
     assert [c.marker for c in cols] == [" ", "S", " ", "C", " ", " ", " ", " ", "R", " "]

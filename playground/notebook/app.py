@@ -14,22 +14,34 @@ from typing import Any
 
 import ipywidgets as W
 
-from engine.build import build_context
-from engine.errors import EngineError
-from engine.fences import FenceRegistry, as_registry, dump_fences
-from engine.messages import AiMessage
-from engine.observation import InMemoryObservationStore
-from engine.policy import ContextPolicy, PolicyFileError, dump_policy, get_defaults_profile, write_atomic
-from engine.replay import StepBuild, build_at_step, build_step, iter_session_steps, with_persisted
-from engine.result import BuildResult
-from engine.ticks import step_points, tick_for
+from engine import (
+    AiMessage,
+    BuildResult,
+    ContextPolicy,
+    EngineError,
+    FenceRegistry,
+    PolicyFileError,
+    SummarizerPort,
+    TokenizerPort,
+    as_registry,
+    build_at_step,
+    build_context,
+    dump_fences,
+    dump_policy,
+    write_atomic,
+)
+from playground.building import Persisted, run_build, series_steps
+from playground.compare import compare_builds
 from playground.explain import summarization_verdict
+from playground.notebook import html
 from playground.notebook.controls import PolicyControls
 from playground.notebook.fences import FenceEditor
 from playground.notebook.schedule import Debouncer, Scheduler, loop_scheduler
 from playground.notebook.sources import FencesInput, PathLike, PolicyInput, SessionInput, open_sources
-from playground.notebook.timeline import SeriesRunner, StepSample, Timeline
+from playground.notebook.timeline import SeriesRunner, Timeline
 from playground.notebook.views import ResultViews
+from playground.views import StepSample
+from playground.workspace import DEFAULTS_PROFILES, Workspace
 
 __all__ = ["Playground"]
 
@@ -54,24 +66,19 @@ class Playground:
         debounce: float = 0.3,
         scheduler: Scheduler | None = None,
         show_dropped: bool = False,
-        **build_options: Any,
+        copy: str = "zh",
+        now: int | None = None,
+        tokenizer: TokenizerPort | None = None,
+        summarizer: SummarizerPort | None = None,
     ) -> None:
         self.sources = open_sources(session, policy, fences, defaults)
-        self.messages = self.sources.messages
-        self.defaults = defaults
+        self.workspace = Workspace(
+            self.sources.inputs(defaults, copy), now=now, tokenizer=tokenizer, summarizer=summarizer
+        )
+        self.observations = self.workspace.inputs.observation_store  # full texts of cut tool outputs
         self.builds = 0
-        self.observations = InMemoryObservationStore()  # full texts of tool outputs cut to previews
-        self._build_options = {
-            "honour_fence_descriptors": get_defaults_profile(defaults).honour_fence_descriptors,
-            "observation_store": self.observations,
-            **build_options,
-        }
-        self._points = step_points(self.messages, self.sources.policy.checkpoint.trigger_tool_name)
         self._result: BuildResult | None = None
         self._series_stale = True
-        # summaries the series' replay made under the current inputs, and how many steps it covered
-        self._summaries: list[tuple[int, AiMessage]] = []
-        self._summaries_through = 0
         self._inputs_version = 0
         self._debouncer = Debouncer(self.refresh, debounce, scheduler or loop_scheduler)
         later = None if debounce <= 0 else scheduler or loop_scheduler
@@ -82,21 +89,36 @@ class Playground:
     # -- current objects --------------------------------------------------------------------------
 
     @property
+    def messages(self) -> list[AiMessage]:
+        """The session, with the fences of an edited kind re-placed by its descriptor."""
+        return self.workspace.messages
+
+    @property
+    def defaults(self) -> str:
+        return self.workspace.defaults
+
+    @defaults.setter
+    def defaults(self, name: str) -> None:
+        self.defaults_switch.value = name
+
+    @property
     def policy(self) -> ContextPolicy:
-        return self.controls.policy
+        return self.workspace.policy
 
     @policy.setter
     def policy(self, policy: ContextPolicy) -> None:
-        self.controls.set_policy(policy)
+        self.workspace.set_policy(policy)
+        self.controls.sync()
         self._inputs_changed()
 
     @property
     def fences(self) -> FenceRegistry | None:
-        return self.fence_editor.registry
+        return self.workspace.fences
 
     @fences.setter
     def fences(self, fences: FencesInput) -> None:
-        self.fence_editor.set_registry(as_registry(fences))
+        self.workspace.set_fences([(None, d) for d in as_registry(fences) or ()])
+        self.fence_editor.sync()
         self._inputs_changed()
 
     @property
@@ -118,7 +140,7 @@ class Playground:
 
     @property
     def step_count(self) -> int:
-        return len(self._points)
+        return len(self.workspace.points)
 
     @property
     def series(self) -> list[StepSample]:
@@ -143,7 +165,37 @@ class Playground:
 
     def build(self, policy: ContextPolicy | None = None, *, step: int | None = None) -> BuildResult:
         """A build with another policy or at another step; the widgets are left as they are."""
-        return self._build(step or self.step, policy or self.policy)[0]
+        ws = self.workspace
+        if (policy is None or policy == ws.policy) and (step is None or step == ws.step):
+            return self._build_current()
+        policy = policy or ws.policy
+        options = ws.options.kwargs()
+        if not ws.points:
+            return build_context(ws.messages, policy, **options)
+        tools, name = ws.available_tools, policy.checkpoint.trigger_tool_name
+        return build_at_step(
+            ws.messages, step or self.step, policy, checkpoint_tool_name=name, max_steps=ws.max_steps,
+            available_tools=tools, **options,
+        )[2]  # fmt: skip
+
+    # -- compare ----------------------------------------------------------------------------------
+
+    def pin(self) -> None:
+        """Pin the current build as A; the compare view lists what the builds after it change."""
+        self.workspace.pin(self.result)
+        self._show_comparison()
+
+    def unpin(self) -> None:
+        self.workspace.unpin()
+        self._show_comparison()
+
+    def _show_comparison(self) -> None:
+        pinned = self.workspace.pinned
+        if pinned is None or self._result is None:
+            self.compare.value = ""
+            return
+        comparison = compare_builds(pinned.result, self._result)
+        self.compare.value = html.comparison(comparison, self.workspace.changes_since_pin())
 
     # -- export -----------------------------------------------------------------------------------
 
@@ -171,7 +223,7 @@ class Playground:
     def refresh(self) -> None:
         """Build with the current inputs and redraw (what the debouncer calls)."""
         try:
-            result = self.build()
+            result = self._build_current()
         except EngineError as err:
             self.status.value = f'<span style="color:#dc2626">not rebuilt: {escape(str(err))}</span>'
             return
@@ -180,62 +232,64 @@ class Playground:
         self.views.show(result)
         self.timeline.show_verdict(summarization_verdict(result))
         self._show_header()
+        self._show_comparison()
         if self._series_stale:
             self._series_stale = False
             self._series.start(self.step_count)
         else:
             self.timeline.show(self._series.samples, self._series.total)
 
-    def _edited(self, _new_value: Any) -> None:
+    def _build_current(self) -> BuildResult:
+        """The workspace's build of its step: with the summaries earlier steps made, from the series when
+        it has replayed them, else by replaying up to the step here."""
+        ws = self.workspace
+        request = ws.build_request(policy_changed=self._series_stale)
+        if request.summaries_complete:
+            outcome = run_build(request)
+            if outcome.result is None:
+                raise EngineError(outcome.error or "build failed")
+            return outcome.result
+        options = ws.options.kwargs()
+        name = ws.policy.checkpoint.trigger_tool_name
+        return build_at_step(
+            ws.messages, ws.step or 1, ws.policy, checkpoint_tool_name=name, max_steps=ws.max_steps,
+            available_tools=ws.available_tools, **options,
+        )[2]  # fmt: skip
+
+    def _policy_edited(self) -> None:
         self._inputs_changed()
+
+    def _fences_edited(self) -> None:
+        self.controls.sync()  # a renamed kind may change the fence fields' choices
+        self._inputs_changed()
+
+    def _step_moved(self) -> None:
+        self.workspace.set_step(self.timeline.step)
+        self._debouncer.trigger()
+
+    def _defaults_switched(self, name: str) -> None:
+        if name != self.workspace.defaults:
+            self.workspace.switch_defaults(name)
+            self.controls.sync()
+            self._inputs_changed()
 
     def _inputs_changed(self) -> None:
         self._series_stale = True
         self._inputs_version += 1
-        self._summaries, self._summaries_through = [], 0
-        self._points = step_points(self.messages, self.policy.checkpoint.trigger_tool_name)
+        self.timeline.set_count(self.step_count)
         self._debouncer.trigger()
 
-    def _step_options(self) -> dict[str, Any]:
-        sources = self.sources
-        return {
-            "fences": self.fences,
-            "max_steps": sources.max_steps,
-            "available_tools": sources.available_tools,
-            **self._build_options,
-        }
-
-    def _build(self, step: int, policy: ContextPolicy) -> tuple[BuildResult, str]:
-        """The build at a step (with the summaries earlier steps made) and its timeline markers; the whole
-        session when it has no LLM call."""
-        options = self._step_options()
-        if not self._points:
-            return build_context(self.messages, policy, fences=self.fences, **self._build_options), ""
-        name = policy.checkpoint.trigger_tool_name
-        if policy is self.policy and self._summaries_through >= step - 1:  # the series knows them
-            point = self._points[step - 1]
-            tick = tick_for(point, options["max_steps"], options["available_tools"])
-            history = with_persisted(self.messages, point.message_count, self._summaries)
-            result = build_step(step, history, policy, tick, fences=self.fences, **self._build_options)
-        else:
-            point, tick, result = build_at_step(
-                self.messages, step, policy, checkpoint_tool_name=name, **options
-            )
-        return result, StepBuild(step, point, tick, result).markers
-
     def _series_steps(self) -> Iterator[StepSample]:
-        """The replay behind the chart; it records the summaries it makes for the step builds."""
-        version, policy = self._inputs_version, self.policy
-        steps = iter_session_steps(
-            self.messages, policy, checkpoint_tool_name=policy.checkpoint.trigger_tool_name, detail=False,
-            **self._step_options(),
-        )  # fmt: skip
-        for built in steps:
+        """The series behind the chart (`playground.building.series_steps`); it records the summaries it
+        makes in the workspace for the step builds."""
+        version, request = self._inputs_version, self.workspace.timeline_request()
+        summaries: list[Persisted] = []
+        for sample, persisted in series_steps(request):
+            if persisted is not None:
+                summaries.append(persisted)
             if version == self._inputs_version:
-                if built.persisted is not None:
-                    self._summaries.append((built.point.message_count, built.persisted))
-                self._summaries_through = built.number
-            yield StepSample.of(built.number, built.result, built.markers)
+                self.workspace.record_series(sample.step, summaries)
+            yield sample
 
     def _show_series(self, samples: list[StepSample], total: int) -> None:
         self.timeline.show(samples, total)
@@ -243,11 +297,20 @@ class Playground:
     # -- widgets ----------------------------------------------------------------------------------
 
     def _make_widgets(self, show_dropped: bool) -> None:
-        self.controls = PolicyControls(self.sources.policy, defaults=self.defaults, on_change=self._edited)
-        self.fence_editor = FenceEditor(self.sources.fences, on_change=self._edited)
+        self.controls = PolicyControls(self.workspace, on_change=self._policy_edited)
+        self.fence_editor = FenceEditor(self.workspace, on_change=self._fences_edited)
         self.views = ResultViews(show_dropped=show_dropped)
         self.timeline = Timeline(self.step_count)
-        self.timeline.slider.observe(lambda _c: self._debouncer.trigger(), "value")
+        self.timeline.slider.observe(lambda _c: self._step_moved(), "value")
+        self.defaults_switch = W.ToggleButtons(
+            options=DEFAULTS_PROFILES, value=self.workspace.defaults, description="defaults"
+        )
+        self.defaults_switch.observe(lambda change: self._defaults_switched(change["new"]), "value")
+        self.pin_button = W.Button(description="pin A", icon="thumb-tack", tooltip="pin this build as A")
+        self.pin_button.on_click(lambda _b: self.pin())
+        self.unpin_button = W.Button(description="unpin", tooltip="forget build A")
+        self.unpin_button.on_click(lambda _b: self.unpin())
+        self.compare = W.HTML()
         self.timeline.slider.add_class("lp-step-view")
         self.title = W.HTML()
         self.status = W.HTML()
@@ -268,11 +331,13 @@ class Playground:
         middle.layout, right.layout = W.Layout(width="40%"), W.Layout(width="24%")
         fences = W.Accordion([self.fence_editor.widget], titles=("Fences",))
         fences.selected_index = 0 if self.fences else None
-        return W.VBox([self.title, self.status, W.HBox([left, middle, right]), self.timeline.widget, fences])
+        tools = W.HBox([self.defaults_switch, self.pin_button, self.unpin_button])
+        body = W.HBox([left, middle, right])
+        return W.VBox([self.title, self.status, tools, body, self.compare, self.timeline.widget, fences])
 
     def _show_header(self) -> None:
         count, step = self.step_count, self.step
-        self.timeline.describe(self._points[step - 1] if count else None, count)
+        self.timeline.describe(self.workspace.points[step - 1] if count else None, count)
         where = f"step {step}/{count}" if count else "whole session"
         line = f"<b>linn-playground</b> · {escape(self.sources.title)} ({len(self.messages)} msgs) · "
         line += f"defaults: {escape(self.defaults)} · {where}"

@@ -16,19 +16,8 @@ from typing import Any
 
 import ipywidgets as W
 
-from engine.policy import (
-    ContextPolicy,
-    ControlSpec,
-    PolicyValidationError,
-    changed_paths,
-    get_value,
-    policy_controls,
-    policy_groups,
-    reset_group,
-    reset_path,
-    runtime_problems,
-    set_value,
-)
+from engine import ContextPolicy, ControlSpec, get_value, policy_controls, policy_groups
+from playground.workspace import Workspace
 
 __all__ = ["FieldEditor", "PolicyControls"]
 
@@ -87,45 +76,42 @@ class FieldEditor:
 
 
 class PolicyControls:
-    """An accordion of the 12 policy groups; edits go through `set_value` and out to `on_change`."""
+    """An accordion of the 12 policy groups over a `Workspace`: each edit is `workspace.edit(path, value)`
+    (or a reset), each field shows the workspace's error for it; `on_change()` follows a changed policy."""
 
-    def __init__(
-        self,
-        policy: ContextPolicy,
-        *,
-        defaults: str = "seed",
-        on_change: Callable[[ContextPolicy], None] | None = None,
-    ) -> None:
-        self.policy = policy
-        self.defaults = defaults
+    def __init__(self, workspace: Workspace, *, on_change: Callable[[], None] | None = None) -> None:
+        self.workspace = workspace
         self.on_change = on_change
         self.editors: dict[Path, FieldEditor] = {}
         self._syncing = False
+        self._unparsed: dict[Path, str] = {}  # JSON text that does not parse, by field
         self.groups = policy_groups()
         self.accordion = W.Accordion(children=[self._group_box(g.key) for g in self.groups])
         self.reset_all_button = W.Button(
             description="reset all", icon="undo", tooltip="every field to default"
         )
-        self.reset_all_button.on_click(lambda _b: self._apply(_base_policy(self.policy, defaults)))
-        title = W.HTML(
-            f"<b>POLICY</b> <span style='color:#64748b'>({CHANGED} = changed from {defaults})</span>"
-        )
-        self.widget = W.VBox([W.HBox([title, self.reset_all_button]), self.accordion])
+        self.reset_all_button.on_click(lambda _b: self._apply(workspace.reset_all()))
+        self.title = W.HTML()
+        self.widget = W.VBox([W.HBox([self.title, self.reset_all_button]), self.accordion])
         self._refresh()
+
+    @property
+    def policy(self) -> ContextPolicy:
+        return self.workspace.policy
 
     def input(self, path: Path) -> W.ValueWidget:
         """The input widget of a field (camelCase path), e.g. to set `.value` from code or a test."""
         return self.editors[path].input
 
-    def set_policy(self, policy: ContextPolicy) -> None:
-        """Show `policy` in every row without reporting it as an edit."""
-        self.policy = policy
+    def sync(self) -> None:
+        """Show the workspace's policy in every row without reporting it as an edit."""
         self._syncing = True
         try:
             for path, editor in self.editors.items():
-                editor.show(get_value(policy, path))
+                editor.show(get_value(self.policy, path))
         finally:
             self._syncing = False
+        self._unparsed.clear()
         self._refresh()
 
     def _group_box(self, group: str) -> W.VBox:
@@ -135,59 +121,46 @@ class PolicyControls:
                 continue
             editor = FieldEditor(spec, get_value(self.policy, spec.path))
             editor.observe(lambda path=spec.path: self._edited(path))
-            editor.reset_button.on_click(lambda _b, path=spec.path: self._apply(self._reset(path)))
+            editor.reset_button.on_click(
+                lambda _b, path=spec.path: self._apply(self.workspace.reset_field(path))
+            )
             self.editors[spec.path] = editor
             rows.append(editor.row)
         button = W.Button(description=f"reset {group}", icon="undo", layout=W.Layout(width="auto"))
-        button.on_click(lambda _b: self._apply(reset_group(self.policy, group, self.defaults)))
+        button.on_click(lambda _b: self._apply(self.workspace.reset_group(group)))
         return W.VBox([*rows, button])
-
-    def _reset(self, path: Path) -> ContextPolicy:
-        return reset_path(self.policy, path, self.defaults)
 
     def _edited(self, path: Path) -> None:
         if self._syncing:
             return
-        editor = self.editors[path]
         try:
-            policy = set_value(self.policy, path, editor.value)
-        except PolicyValidationError as err:
-            editor.mark(path in self._changed(), [issue.message for issue in err.issues])
-            return
+            value = self.editors[path].value
         except ValueError as err:  # JSON text that does not parse
-            editor.mark(path in self._changed(), [f"not valid JSON: {err}"])
+            self._unparsed[path] = f"not valid JSON: {err}"
+            self._refresh()
             return
-        self.policy = policy
+        self._unparsed.pop(path, None)
+        changed = self.workspace.edit(path, value)
         self._refresh()
-        self._emit()
+        if changed and self.on_change is not None:
+            self.on_change()
 
-    def _apply(self, policy: ContextPolicy) -> None:
-        self.set_policy(policy)
-        self._emit()
-
-    def _emit(self) -> None:
-        if self.on_change is not None:
-            self.on_change(self.policy)
-
-    def _changed(self) -> set[Path]:
-        return changed_paths(self.policy, self.defaults)
+    def _apply(self, changed: bool) -> None:
+        self.sync()
+        if changed and self.on_change is not None:
+            self.on_change()
 
     def _refresh(self) -> None:
-        changed = self._changed()
-        problems: dict[Path, list[str]] = {}
-        for problem in runtime_problems(self.policy):
-            problems.setdefault(problem.path, []).append(problem.message)
+        ws = self.workspace
+        changed = ws.changed()
+        errors = {**ws.errors(), **self._unparsed}
         for path, editor in self.editors.items():
-            editor.mark(path in changed, problems.get(path, []))
+            editor.mark(path in changed, [errors[path]] if path in errors else [])
         self.accordion.titles = tuple(
             f"{g.label} {CHANGED}" if any(p[0] == g.key for p in changed) else g.label for g in self.groups
         )
-
-
-def _base_policy(policy: ContextPolicy, defaults: str) -> ContextPolicy:
-    for group in policy_groups():
-        policy = reset_group(policy, group.key, defaults)
-    return policy
+        note = f"({CHANGED} = changed from {ws.defaults})"
+        self.title.value = f"<b>POLICY</b> <span style='color:#64748b'>{escape(note)}</span>"
 
 
 # -- one input per kind ------------------------------------------------------------------------------

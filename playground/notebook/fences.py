@@ -12,7 +12,8 @@ from html import escape
 
 import ipywidgets as W
 
-from engine.fences import LIFETIMES, LLM_ROLES, PLACEMENTS, FenceDescriptor, FenceError, FenceRegistry
+from engine import LIFETIMES, LLM_ROLES, PLACEMENTS, FenceDescriptor, FenceError, FenceRegistry
+from playground.workspace import Workspace
 
 __all__ = ["COLUMNS", "FenceEditor", "FenceRow"]
 
@@ -23,7 +24,8 @@ _GRID = "150px 80px 190px 100px 80px 135px minmax(160px, 1fr) 40px"
 class FenceRow:
     """The widgets of one descriptor."""
 
-    def __init__(self, descriptor: FenceDescriptor) -> None:
+    def __init__(self, descriptor: FenceDescriptor, origin: str | None = None) -> None:
+        self.origin = origin  # the kind this row had in the workspace (None: a new row)
         narrow = W.Layout(width="auto")
         self.kind = W.Text(descriptor.kind, continuous_update=False, layout=narrow)
         self.llm_role = W.Dropdown(options=LLM_ROLES, value=descriptor.llm_role, layout=narrow)
@@ -78,16 +80,12 @@ class FenceRow:
 
 
 class FenceEditor:
-    """Edits a copy of a registry; `on_change(registry or None)` gets each valid state."""
+    """Edits a workspace's descriptors: each valid state of the rows goes to `workspace.set_fences`
+    (which re-places the session fences of an edited kind), then `on_change()` is called."""
 
-    def __init__(
-        self,
-        registry: FenceRegistry | None,
-        *,
-        on_change: Callable[[FenceRegistry | None], None] | None = None,
-    ) -> None:
+    def __init__(self, workspace: Workspace, *, on_change: Callable[[], None] | None = None) -> None:
+        self.workspace = workspace
         self.on_change = on_change
-        self.registry = registry.copy() if registry is not None else None
         self.rows: list[FenceRow] = []
         self.grid = W.GridBox(layout=W.Layout(grid_template_columns=_GRID, grid_gap="2px 4px"))
         self.error = W.HTML()
@@ -95,9 +93,13 @@ class FenceEditor:
         self.add_button.on_click(lambda _b: self.add())
         title = W.HTML("<b>FENCES</b>")
         self.widget = W.VBox([title, self.grid, W.HBox([self.add_button, self.error])])
-        for descriptor in self.registry or ():
-            self._append(descriptor)
+        for descriptor in workspace.fences or ():
+            self._append(descriptor, descriptor.kind)
         self._layout()
+
+    @property
+    def registry(self) -> FenceRegistry | None:
+        return self.workspace.fences
 
     def add(self, descriptor: FenceDescriptor | None = None) -> FenceRow:
         """Add a row (a fresh `new-fence-N` user fence by default) and apply."""
@@ -113,17 +115,16 @@ class FenceEditor:
         self._layout()
         self._apply()
 
-    def set_registry(self, registry: FenceRegistry | None) -> None:
-        """Show another registry, without reporting it as an edit."""
-        self.registry = registry.copy() if registry is not None else None
+    def sync(self) -> None:
+        """Show the workspace's descriptors, without reporting it as an edit."""
         self.rows = []
-        for descriptor in self.registry or ():
-            self._append(descriptor)
+        for descriptor in self.workspace.fences or ():
+            self._append(descriptor, descriptor.kind)
         self._layout()
         self.error.value = ""
 
-    def _append(self, descriptor: FenceDescriptor) -> FenceRow:
-        row = FenceRow(descriptor)
+    def _append(self, descriptor: FenceDescriptor, origin: str | None = None) -> FenceRow:
+        row = FenceRow(descriptor, origin)
         for widget in row.inputs:
             widget.observe(lambda _change: self._apply(), "value")
         row.delete.on_click(lambda _b: self.delete(row))
@@ -142,16 +143,18 @@ class FenceEditor:
 
     def _apply(self) -> None:
         try:
-            registry = FenceRegistry(row.descriptor() for row in self.rows) if self.rows else None
+            rows = [(row.origin, row.descriptor()) for row in self.rows]
+            self.workspace.set_fences(rows)
         except FenceError as err:
             position = next((i for i, r in enumerate(self.rows) if not _valid(r)), None)
             where = f"row {position + 1}: " if position is not None else ""
             self.error.value = f'<span style="color:#dc2626">{escape(where + str(err))}</span>'
             return
         self.error.value = ""
-        self.registry = registry
+        for row, (_, descriptor) in zip(self.rows, rows, strict=True):
+            row.origin = descriptor.kind
         if self.on_change is not None:
-            self.on_change(registry)
+            self.on_change()
 
 
 def _valid(row: FenceRow) -> bool:

@@ -10,14 +10,21 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from engine.messages import call_arguments, call_name
-from engine.result import CATEGORY_ORDER, BuildResult, Decision, Event, TokenAccount, WireCard
+from engine import (
+    CATEGORY_ORDER,
+    BuildResult,
+    Decision,
+    Event,
+    TokenAccount,
+    WireCard,
+    call_arguments,
+    call_name,
+)
+from playground.compare import BuildComparison
 from playground.explain import decision_rows
-
-if TYPE_CHECKING:
-    from playground.notebook.timeline import StepSample
+from playground.views import CHANGE_SIGNS, StepSample, tokens_delta
 
 __all__ = [
     "CATEGORY_COLOURS",
@@ -393,3 +400,28 @@ def _hline(y: float, width: int, colour: str, name: str, dash: bool = False) -> 
         f'<line x1="0" x2="{width}" y1="{y:.2f}" y2="{y:.2f}" stroke="{colour}"{style}>'
         f"<title>{name}</title></line>"
     )
+
+
+# -- compare -------------------------------------------------------------------------------------------
+
+
+def comparison(compared: BuildComparison, policy_changes: list[str]) -> str:
+    """Build A (pinned) against B (current): what changed in the inputs, then the messages B adds, drops
+    and re-counts."""
+    a, b = compared.a, compared.b
+    head = (
+        f"<b>A → B</b> · messages {compared.a_messages} → {compared.b_messages} · "
+        f"tokens {tokens_text(a.final_tokens)} → {tokens_text(b.final_tokens)}"
+    )
+    changes = "".join(f"<li>{escape(line)}</li>" for line in policy_changes)
+    rows = "".join(
+        _row(*(f"<td>{cell}</td>" for cell in (
+            CHANGE_SIGNS[d.change], escape(d.message_id), escape(f"{d.role}·{d.type}"),
+            "" if d.a_tokens is None else tokens_text(d.a_tokens),
+            "" if d.b_tokens is None else tokens_text(d.b_tokens),
+            tokens_delta(d.delta),
+        )))
+        for d in compared.deltas
+    )  # fmt: skip
+    table = f'<table class="lp-table lp-compare">{rows}</table>' if rows else "<div>same wire</div>"
+    return f'{STYLE}<div class="lp-view">{head}<ul>{changes}</ul>{table}</div>'

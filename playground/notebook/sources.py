@@ -13,12 +13,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.fences import FenceRegistry, as_registry, load_fences
-from engine.messages import AiMessage
-from engine.policy import ContextPolicy, effective_policy, read_policy_layer
-from engine.reminders import DEFAULT_MAX_STEPS
-from engine.session import Session
-from playground.inputs import header_dict, load_inputs
+from engine import (
+    DEFAULT_MAX_STEPS,
+    AiMessage,
+    ContextPolicy,
+    FenceRegistry,
+    Session,
+    as_registry,
+    check_copy,
+    effective_policy,
+    load_fences,
+    read_policy_layer,
+)
+from playground.inputs import PlaygroundInputs, header_dict, load_inputs
 
 __all__ = ["Sources", "open_sources"]
 
@@ -30,7 +37,7 @@ FencesInput = PathLike | FenceRegistry | Sequence[Any] | None
 
 @dataclass(slots=True)
 class Sources:
-    messages: list[AiMessage]
+    session: Session
     header: dict[str, Any]
     policy: ContextPolicy
     fences: FenceRegistry | None
@@ -38,6 +45,14 @@ class Sources:
     policy_path: Path | None = None
     fences_path: Path | None = None
     notes: list[str] = field(default_factory=list)  # what was wrong with the session file
+
+    @property
+    def messages(self) -> list[AiMessage]:
+        return self.session.messages
+
+    def inputs(self, defaults: str, copy: str = "zh") -> PlaygroundInputs:
+        """What the workspace opens: this session, policy and fences under a defaults profile."""
+        return PlaygroundInputs(self.session, {}, self.policy, self.fences, defaults, check_copy(copy))
 
     @property
     def title(self) -> str:
@@ -95,7 +110,7 @@ def open_sources(session: SessionInput, policy: PolicyInput, fences: FencesInput
         chosen_fences = as_registry(fences)
     notes = [str(problem) for problem in loaded.problems]
     return Sources(
-        list(loaded.messages),
+        loaded,
         header,
         chosen_policy,
         chosen_fences,

@@ -11,33 +11,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from html import escape
 
 import ipywidgets as W
 
-from engine.result import BuildResult
-from engine.ticks import StepPoint
+from engine import StepPoint
 from playground.notebook.html import STYLE, step_chart
 from playground.notebook.schedule import Handle, Scheduler
+from playground.views import StepSample
 
 __all__ = ["SeriesRunner", "StepSample", "Timeline"]
-
-
-@dataclass(frozen=True, slots=True)
-class StepSample:
-    """One point of the chart; `markers` as `engine.replay.StepBuild.markers` (S, C, R, !)."""
-
-    step: int  # 1-based
-    final_tokens: int
-    total_budget: int
-    trigger_tokens: float
-    markers: str
-
-    @classmethod
-    def of(cls, step: int, result: BuildResult, markers: str) -> StepSample:
-        tokens = result.tokens
-        return cls(step, tokens.final_tokens, tokens.total_budget, tokens.trigger_tokens, markers)
 
 
 class Timeline:
@@ -62,6 +45,13 @@ class Timeline:
     @property
     def step(self) -> int:
         return self.slider.value
+
+    def set_count(self, count: int) -> None:
+        """Another number of steps (fences moved, another checkpoint tool): the slider stays in range."""
+        last = max(count, 1)
+        if self.slider.max != last:
+            self.slider.max = last
+            self.slider.disabled = count <= 1
 
     def describe(self, point: StepPoint | None, count: int) -> None:
         if point is None:

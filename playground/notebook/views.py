@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from engine.result import BuildResult, Decision
+from engine import BuildResult, Decision
 from playground.notebook import html
 
 __all__ = ["ResultViews"]

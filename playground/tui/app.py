@@ -19,7 +19,7 @@ from playground.tui.screens.help import HelpScreen
 from playground.tui.screens.main import MainScreen
 from playground.tui.screens.notice import NoticeScreen
 from playground.tui.screens.path_prompt import PathPrompt
-from playground.tui.workspace import Workspace
+from playground.workspace import Workspace
 
 DARK, LIGHT = "textual-dark", "textual-light"
 MAX_NOTICE_LINES = 200

@@ -9,7 +9,7 @@ from textual import work
 from textual.widget import Widget
 from textual.worker import get_current_worker
 
-from playground.tui.building import BuildRequest, TimelineRequest, run_build, timeline_points
+from playground.building import BuildRequest, TimelineRequest, run_build, series_steps
 from playground.tui.messages import BuildFinished, TimelineProgress
 
 TIMELINE_BATCH = 16  # steps per progress message
@@ -48,7 +48,7 @@ class Builder(Widget):
     def _timeline(self, request: TimelineRequest, version: int) -> None:
         worker = get_current_worker()
         points, summaries = [], []
-        for point, persisted in timeline_points(request, lambda: worker.is_cancelled, self._engine):
+        for point, persisted in series_steps(request, lambda: worker.is_cancelled, self._engine):
             points.append(point)
             if persisted is not None:
                 summaries.append(persisted)

@@ -8,8 +8,8 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from engine.policy import policy_controls, policy_groups
-from playground.tui.workspace import EXPORTS
+from engine import policy_controls, policy_groups
+from playground.workspace import EXPORTS
 
 ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Pin the current build as A", "compare the next builds with it", "pin"),

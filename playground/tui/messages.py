@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from playground.tui.building import BuildOutcome, Persisted, TimelinePoint
+from playground.building import BuildOutcome, Persisted
+from playground.views import StepSample
 
 
 @dataclass
@@ -22,6 +23,6 @@ class TimelineProgress(Message):
     steps made (later steps' builds carry them)."""
 
     version: int
-    points: list[TimelinePoint]
+    points: list[StepSample]
     done: bool
     summaries: list[Persisted]

@@ -8,9 +8,9 @@ from textual.content import Content
 from textual.widgets import DataTable, Static
 
 from playground.compare import BuildComparison
-from playground.tui.widgets._format import tokens_delta, tokens_long
+from playground.views import CHANGE_SIGNS, tokens_delta, tokens_long
 
-SIGNS = {"added": "+", "removed": "−", "changed": "~"}
+SIGNS = CHANGE_SIGNS
 STYLES = {"added": "$success", "removed": "$error", "changed": "$warning"}
 
 

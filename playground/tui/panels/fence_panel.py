@@ -10,8 +10,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from engine.fences import FenceRegistry
-from engine.messages import AiMessage
+from engine import AiMessage, FenceRegistry
 
 DESCRIPTOR_COLUMNS = ("kind", "role", "placement", "lifetime", "keep", "share", "formatter")
 SESSION_COLUMNS = ("#", "kind", "role", "placement", "content")

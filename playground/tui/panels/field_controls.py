@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Input, Label, Select, SelectionList, Switch
 
-from engine.policy import ControlSpec
+from engine import ControlSpec
 from playground.tui.widgets import Slider
 
 

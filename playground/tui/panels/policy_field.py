@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Label, Static
 
-from engine.policy import ControlSpec
+from engine import ControlSpec
 from playground.tui.panels.field_controls import ControlError, ListControl, ValueChanged, make_control
 
 CHANGED_MARK = "●"

@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Collapsible, Static
 
-from engine.policy import ContextPolicy, ControlSpec, GroupSpec, get_value, policy_controls, policy_groups
+from engine import ContextPolicy, ControlSpec, GroupSpec, get_value, policy_controls, policy_groups
 from playground.tui.panels.policy_field import CHANGED_MARK, PolicyField
 
 Path = tuple[str, ...]

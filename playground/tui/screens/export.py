@@ -12,8 +12,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, RadioButton, RadioSet, Static
 
-from engine.policy import PolicyFileError
-from playground.tui.workspace import EXPORTS, Workspace
+from engine import PolicyFileError
+from playground.workspace import EXPORTS, Workspace
 
 PREVIEW_LINES = 14
 

@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
-from engine.fences import DEFAULT_TEMPLATE, LIFETIMES, LLM_ROLES, PLACEMENTS, FenceDescriptor, FenceError
+from engine import DEFAULT_TEMPLATE, LIFETIMES, LLM_ROLES, PLACEMENTS, FenceDescriptor, FenceError
 
 NEW_FENCE = FenceDescriptor("new-fence", "user", "before-current-user", "turn-only")
 

@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
-from engine.policy import policy_controls, policy_groups
+from engine import policy_controls, policy_groups
 
 PANELS = """\
 # linn-playground

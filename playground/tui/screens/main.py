@@ -13,9 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from engine.fences import FenceError
-from engine.policy import PolicyValidationError, control_for, dump_policy
-from engine.result import BuildResult
+from engine import BuildResult, FenceError, control_for, dump_policy
 from playground.compare import compare_builds
 from playground.explain import summarization_verdict
 from playground.tui.builder import Builder
@@ -29,8 +27,8 @@ from playground.tui.panels.top_bar import TopBar, TopBarState
 from playground.tui.screens.fence_form import NEW_FENCE, FenceForm
 from playground.tui.screens.trace import TraceScreen
 from playground.tui.widgets import BudgetBar, EventsView, Timeline, WireView
-from playground.tui.widgets._format import tokens_long
-from playground.tui.workspace import Workspace
+from playground.views import StepSample, tokens_long
+from playground.workspace import Workspace
 
 Path = tuple[str, ...]
 
@@ -48,7 +46,6 @@ class MainScreen(Screen[None]):
         self.workspace = workspace
         self.result: BuildResult | None = None
         self.shown_generation = 0
-        self._schema_errors: dict[Path, str] = {}
         self._status = ("starting", "$text-muted")
 
     def compose(self) -> ComposeResult:
@@ -125,14 +122,14 @@ class MainScreen(Screen[None]):
             if self.result.error is None:
                 self._set_status("ready", "$success")
         timeline, steps = self.query_one(Timeline), len(self.workspace.points)
-        old = [tuple(p) for p in timeline.points] if len(timeline.points) == steps else []
+        old = list(timeline.points) if len(timeline.points) == steps else []
         rest = old[len(message.points) :] or [
-            (n, 0, 0, "") for n in range(len(message.points) + 1, steps + 1)
+            StepSample.pending(n) for n in range(len(message.points) + 1, steps + 1)
         ]
         timeline.show([*message.points, *rest])  # its own step: a key press may not be handled here yet
 
     def _show_placeholder_timeline(self) -> None:
-        points = [(n, 0, 0, "") for n in range(1, len(self.workspace.points) + 1)]
+        points = [StepSample.pending(n) for n in range(1, len(self.workspace.points) + 1)]
         self.query_one(Timeline).show(points, self.workspace.step)
 
     @on(Worker.StateChanged)
@@ -153,19 +150,15 @@ class MainScreen(Screen[None]):
 
     def _sync_policy(self, problems: dict[Path, str]) -> None:
         fences = self.workspace.fences.kinds() if self.workspace.fences else []
-        errors = {**problems, **self._schema_errors}
+        errors = {**problems, **self.workspace.refused}
         self.query_one(PolicyPanel).sync(self.workspace.policy, self.workspace.changed(), errors, fences)
 
     @on(PolicyField.Edited)
     def _edited(self, event: PolicyField.Edited) -> None:
-        try:
-            changed = self.workspace.edit(event.path, event.value)
-        except PolicyValidationError as error:
-            message = "; ".join(str(issue) for issue in error.issues)
-            self._schema_errors[event.path] = message
-            self.query_one(PolicyPanel).refused(event.path, event.value, message)
+        changed = self.workspace.edit(event.path, event.value)
+        if event.path in self.workspace.refused:
+            self.query_one(PolicyPanel).refused(event.path, event.value, self.workspace.refused[event.path])
             return
-        self._schema_errors.pop(event.path, None)
         if changed:
             self._policy_changed()
         else:
@@ -173,7 +166,6 @@ class MainScreen(Screen[None]):
 
     @on(PolicyField.ResetRequested)
     def _reset_field(self, event: PolicyField.ResetRequested) -> None:
-        self._schema_errors.pop(event.path, None)
         self.workspace.reset_field(event.path)
         self._policy_changed()
 
@@ -182,19 +174,16 @@ class MainScreen(Screen[None]):
         self.action_reset_group(event.key)
 
     def action_reset_group(self, group: str) -> None:
-        self._schema_errors = {p: e for p, e in self._schema_errors.items() if p[0] != group}
         self.workspace.reset_group(group)
         self._policy_changed()
 
     def action_reset_all(self) -> None:
-        self._schema_errors.clear()
         self.workspace.reset_all()
         self._policy_changed()
         self.notify("every policy field is back at its default")
 
     def action_switch_defaults(self) -> None:
         self.workspace.switch_defaults("linnkit-0.21" if self.workspace.defaults == "seed" else "seed")
-        self._schema_errors.clear()
         self._policy_changed()
 
     def action_focus_field(self, key: str) -> None:
@@ -202,7 +191,6 @@ class MainScreen(Screen[None]):
         self.query_one(PolicyPanel).focus_field(control_for(tuple(key.split("."))).path)
 
     def policy_loaded(self) -> None:
-        self._schema_errors.clear()
         self._policy_changed()
 
     # -- fences ----------------------------------------------------------------------------------

@@ -12,8 +12,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from engine.fences import FenceError
-from playground.cli import LOAD_ERRORS
+from engine import FenceError
+from playground.inputs import LOAD_ERRORS
 
 PROMPT_ERRORS = (*LOAD_ERRORS, FenceError)
 

@@ -12,7 +12,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from engine.result import BuildResult
+from engine import BuildResult
 from playground.tui.widgets import TraceView
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
@@ -10,69 +9,22 @@ from textual.geometry import Size
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from engine.result import CATEGORY_ORDER, TokenAccount
-from playground.tui.widgets._format import percent, tokens_delta, tokens_long, tokens_short
+from engine import TokenAccount
+from playground.views import (
+    BarSegment,
+    apportion,
+    bar_segments,
+    percent,
+    tokens_delta,
+    tokens_long,
+    tokens_short,
+)
 
-LABELS = {"working_memory": "wm", "tool_history": "tools", "reserved": "reserved", "free": "free"}
-ALWAYS_SHOWN = ("core", "user", "working_memory", "tool_history", "summary", "reminder")
-STYLED = {*CATEGORY_ORDER, "reserved", "free"}
 WM_MARK, TRIGGER_MARK, MAX_MARK = "△", "▲", "┃"
 
 
-@dataclass(frozen=True, slots=True)
-class BarSegment:
-    """One stacked part of the bar."""
-
-    name: str  # a by_category key, or "reserved" / "free"
-    tokens: int
-    bar_tokens: int  # what it occupies on the bar (free is never negative there)
-
-    @property
-    def label(self) -> str:
-        return LABELS.get(self.name, self.name)
-
-    @property
-    def component(self) -> str:
-        kind = self.name.split(":")[0]
-        return "budget-bar--" + (kind.replace("_", "-") if kind in STYLED else "other")
-
-    @property
-    def glyph(self) -> str:
-        return {"reserved": "▒", "free": "░"}.get(self.name, "█")
-
-
-def category_names(keys: set[str]) -> list[str]:
-    """The categories in stacking order: `CATEGORY_ORDER`, fence kinds in place of `fence`, others last."""
-    names: list[str] = []
-    for cat in CATEGORY_ORDER:
-        if cat == "fence":
-            names += sorted(k for k in keys if k == "fence" or k.startswith("fence:"))
-        elif cat in keys or cat in ALWAYS_SHOWN:
-            names.append(cat)
-    return names + sorted(k for k in keys if k not in names)
-
-
-def bar_segments(account: TokenAccount, also: set[str] | frozenset[str] = frozenset()) -> list[BarSegment]:
-    """Categories (and the `also` ones, at 0), then the response reserve, then what is left of maxTokens."""
-    tokens = account.by_category
-    parts = [BarSegment(n, tokens.get(n, 0), tokens.get(n, 0)) for n in category_names({*tokens, *also})]
-    parts.append(BarSegment("reserved", account.reserved_for_response, account.reserved_for_response))
-    left = account.max_tokens - sum(p.bar_tokens for p in parts)
-    parts.append(BarSegment("free", account.free, max(0, left)))
-    return parts
-
-
-def apportion(values: list[int], width: int, scale: int) -> list[int]:
-    """Cells per value on a bar of `width` cells worth `scale` tokens (largest remainder, exact total)."""
-    if scale <= 0 or width <= 0:
-        return [0] * len(values)
-    exact = [v * width / scale for v in values]
-    cells = [int(e) for e in exact]
-    target = min(width, round(sum(exact)))
-    by_remainder = sorted(range(len(values)), key=lambda i: (cells[i] - exact[i], i))
-    for i in by_remainder[: max(0, target - sum(cells))]:
-        cells[i] += 1
-    return cells
+def _component(segment: BarSegment) -> str:
+    return "budget-bar--" + segment.style.replace("_", "-")
 
 
 class BudgetBar(Widget):
@@ -137,7 +89,7 @@ class BudgetBar(Widget):
         cells = apportion([s.bar_tokens for s in segments], width, self._scale())
         text = Text()
         for seg, n in zip(segments, cells, strict=True):
-            text.append((glyph or seg.glyph) * n, self.get_component_rich_style(seg.component))
+            text.append((glyph or seg.glyph) * n, self.get_component_rich_style(_component(seg)))
         return text
 
     def _markers(self, account: TokenAccount, width: int) -> Text:
@@ -155,7 +107,7 @@ class BudgetBar(Widget):
         pad = max(len(s.label) for s in segments)
         lines = []
         for seg in segments:
-            line = Text(seg.glyph + " ", self.get_component_rich_style(seg.component))
+            line = Text(seg.glyph + " ", self.get_component_rich_style(_component(seg)))
             line.append(f"{seg.label:<{pad}} {tokens_short(seg.tokens):>5}")
             if pinned is not None and pinned.get(seg.name, 0) != seg.tokens:
                 line.append(f" {tokens_delta(seg.tokens - pinned.get(seg.name, 0)):>5}")

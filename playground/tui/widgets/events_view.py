@@ -8,7 +8,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from engine.result import BuildResult, Event
+from engine import BuildResult, Event
 
 KIND_STYLES = {
     "summarization": "$primary bold",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar, NamedTuple
 
 from rich.text import Text
@@ -12,7 +13,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from playground.tui.widgets._format import tokens_long
+from playground.views import StepSample, tokens_long
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 MARKER_ORDER = "SCR"  # summarization, checkpoint, reminder: the first one present is drawn
@@ -25,13 +26,6 @@ JUMPS = (
 )
 
 
-class StepPoint(NamedTuple):
-    step: int
-    final_tokens: int
-    total_budget: int
-    markers: str  # any of "S", "C", "R"
-
-
 class Column(NamedTuple):
     first: int  # index range [first, last] of the points drawn in this column
     last: int
@@ -40,7 +34,7 @@ class Column(NamedTuple):
     marker: str
 
 
-def columns(points: list[StepPoint], width: int) -> list[Column]:
+def columns(points: list[StepSample], width: int) -> list[Column]:
     """One column per point, or buckets of neighbouring points when there are more points than cells."""
     count = min(len(points), max(1, width))
     out = []
@@ -113,17 +107,17 @@ class Timeline(Widget, can_focus=True):
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self.points: list[StepPoint] = []
+        self.points: list[StepSample] = []
         self.note = ""  # what the shown step's summarization trigger decided, and why
 
     def show_note(self, note: str) -> None:
         self.note = note
         self.refresh()
 
-    def show(self, points: list[tuple[int, int, int, str]], step: int | None = None) -> None:
+    def show(self, points: Sequence[StepSample], step: int | None = None) -> None:
         """New data; the cursor goes to `step` (default: the current step if still there, else the last)."""
         wanted = step if step is not None else self.step
-        self.points = [StepPoint(*p) for p in points]
+        self.points = list(points)
         steps = [p.step for p in self.points]
         self.set_reactive(Timeline.index, steps.index(wanted) if wanted in steps else len(steps) - 1)
         self.refresh()
@@ -193,5 +187,5 @@ class Timeline(Widget, can_focus=True):
             self.index = cols[offset.x].last
 
 
-def _has(point: StepPoint, mark: str) -> bool:
+def _has(point: StepSample, mark: str) -> bool:
     return point.final_tokens > point.total_budget if mark == "over" else mark in point.markers

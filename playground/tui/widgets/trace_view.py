@@ -5,9 +5,9 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from engine.result import BuildResult
+from engine import BuildResult
 from playground.explain import decision_rows
-from playground.tui.widgets._format import tokens_long
+from playground.views import tokens_long
 
 
 def trace_content(result: BuildResult, message_id: str) -> Content:

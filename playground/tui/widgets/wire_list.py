@@ -17,8 +17,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from playground.tui.widgets._format import tokens_long
-from playground.tui.widgets._wire_rows import WireRow
+from playground.views import WireRow, tokens_long
 
 ROLES = ("system", "user", "assistant", "tool")
 MARKS = ("fence", "summary", "compressed", "degraded", "truncated", "reminder", "assembled")

@@ -13,10 +13,9 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from engine.result import BuildResult
-from playground.tui.widgets._format import tokens_long
-from playground.tui.widgets._wire_rows import WireRow, anthropic_rows, wire_rows
+from engine import BuildResult
 from playground.tui.widgets.wire_list import WireList
+from playground.views import WireRow, anthropic_rows, tokens_long, wire_rows
 
 DETAIL_CHARS = 20_000  # beyond this the detail pane shows a count, not the text
 

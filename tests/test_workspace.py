@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from engine.fences import FenceDescriptor, FenceError, load_fences
-from engine.policy import PolicyFileError, PolicyValidationError, load_policy, set_value
+from engine.policy import PolicyFileError, load_policy, set_value
 from engine.replay import replay_session
+from playground.building import run_build, series_steps
 from playground.inputs import SAMPLES_DIR, load_inputs
-from playground.tui.building import run_build, timeline_points
-from playground.tui.workspace import Workspace
+from playground.workspace import Workspace
 from tests.tui_session import write_session
 
 
@@ -53,13 +53,18 @@ def test_edits_changes_resets_and_problems(ws: Workspace) -> None:
         ("contextTrace", "enabled"),
     }
     assert ws.edit(("budget", "maxTokens"), 3000) and not ws.edit(("budget", "maxTokens"), 3000)
-    with pytest.raises(PolicyValidationError) as error:
-        ws.edit(("budget", "maxTokens"), -1)
-    assert str(error.value) == "budget.maxTokens: -1 must be greater than 0"
+    assert not ws.edit(("budget", "maxTokens"), -1)  # refused: the policy keeps 3000
+    assert ws.policy.budget.max_tokens == 3000
+    assert ws.refused == {("budget", "maxTokens"): "budget.maxTokens: -1 must be greater than 0"}
     ws.edit(("budget", "reservedForResponse"), 5000)
     assert ws.problems() == {
         ("budget", "reservedForResponse"): "reservedForResponse must be > 0 and < maxTokens"
     }
+    assert ws.errors() == {
+        ("budget", "maxTokens"): "budget.maxTokens: -1 must be greater than 0",
+        ("budget", "reservedForResponse"): "reservedForResponse must be > 0 and < maxTokens",
+    }
+    assert ws.edit(("budget", "maxTokens"), 6000) and ws.refused == {}  # a valid value clears the refusal
     ws.reset_field(("budget", "reservedForResponse"))
     assert ws.policy.budget.reserved_for_response == 2400 and ws.problems() == {}
     ws.reset_group("systemReminder")
@@ -147,15 +152,17 @@ def test_run_build_reports_the_engine_refusal(ws: Workspace) -> None:
     )
 
 
-def test_timeline_points_match_the_replay_and_stop_when_asked(ws: Workspace) -> None:
+def test_series_steps_match_the_replay_and_stop_when_asked(ws: Workspace) -> None:
     request = ws.timeline_request()
-    points = [point for point, _ in timeline_points(request)]
+    points = [point for point, _ in series_steps(request)]
     steps = replay_session(ws.messages, ws.policy, fences=ws.fences, max_steps=12, available_tools=())
     assert points == [
-        (s.number, s.result.tokens.final_tokens, s.result.tokens.total_budget, s.markers) for s in steps
+        (s.number, s.result.tokens.final_tokens, s.result.tokens.total_budget, s.result.tokens.trigger_tokens,
+         s.markers)
+        for s in steps
     ]
     calls = iter(range(100))
-    assert len(list(timeline_points(request, stop=lambda: next(calls) >= 2))) == 2
+    assert len(list(series_steps(request, stop=lambda: next(calls) >= 2))) == 2
 
 
 def test_a_step_after_a_summary_is_built_with_it_once_the_series_has_replayed_the_steps_before(
@@ -170,8 +177,8 @@ def test_a_step_after_a_summary_is_built_with_it_once_the_series_has_replayed_th
     assert ws.step == 25
     first = ws.build_request()
     assert not first.summaries_complete  # nothing replayed yet: step 13's summary is still unknown
-    series = list(timeline_points(ws.timeline_request()))
-    assert [n for (n, _, _, marks), _ in series if "S" in marks] == [13, 21]
+    series = list(series_steps(ws.timeline_request()))
+    assert [n for (n, _, _, _, marks), _ in series if "S" in marks] == [13, 21]
     summaries = [persisted for _, persisted in series if persisted]
     assert [after for after, _ in summaries] == [ws.points[12].message_count, ws.points[20].message_count]
     assert ws.record_series(len(series), summaries) == "rebuild"
@@ -184,3 +191,13 @@ def test_a_step_after_a_summary_is_built_with_it_once_the_series_has_replayed_th
     steps = replay_session(ws.messages, ws.policy, max_steps=ws.max_steps)
     assert result.wire == steps[24].result.wire
     assert ws.record_series(len(series), summaries) == ""  # already complete: nothing more to do
+
+
+def test_every_build_gets_the_header_model_id_and_the_copy_set() -> None:
+    ws = Workspace(load_inputs(SAMPLES_DIR / "fences_showcase.jsonl", copy="en"), now=0)
+    options = ws.options
+    assert (options.model_id, options.copy, options.now) == ("claude-sonnet-4-5", "en", 0)
+    assert ws.build_request().options == options and ws.timeline_request().options == options
+    assert ws.max_steps == 80 and ws.header.title.startswith("Fences: four placements")
+    kwargs = options.kwargs()
+    assert kwargs["fences"] is not options.fences and kwargs["fences"].kinds() == ws.fences.kinds()

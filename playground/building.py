@@ -1,7 +1,7 @@
-"""What the playground's workers run: one build, or the per-step series for the timeline.
+"""What the front ends' workers run: one build, or the per-step series for the timeline.
 
-Plain Python (no Textual): a request is a frozen snapshot of the workspace, so a worker thread never
-reads state the UI thread is changing.
+Plain Python (no UI): a request is a frozen snapshot of the workspace, so a worker thread never reads
+state the UI thread is changing. Every build of a workspace gets the same frozen `BuildOptions`.
 """
 
 from __future__ import annotations
@@ -19,10 +19,40 @@ from engine.observation import ObservationPreviewPort
 from engine.policy import ContextPolicy
 from engine.replay import PlannedStep, StepBuild, build_step, run_replay
 from engine.result import BuildResult
+from engine.summarizer import SummarizerPort
 from engine.ticks import StepPoint, TickState, tick_for
+from engine.tokens import TokenizerPort
 from engine.wire import to_anthropic
+from playground.views import StepSample
 
 BUILD_ERRORS = (EngineError, FenceError, ValueError)
+
+
+@dataclass(frozen=True, slots=True)
+class BuildOptions:
+    """What `build_context` needs besides messages, policy and tick; one value per workspace state."""
+
+    fences: FenceRegistry | None = None
+    honour_fence_descriptors: bool = True
+    observation_store: ObservationPreviewPort | None = None
+    copy: str = "zh"
+    model_id: str | None = None
+    now: int | None = None  # a fixed clock (tests, reproducible notebooks)
+    tokenizer: TokenizerPort | None = None
+    summarizer: SummarizerPort | None = None
+
+    def kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of `build_context` (a copy of the fences: builds never share one)."""
+        return {
+            "fences": self.fences.copy() if self.fences is not None else None,
+            "honour_fence_descriptors": self.honour_fence_descriptors,
+            "observation_store": self.observation_store,
+            "copy": self.copy,
+            "model_id": self.model_id,
+            "now": self.now,
+            "tokenizer": self.tokenizer,
+            "summarizer": self.summarizer,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,11 +62,9 @@ class BuildRequest:
     generation: int
     messages: tuple[AiMessage, ...]
     policy: ContextPolicy
-    fences: FenceRegistry | None
+    options: BuildOptions
     tick: TickState | None
-    honour_fence_descriptors: bool = True
     policy_changed: bool = True  # a new policy (or fences): the timeline must be recomputed
-    observation_store: ObservationPreviewPort | None = None
     step_number: int | None = None  # a replay step: `messages` holds the summaries earlier steps made
     summaries_complete: bool = True  # False while the series has not yet replayed the steps before it
 
@@ -55,18 +83,13 @@ class BuildOutcome:
 
 def run_build(request: BuildRequest) -> BuildOutcome:
     """Build; a policy the engine refuses comes back as `error` (the engine's own message)."""
-    options = {
-        "fences": request.fences,
-        "honour_fence_descriptors": request.honour_fence_descriptors,
-        "observation_store": request.observation_store,
-    }
+    options = request.options.kwargs()
     try:
         if request.step_number is None:
             result = build_context(list(request.messages), request.policy, tick=request.tick, **options)
         else:
-            result = build_step(
-                request.step_number, request.messages, request.policy, request.tick, **options
-            )
+            number, messages = request.step_number, request.messages
+            result = build_step(number, messages, request.policy, request.tick, **options)
     except BUILD_ERRORS as error:
         return BuildOutcome(request, None, error=str(error))
     return BuildOutcome(request, result, to_anthropic(result.wire))
@@ -78,41 +101,33 @@ class TimelineRequest:
     messages: tuple[AiMessage, ...]
     points: tuple[StepPoint, ...]
     policy: ContextPolicy
-    fences: FenceRegistry | None
+    options: BuildOptions
     max_steps: int
     available_tools: tuple[str, ...]
-    honour_fence_descriptors: bool = True
-    observation_store: ObservationPreviewPort | None = None
 
 
-TimelinePoint = tuple[int, int, int, str]  # step, final tokens, total budget, markers (S, C, R, !)
 Persisted = tuple[int, AiMessage]  # a summary and the prefix length of the step that made it
 
 
-def timeline_points(
+def series_steps(
     request: TimelineRequest,
     stop: Callable[[], bool] = lambda: False,
     lock: AbstractContextManager[Any] | None = None,
-) -> Iterator[tuple[TimelinePoint, Persisted | None]]:
-    """Replay every step (summaries persisting, as in linnkit's runtime) and yield its numbers and the
-    summary it made; ends early once `stop()` is true.
+) -> Iterator[tuple[StepSample, Persisted | None]]:
+    """The step series: replay every step (summaries persisting, as in linnkit's runtime) and yield its
+    sample and the summary it made; ends early once `stop()` is true. The one place the series is computed.
 
     Each step's build holds `lock` (the one the main build takes), so a build the user is waiting for
-    waits at most one step of the timeline.
+    waits at most one step of the series.
     """
     plan = (
         PlannedStep(point.message_count, tick_for(point, request.max_steps, request.available_tools))
         for point in request.points
     )
     replayed = run_replay(
-        request.messages,
-        plan,
-        request.policy,
-        fences=request.fences,
-        honour_fence_descriptors=request.honour_fence_descriptors,
-        observation_store=request.observation_store,
+        request.messages, plan, request.policy, **request.options.kwargs(),
         detail=False,  # the series reads tokens, markers and summaries only
-    )
+    )  # fmt: skip
     for number, point in enumerate(request.points, start=1):
         with lock or nullcontext():
             if stop():
@@ -121,4 +136,4 @@ def timeline_points(
         result = step.result
         markers = StepBuild(number, point, step.tick, result).markers
         persisted = (point.message_count, step.persisted) if step.persisted else None
-        yield (number, result.tokens.final_tokens, result.tokens.total_budget, markers), persisted
+        yield StepSample.of(number, result, markers), persisted

@@ -1,19 +1,34 @@
-"""The state the playground edits: policy, fences, defaults profile, step and the pinned build.
+"""The application layer: one open session and everything a front end edits about it. No UI import.
 
-Plain Python, owned by the main screen's handlers; workers only get frozen `BuildRequest`s from it.
+`Workspace(inputs)` holds the session (its header typed), the policy over a defaults profile, the fence
+descriptors (an edited kind's session fences are re-placed), the step points (by the policy's
+`checkpoint.triggerToolName`), the pinned build A, and exports. A front end calls it and renders what it
+returns:
+
+- policy: `edit(path, value)` (a refused value is kept in `refused[path]`, the engine's message),
+  `reset_field`, `reset_group`, `reset_all`, `switch_defaults`, `load_policy_file`; `errors()` is every
+  field's problem;
+- fences: `add_fence`, `replace_fence`, `remove_fence`, `duplicate_fence`, `load_fences_file`;
+- steps: `set_step(n)`; builds: `build_request()` for the current step, `timeline_request()` for the
+  series (`playground.building.series_steps`), `record_series(...)` as the series progresses;
+  `options` is the one frozen `BuildOptions` every build of the current state uses;
+- compare: `pin(result)`, `unpin()`, `changes_since_pin()`; export: `export_text`, `export`.
 Every edit goes through the engine's own functions, so their errors are the ones the user sees.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from engine.fences import FenceDescriptor, FenceError, FenceRegistry, dump_fences, load_fences
 from engine.messages import AiMessage
+from engine.policy import DEFAULTS_PROFILES as PROFILES
 from engine.policy import (
     ContextPolicy,
+    PolicyValidationError,
     changed_paths,
     dump_policy,
     effective_policy,
@@ -31,12 +46,17 @@ from engine.policy import (
 from engine.reminders import DEFAULT_MAX_STEPS
 from engine.replay import with_persisted
 from engine.result import BuildResult
+from engine.session import SessionHeader
+from engine.summarizer import SummarizerPort
 from engine.ticks import StepPoint, step_points, tick_for
+from engine.tokens import TokenizerPort
+from playground.building import BuildOptions, BuildRequest, Persisted, TimelineRequest
 from playground.fence_placement import reinject
 from playground.inputs import SAMPLES_DIR, PlaygroundInputs
-from playground.tui.building import BuildRequest, Persisted, TimelineRequest
 
 Path_ = tuple[str, ...]
+
+DEFAULTS_PROFILES: tuple[str, ...] = tuple(PROFILES)
 
 # kind -> (label, file suffix)
 EXPORTS: dict[str, tuple[str, str]] = {
@@ -59,8 +79,19 @@ class Pinned:
 class Workspace:
     """What one playground window is looking at and editing."""
 
-    def __init__(self, inputs: PlaygroundInputs) -> None:
+    def __init__(
+        self,
+        inputs: PlaygroundInputs,
+        *,
+        now: int | None = None,
+        tokenizer: TokenizerPort | None = None,
+        summarizer: SummarizerPort | None = None,
+    ) -> None:
+        """`now`, `tokenizer` and `summarizer` go to every build (`BuildOptions`)."""
         self.inputs = inputs
+        self._engine = {"now": now, "tokenizer": tokenizer, "summarizer": summarizer}
+        self._options: BuildOptions | None = None
+        self._options_for: tuple[object, str] | None = None
         self.defaults = inputs.defaults
         self.policy = inputs.policy
         self.fences: FenceRegistry | None = inputs.fences.copy() if inputs.fences is not None else None
@@ -70,6 +101,7 @@ class Workspace:
         self.step: int | None = None
         self.generation = 0
         self.pinned: Pinned | None = None
+        self.refused: dict[Path_, str] = {}  # fields whose last edit the engine refused, with its message
         # Summaries the replayed steps made under the current inputs, and how many steps that covers
         self.summaries: list[Persisted] = []
         self.summaries_through = 0
@@ -80,13 +112,13 @@ class Workspace:
 
     # -- what is open ---------------------------------------------------------------------------
     @property
-    def header(self) -> dict[str, Any]:
-        return self.inputs.header
+    def header(self) -> SessionHeader:
+        return self.inputs.session.header or SessionHeader.create()
 
     @property
     def title(self) -> str:
         path = self.inputs.session.path
-        return str(self.header.get("title") or (path.name if path else "session"))
+        return self.header.title or (path.name if path else "session")
 
     @property
     def messages(self) -> list[AiMessage]:
@@ -95,15 +127,35 @@ class Workspace:
 
     @property
     def max_steps(self) -> int:
-        return int(self.header.get("maxSteps") or DEFAULT_MAX_STEPS)
+        return self.header.max_steps or DEFAULT_MAX_STEPS
 
     @property
     def available_tools(self) -> tuple[str, ...]:
-        return tuple(self.header.get("availableTools") or ())
+        tools = self.header.data.get("availableTools")
+        return tuple(t for t in tools if isinstance(t, str)) if isinstance(tools, list) else ()
 
     @property
     def honour_fence_descriptors(self) -> bool:
         return get_defaults_profile(self.defaults).honour_fence_descriptors
+
+    @property
+    def options(self) -> BuildOptions:
+        """What every build of the current state gets besides messages, policy and tick: one frozen value,
+        made again only when the fences or the defaults profile change."""
+        made_for = (self.fences, self.defaults)
+        if self._options is None or self._options_for != made_for:
+            self._options, self._options_for = self._make_options(), made_for
+        return self._options
+
+    def _make_options(self) -> BuildOptions:
+        return BuildOptions(
+            fences=self.fences,  # never changed in place: every fence edit makes a new registry
+            honour_fence_descriptors=self.honour_fence_descriptors,
+            observation_store=self.inputs.observation_store,
+            copy=self.inputs.copy,
+            model_id=self.header.model_id,
+            **self._engine,
+        )
 
     def fence_messages(self) -> list[tuple[int, AiMessage]]:
         return [(i, m) for i, m in enumerate(self._messages) if m.type == "context_injection"]
@@ -126,11 +178,9 @@ class Workspace:
             self.generation,
             messages,
             self.policy,
-            self.fences.copy() if self.fences is not None else None,
+            self.options,
             tick,
-            self.honour_fence_descriptors,
             policy_changed,
-            self.inputs.observation_store,
             step_number=self.step,
             summaries_complete=complete,
         )
@@ -156,11 +206,9 @@ class Workspace:
             tuple(self._messages),
             tuple(self.points),
             self.policy,
-            self.fences.copy() if self.fences is not None else None,
+            self.options,
             self.max_steps,
             self.available_tools,
-            self.honour_fence_descriptors,
-            self.inputs.observation_store,
         )
 
     # -- steps ----------------------------------------------------------------------------------
@@ -185,17 +233,32 @@ class Workspace:
         self._refresh_points()
         return True
 
+    def set_policy(self, policy: ContextPolicy) -> bool:
+        """Use a whole policy (from code); True when it changed."""
+        self.refused.clear()
+        return self._use_policy(policy)
+
     def edit(self, path: Path_, value: Any) -> bool:
-        """Set one field; raises the engine's `PolicyValidationError`. True when the policy changed."""
-        return self._use_policy(set_value(self.policy, path, value))
+        """Set one field; True when the policy changed. A value the engine refuses leaves the policy as
+        it was and puts the engine's message in `refused[path]` (until a valid edit or a reset)."""
+        try:
+            policy = set_value(self.policy, path, value)
+        except PolicyValidationError as error:
+            self.refused[path] = "; ".join(str(issue) for issue in error.issues)
+            return False
+        self.refused.pop(path, None)
+        return self._use_policy(policy)
 
     def reset_field(self, path: Path_) -> bool:
+        self.refused.pop(path, None)
         return self._use_policy(reset_path(self.policy, path, self.defaults))
 
     def reset_group(self, group: str) -> bool:
+        self.refused = {p: e for p, e in self.refused.items() if p[0] != group}
         return self._use_policy(reset_group(self.policy, group, self.defaults))
 
     def reset_all(self) -> bool:
+        self.refused.clear()
         return self._use_policy(effective_policy(None, None, self.defaults))
 
     def changed(self) -> set[Path_]:
@@ -205,15 +268,22 @@ class Workspace:
         """The engine-config rules (§2.3) the policy fails, by field."""
         return {p.path: p.message for p in runtime_problems(self.policy)}
 
+    def errors(self) -> dict[Path_, str]:
+        """Every field's problem: the engine-config rules it fails, and the values it refused."""
+        return {**self.problems(), **self.refused}
+
     def switch_defaults(self, name: str) -> None:
         """Use another defaults profile, keeping the fields changed against the old one."""
         changes = policy_diff(self.policy, self.defaults)
         self.defaults = get_defaults_profile(name).name
+        self.refused.clear()
         self._use_policy(effective_policy(changes, None, self.defaults))
 
     def load_policy_file(self, path: str | Path) -> None:
         """Replace the policy by a file's layer over the defaults; raises `PolicyFileError`."""
-        self._use_policy(effective_policy(read_policy_layer(path), None, self.defaults))
+        policy = effective_policy(read_policy_layer(path), None, self.defaults)
+        self.refused.clear()
+        self._use_policy(policy)
 
     # -- fences ---------------------------------------------------------------------------------
     def _use_fences(self, registry: FenceRegistry, origins: dict[str, str]) -> None:
@@ -260,6 +330,13 @@ class Workspace:
         descriptor = replace(source, kind=next(name for name in names if name not in registry))
         self.add_fence(descriptor)
         return descriptor
+
+    def set_fences(self, rows: Sequence[tuple[str | None, FenceDescriptor]]) -> None:
+        """Replace every descriptor at once, for an editor of rows: each row is (the kind it had in this
+        workspace, or None for a new row; its descriptor now). Raises the registry's `FenceError`."""
+        registry = FenceRegistry(descriptor for _, descriptor in rows)
+        origins = {d.kind: self._origins.get(before, before) if before else d.kind for before, d in rows}
+        self._use_fences(registry, origins)
 
     def load_fences_file(self, path: str | Path) -> None:
         """Replace the descriptors by a fence file's; raises `FenceError`."""

@@ -1,0 +1,271 @@
+"""Pure view models of a build: what both front ends show, derived once from `BuildResult`.
+
+No UI import: the TUI's widgets and the notebook's HTML only draw these rows and strings.
+- numbers: `tokens_short`, `tokens_long`, `tokens_delta`, `percent`;
+- the budget: `bar_segments` (one category order, `category_names`) and `apportion` for cell widths;
+- the wire: `wire_rows` (cards, and dropped messages where they stood: a decision that is not kept),
+  `anthropic_rows` for the Anthropic shape;
+- the step series: `StepSample`.
+A decision's explanation is `playground.explain.decision_rows`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from engine.messages import AiMessage
+from engine.result import CATEGORY_ORDER, BuildResult, Decision, TokenAccount, WireCard
+
+
+# -- numbers -------------------------------------------------------------------------------------
+def tokens_short(n: int | float) -> str:
+    """Compact token count: `412`, `1.2k`, `18k`, `1.4M`."""
+    n = round(n)
+    sign = "-" if n < 0 else ""
+    n = abs(n)
+    if n < 1000:
+        return f"{sign}{n}"
+    if n < 9_950:
+        return f"{sign}{n / 1000:.1f}k"
+    if n < 1_000_000:
+        return f"{sign}{n // 1000}k"
+    return f"{sign}{n / 1_000_000:.1f}M"
+
+
+def tokens_long(n: int | float) -> str:
+    """Full token count with space thousands separators: `18 412`."""
+    return f"{round(n):,}".replace(",", " ")
+
+
+def percent(part: float, whole: float) -> str:
+    """`76.7 %`, or `–` when the whole is zero."""
+    if whole <= 0:
+        return "–"
+    return f"{100 * part / whole:.1f} %"
+
+
+def tokens_delta(n: int | float) -> str:
+    """A signed compact count: `+1.2k`, `-300`, `±0`."""
+    if round(n) == 0:
+        return "±0"
+    return ("+" if n > 0 else "") + tokens_short(n)
+
+
+
+CHANGE_SIGNS = {"added": "+", "removed": "−", "changed": "~"}  # a message in a comparison of builds A, B
+
+
+# -- step series ---------------------------------------------------------------------------------
+class StepSample(NamedTuple):
+    """One step of the series; `markers` as `engine.replay.StepBuild.markers` (S, C, R, !)."""
+
+    step: int  # 1-based
+    final_tokens: int
+    total_budget: int
+    trigger_tokens: float
+    markers: str
+
+    @classmethod
+    def of(cls, step: int, result: BuildResult, markers: str) -> StepSample:
+        tokens = result.tokens
+        return cls(step, tokens.final_tokens, tokens.total_budget, tokens.trigger_tokens, markers)
+
+    @classmethod
+    def pending(cls, step: int) -> StepSample:
+        """A step the series has not built yet."""
+        return cls(step, 0, 0, 0.0, "")
+
+
+# -- budget ------------------------------------------------------------------------------------
+LABELS = {"working_memory": "wm", "tool_history": "tools", "reserved": "reserved", "free": "free"}
+ALWAYS_SHOWN = ("core", "user", "working_memory", "tool_history", "summary", "reminder")
+STYLED = {*CATEGORY_ORDER, "reserved", "free"}
+
+
+@dataclass(frozen=True, slots=True)
+class BarSegment:
+    """One stacked part of the bar."""
+
+    name: str  # a by_category key, or "reserved" / "free"
+    tokens: int
+    bar_tokens: int  # what it occupies on the bar (free is never negative there)
+
+    @property
+    def label(self) -> str:
+        return LABELS.get(self.name, self.name)
+
+    @property
+    def style(self) -> str:
+        """The colour family: a `CATEGORY_ORDER` entry (fence kinds share "fence"), "reserved",
+        "free", or "other"."""
+        kind = self.name.split(":")[0]
+        return kind if kind in STYLED else "other"
+
+    @property
+    def glyph(self) -> str:
+        return {"reserved": "▒", "free": "░"}.get(self.name, "█")
+
+
+def category_names(keys: set[str]) -> list[str]:
+    """The categories in stacking order: `CATEGORY_ORDER`, fence kinds in place of `fence`, others last."""
+    names: list[str] = []
+    for cat in CATEGORY_ORDER:
+        if cat == "fence":
+            names += sorted(k for k in keys if k == "fence" or k.startswith("fence:"))
+        elif cat in keys or cat in ALWAYS_SHOWN:
+            names.append(cat)
+    return names + sorted(k for k in keys if k not in names)
+
+
+def bar_segments(account: TokenAccount, also: set[str] | frozenset[str] = frozenset()) -> list[BarSegment]:
+    """Categories (and the `also` ones, at 0), then the response reserve, then what is left of maxTokens."""
+    tokens = account.by_category
+    parts = [BarSegment(n, tokens.get(n, 0), tokens.get(n, 0)) for n in category_names({*tokens, *also})]
+    parts.append(BarSegment("reserved", account.reserved_for_response, account.reserved_for_response))
+    left = account.max_tokens - sum(p.bar_tokens for p in parts)
+    parts.append(BarSegment("free", account.free, max(0, left)))
+    return parts
+
+
+def apportion(values: list[int], width: int, scale: int) -> list[int]:
+    """Cells per value on a bar of `width` cells worth `scale` tokens (largest remainder, exact total)."""
+    if scale <= 0 or width <= 0:
+        return [0] * len(values)
+    exact = [v * width / scale for v in values]
+    cells = [int(e) for e in exact]
+    target = min(width, round(sum(exact)))
+    by_remainder = sorted(range(len(values)), key=lambda i: (cells[i] - exact[i], i))
+    for i in by_remainder[: max(0, target - sum(cells))]:
+        cells[i] += 1
+    return cells
+
+
+# -- wire --------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class WireRow:
+    """A card (a wire message), a dropped message, or a plain message of another wire shape."""
+
+    kind: str  # "card" | "dropped" | "plain"
+    role: str
+    type: str
+    text: str
+    message_id: str | None = None
+    tokens: int | None = None
+    marks: tuple[str, ...] = ()
+    source_ids: tuple[str, ...] = ()
+    reason: str = ""
+    replaced_by: str | None = None
+    reminder: str = ""  # the appended <system-reminder> block, kept apart from `text`
+
+    @property
+    def height(self) -> int:
+        """Lines the row takes in the list."""
+        if self.kind == "dropped":
+            return 1
+        return 3 if self.reminder else 2
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """Readable text of a chat message: its content, then one `name(arguments)` line per tool call."""
+    lines = [content_text(message.get("content"))]
+    for call in message.get("tool_calls") or ():
+        fn = call.get("function", {})
+        lines.append(f"{fn.get('name', '?')}({fn.get('arguments', '')})")
+    return "\n".join(line for line in lines if line)
+
+
+def content_text(content: Any) -> str:
+    """Text of a string content or of a list of content blocks (OpenAI parts or Anthropic blocks)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(block_text(b) for b in content)
+    return json.dumps(content, ensure_ascii=False)
+
+
+def block_text(block: Any) -> str:
+    if not isinstance(block, dict):
+        return str(block)
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "tool_use":
+        return f"{block.get('name', '?')}({json.dumps(block.get('input', {}), ensure_ascii=False)})"
+    if kind == "tool_result":
+        return f"[{block.get('tool_use_id', '?')}] {content_text(block.get('content'))}"
+    return f"[{kind}]"
+
+
+def card_row(card: WireCard, reminder: str | None) -> WireRow:
+    text, apart = message_text(card.message), ""
+    if "reminder" in card.marks and reminder:
+        apart = reminder.strip()
+        text = text[: -len(reminder)] if text.endswith(reminder) else text
+    return WireRow(
+        "card",
+        str(card.message.get("role", "?")),
+        card.type,
+        text,
+        card.message_id,
+        card.tokens,
+        card.marks,
+        card.source_ids,
+        reminder=apart,
+    )
+
+
+def dropped_row(decision: Decision, original: AiMessage | None) -> WireRow:
+    return WireRow(
+        "dropped",
+        decision.role,
+        decision.type,
+        original.content if original else "",
+        decision.message_id,
+        decision.tokens,
+        reason=decision.reason,
+        replaced_by=decision.replaced_by,
+    )
+
+
+def wire_rows(result: BuildResult, show_dropped: bool = False) -> list[WireRow]:
+    """Cards in wire order; with `show_dropped`, each dropped message placed where it stood in the session."""
+    cards = sorted(result.cards, key=lambda c: c.index)
+    rows = [card_row(c, result.reminder.appended_text) for c in cards]
+    if not show_dropped:
+        return rows
+    originals = {m.id: m for m in result.preprocessed}
+    merged: list[WireRow] = []
+    emitted = 0
+    for decision in sorted((d for d in result.decisions if d.index >= 0), key=lambda d: d.index):
+        if decision.kept and decision.wire_index is not None:
+            while emitted < len(cards) and cards[emitted].index <= decision.wire_index:
+                merged.append(rows[emitted])
+                emitted += 1
+        elif not decision.kept:
+            merged.append(dropped_row(decision, originals.get(decision.message_id)))
+    return merged + rows[emitted:]
+
+
+def anthropic_rows(payload: dict[str, Any]) -> list[WireRow]:
+    """Rows for an Anthropic Messages payload: `{"system": ..., "messages": [...]}`."""
+    rows = []
+    if payload.get("system"):
+        rows.append(WireRow("plain", "system", "system", content_text(payload["system"])))
+    for message in payload.get("messages", ()):
+        content = message.get("content")
+        kinds = (
+            [b.get("type", "?") for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        )
+        rows.append(
+            WireRow(
+                "plain",
+                message.get("role", "?"),
+                ",".join(dict.fromkeys(kinds)) or "text",
+                content_text(content),
+            )
+        )
+    return rows
