@@ -27,6 +27,7 @@ from engine.fences import (
     dump_fences,
     load_fences,
 )
+from engine.hygiene import HygieneWarning, hygiene_checks
 from engine.importers import import_file
 from engine.invariants import InvariantReport, check_invariants
 from engine.messages import AiMessage, call_arguments, call_name
@@ -95,6 +96,7 @@ __all__ = [
     "FenceRegistry",
     "FixedSummarizer",
     "GroupSpec",
+    "HygieneWarning",
     "InputError",
     "InvariantReport",
     "LoadProblem",
@@ -126,6 +128,7 @@ __all__ = [
     "dump_policy",
     "effective_policy",
     "get_value",
+    "hygiene_checks",
     "import_file",
     "iter_session_steps",
     "load_cases",

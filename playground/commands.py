@@ -12,6 +12,7 @@ from engine import (
     build_at_step,
     build_context,
     check_invariants,
+    hygiene_checks,
     iter_session_steps,
     policy_diff,
     to_anthropic,
@@ -65,7 +66,7 @@ def run_validate(args) -> int:
     print("messages by type: " + ", ".join(f"{t} {n}" for t, n in sorted(types.items())))
     calls = sum(len(m.tool_calls) for m in messages if m.type == "tool_calls")
     outputs = sum(1 for m in messages if m.type == "tool_output")
-    orphans = sum(1 for w in result.warnings if "orphan" in w)
+    orphans = sum(1 for w in hygiene_checks(messages) if w.kind in ("orphan_output", "orphan_call"))
     print(f"tool calls: {calls}; tool outputs: {outputs}; orphans: {orphans}")
     tokenizer = tokenizer_from_policy(inputs.policy.token_estimation)
     total = sum(tokenizer.estimate_message(m) for m in messages)

@@ -44,14 +44,10 @@ DEFAULT_SAMPLE = "tool_loop_runs.jsonl"
 @dataclass(slots=True)
 class PlaygroundInputs:
     session: Session
-    policy_layer: dict[str, Any]
     policy: ContextPolicy
     fences: FenceRegistry | None
     defaults: str = "seed"
     copy: str = "zh"  # engine.copyset: the words of tool summaries and built-in reminders
-    policy_path: Path | None = None
-    fences_path: Path | None = None
-    notes: list[str] = field(default_factory=list)
     # what the policy layer (and fence file) would have lost silently: unknown keys and groups, keys
     # written twice
     policy_warnings: list[LoadProblem] = field(default_factory=list)
@@ -156,12 +152,9 @@ def load_inputs(
         fences = parse_fences(header["fences"], f"{path}:1") if header.get("fences") else None
     return PlaygroundInputs(
         session=session,
-        policy_layer=layer,
         policy=policy,
         fences=fences,
         defaults=defaults,
         copy=check_copy(copy),
-        policy_path=Path(policy_path) if policy_path else None,
-        fences_path=Path(fences_path) if fences_path else None,
         policy_warnings=warnings,
     )

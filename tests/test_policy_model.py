@@ -103,7 +103,7 @@ def test_profile_id_and_unfilled_sub_objects():
     assert policy.profile_id == "agent"
     assert policy.token_estimation.calibration is None
     assert policy.token_estimation.remote_count is None
-    assert policy.provider_replay.is_set is False
+    assert all(value is None for value in vars(policy.provider_replay).values())
     assert policy.budget.total_budget == 117_600
 
 

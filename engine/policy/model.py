@@ -278,10 +278,6 @@ class ProviderReplayPolicy(PolicyModel):
         unset="allow",
     )
 
-    @property
-    def is_set(self) -> bool:
-        return any(value is not None for value in self.__dict__.values())
-
 
 class SummarizationPolicy(PolicyModel):
     """The summarisation provider (§5.4)."""

@@ -52,7 +52,7 @@ class Sources:
 
     def inputs(self, defaults: str, copy: str = "zh") -> PlaygroundInputs:
         """What the workspace opens: this session, policy and fences under a defaults profile."""
-        return PlaygroundInputs(self.session, {}, self.policy, self.fences, defaults, check_copy(copy))
+        return PlaygroundInputs(self.session, self.policy, self.fences, defaults, check_copy(copy))
 
     @property
     def title(self) -> str:
