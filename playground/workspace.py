@@ -180,7 +180,7 @@ class Workspace:
             self.policy,
             self.options,
             tick,
-            policy_changed,
+            policy_changed=policy_changed,
             step_number=self.step,
             summaries_complete=complete,
         )
@@ -348,8 +348,9 @@ class Workspace:
         if kind == "fences":
             return dump_fences(self.fences or [])
         if kind == "agent-spec":
-            return dump_policy(self.policy, True, "json", defaults=self.defaults)
-        return dump_policy(self.policy, kind == "policy-changed", "yaml", defaults=self.defaults)
+            return dump_policy(self.policy, only_changed=True, fmt="json", defaults=self.defaults)
+        only_changed = kind == "policy-changed"
+        return dump_policy(self.policy, only_changed=only_changed, fmt="yaml", defaults=self.defaults)
 
     def suggested_path(self, kind: str) -> Path:
         """`<session-stem><suffix>` next to the session (in the working directory for a bundled sample)."""
