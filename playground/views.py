@@ -231,22 +231,29 @@ def dropped_row(decision: Decision, original: AiMessage | None) -> WireRow:
     )
 
 
+def is_dropped(decision: Decision, carried: set[str]) -> bool:
+    """The one definition of a dropped row: a session message the build did not keep, or kept only inside
+    another message no card says it carries (summarised); `carried` is every card's `source_ids`."""
+    return decision.index >= 0 and (not decision.kept or decision.message_id not in carried)
+
+
 def wire_rows(result: BuildResult, show_dropped: bool = False) -> list[WireRow]:
     """Cards in wire order; with `show_dropped`, each dropped message placed where it stood in the session."""
     cards = sorted(result.cards, key=lambda c: c.index)
     rows = [card_row(c, result.reminder.appended_text) for c in cards]
     if not show_dropped:
         return rows
+    carried = {source for card in cards for source in card.source_ids}
     originals = {m.id: m for m in result.preprocessed}
     merged: list[WireRow] = []
     emitted = 0
     for decision in sorted((d for d in result.decisions if d.index >= 0), key=lambda d: d.index):
-        if decision.kept and decision.wire_index is not None:
+        if is_dropped(decision, carried):
+            merged.append(dropped_row(decision, originals.get(decision.message_id)))
+        elif decision.wire_index is not None:
             while emitted < len(cards) and cards[emitted].index <= decision.wire_index:
                 merged.append(rows[emitted])
                 emitted += 1
-        elif not decision.kept:
-            merged.append(dropped_row(decision, originals.get(decision.message_id)))
     return merged + rows[emitted:]
 
 

@@ -13,7 +13,6 @@ from html import escape
 from typing import Any
 
 from engine import (
-    CATEGORY_ORDER,
     BuildResult,
     Decision,
     Event,
@@ -24,7 +23,7 @@ from engine import (
 )
 from playground.compare import BuildComparison
 from playground.explain import decision_rows
-from playground.views import CHANGE_SIGNS, StepSample, tokens_delta
+from playground.views import CHANGE_SIGNS, StepSample, category_names, tokens_delta, wire_rows
 
 __all__ = [
     "CATEGORY_COLOURS",
@@ -100,41 +99,23 @@ def _percent(part: float, whole: float) -> str:
 
 
 def wire_cards(result: BuildResult, *, show_dropped: bool = False, limit: int = BODY_LIMIT) -> str:
-    """The wire messages as cards, in wire order; with `show_dropped`, session messages that no card
-    carries appear as dashed lines at their place in the session, with the reason."""
+    """The wire messages as cards, in wire order; with `show_dropped`, the dropped messages
+    (`playground.views.wire_rows`) appear as dashed lines at their place in the session, with the reason."""
     if result.error is not None:
         return _error_box(result)
-    rows = [(_card_position(result, card), _card(card, result, limit)) for card in result.cards]
-    if show_dropped:
-        rows = _merge(rows, [(d.index, _dropped(d)) for d in _not_carried(result)])
+    cards = iter(sorted(result.cards, key=lambda c: c.index))
+    parts = []
+    for row in wire_rows(result, show_dropped):
+        if row.kind == "card":
+            parts.append(_card(next(cards), result, limit))
+        else:
+            decision = result.decision_for(row.message_id or "")
+            if decision is not None:
+                parts.append(_dropped(decision))
     head = (
         f'<div class="lp-muted">{len(result.cards)} messages · {tokens_text(result.tokens.final_tokens)} tok'
     )
-    return f'{STYLE}<div class="lp-view lp-wire">{head}</div>{"".join(html for _, html in rows)}</div>'
-
-
-def _not_carried(result: BuildResult) -> list[Decision]:
-    carried = {source for card in result.cards for source in card.source_ids}
-    return [d for d in result.decisions if d.index >= 0 and d.message_id not in carried]
-
-
-def _card_position(result: BuildResult, card: WireCard) -> int:
-    indexes = {d.message_id: d.index for d in result.decisions if d.index >= 0}
-    found = [indexes[s] for s in card.source_ids if s in indexes]
-    return min(found) if found else -1
-
-
-def _merge(cards: list[tuple[int, str]], dropped: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """Dropped lines go before the first card that comes later in the session (created cards keep up)."""
-    out: list[tuple[int, str]] = []
-    pending = sorted(dropped)
-    reached = -1
-    for position, html in cards:
-        reached = max(reached, position)
-        while pending and pending[0][0] < reached:
-            out.append(pending.pop(0))
-        out.append((position, html))
-    return out + pending
+    return f'{STYLE}<div class="lp-view lp-wire">{head}</div>{"".join(parts)}</div>'
 
 
 def _card(card: WireCard, result: BuildResult, limit: int) -> str:
@@ -214,12 +195,8 @@ def _error_box(result: BuildResult) -> str:
 
 
 def category_order(by_category: dict[str, int]) -> list[str]:
-    """`CATEGORY_ORDER`, with every `fence:<kind>` at the place of `fence` and unknown keys last."""
-    order: list[str] = []
-    for name in CATEGORY_ORDER:
-        order += sorted(k for k in by_category if k.startswith("fence:")) if name == "fence" else [name]
-    order += [k for k in by_category if k not in order]
-    return [k for k in order if by_category.get(k)]
+    """The categories with tokens, in the one stacking order (`playground.views.category_names`)."""
+    return [k for k in category_names(set(by_category)) if by_category.get(k)]
 
 
 def _category_colour(name: str) -> str:

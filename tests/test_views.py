@@ -1,0 +1,44 @@
+"""The view models both front ends draw (playground/views.py): one dropped rule, one category order."""
+
+from __future__ import annotations
+
+from engine import BuildResult, Decision, ReminderOutcome, TokenAccount
+from playground.notebook import html
+from playground.views import bar_segments, category_names, tokens_delta, tokens_long, tokens_short, wire_rows
+
+
+def summarised_result() -> BuildResult:
+    reason, strategy = "replaced_by_ai_history_summarization", "ai_history_summarization"
+    summarised = Decision(
+        3, "m3", "user", "user_input", True, "provider", "SUMMARIZATION", reason, strategy, 0,
+        replaced_by="summary:1", note="summarised",
+    )  # fmt: skip
+    dropped = Decision(4, "m4", "assistant", "final_answer", False, "provider", None, "dropped_by_x", None, 0)
+    tokens = TokenAccount(1000, 100, 900, 630, 630.0, 108, 0, {"summary": 5, "fence:b": 2, "core": 3}, "test")
+    return BuildResult((), (), (), (), (summarised, dropped), tokens, (), None, ReminderOutcome())
+
+
+def test_a_summarised_message_is_a_dropped_row_in_both_front_ends() -> None:
+    result = summarised_result()
+    rows = wire_rows(result, show_dropped=True)
+    assert [(r.kind, r.message_id, r.reason, r.replaced_by) for r in rows] == [
+        ("dropped", "m3", "replaced_by_ai_history_summarization", "summary:1"),
+        ("dropped", "m4", "dropped_by_x", None),
+    ]
+    assert wire_rows(result) == []
+    page = html.wire_cards(result, show_dropped=True)
+    assert page.index('data-id="m3"') < page.index('data-id="m4"')
+
+
+def test_one_category_order_for_the_bar_and_the_table() -> None:
+    account = summarised_result().tokens
+    assert category_names(set(account.by_category))[:4] == ["core", "user", "fence:b", "working_memory"]
+    assert html.category_order(account.by_category) == ["core", "fence:b", "summary"]
+    names = [s.name for s in bar_segments(account)]
+    assert [n for n in names if account.by_category.get(n)] == html.category_order(account.by_category)
+    assert names[-2:] == ["reserved", "free"]
+
+
+def test_numbers() -> None:
+    assert [tokens_short(n) for n in (412, 1234, 18_400, 1_400_000)] == ["412", "1.2k", "18k", "1.4M"]
+    assert tokens_long(18412) == "18 412" and tokens_delta(0) == "±0" and tokens_delta(1200) == "+1.2k"
