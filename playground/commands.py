@@ -99,7 +99,7 @@ def run_build(args) -> int:
     header = inputs.header
     try:
         if args.step is not None:
-            max_steps = args.max_steps or header.get("maxSteps") or 80
+            max_steps = args.max_steps or inputs.max_steps
             tools = header.get("availableTools") or ()
             _, _, result = build_at_step(
                 messages,
@@ -144,7 +144,7 @@ def run_replay(args) -> int:
         inputs.session.messages,
         inputs.policy,
         **inputs.build_options,
-        max_steps=args.max_steps or header.get("maxSteps") or 80,
+        max_steps=args.max_steps or inputs.max_steps,
         available_tools=header.get("availableTools") or (),
         checkpoint_tool_name=inputs.policy.checkpoint.trigger_tool_name,
         detail=False,  # a step line reads tokens, markers, events and summaries only

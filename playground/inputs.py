@@ -25,6 +25,7 @@ from engine.policy import (
     runtime_problems,
 )
 from engine.policy.lint import layer_warnings
+from engine.reminders import DEFAULT_MAX_STEPS
 from engine.session import (
     LoadProblem,
     Session,
@@ -68,7 +69,13 @@ class PlaygroundInputs:
             "honour_fence_descriptors": profile.honour_fence_descriptors,
             "observation_store": self.observation_store,
             "copy": self.copy,
+            "model_id": self.session.header.model_id if self.session.header else None,
         }
+
+    @property
+    def max_steps(self) -> int:
+        """The header's `maxSteps`, else linnkit's default."""
+        return (self.session.header.max_steps if self.session.header else None) or DEFAULT_MAX_STEPS
 
 
 def header_dict(session: Session) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from engine.fences import FenceDescriptor, FenceError, load_fences
 from engine.policy import PolicyFileError, load_policy, set_value
 from engine.replay import replay_session
 from playground.building import run_build, series_steps
+from playground.cli import main
 from playground.inputs import SAMPLES_DIR, load_inputs
 from playground.workspace import Workspace
 from tests.tui_session import write_session
@@ -201,3 +202,20 @@ def test_every_build_gets_the_header_model_id_and_the_copy_set() -> None:
     assert ws.max_steps == 80 and ws.header.title.startswith("Fences: four placements")
     kwargs = options.kwargs()
     assert kwargs["fences"] is not options.fences and kwargs["fences"].kinds() == ws.fences.kinds()
+
+
+def test_the_cli_and_the_workspace_build_with_the_header_model_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = (SAMPLES_DIR / "short_chat.jsonl").read_text(encoding="utf-8").splitlines()
+    header = {**json.loads(lines[0]), "modelId": "gpt-4o"}
+    path = tmp_path / "gpt4o.jsonl"
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]), encoding="utf-8")
+    ws = Workspace(load_inputs(path))
+    ws.step = None  # the whole session, as `build` without --step
+    result = run_build(ws.build_request()).result
+    assert ws.options.model_id == "gpt-4o"
+    main(["build", str(path), "--json"])
+    tokens = json.loads(capsys.readouterr().out)["tokens"]
+    assert tokens["finalTokens"] == result.tokens.final_tokens
+    assert load_inputs(path).build_options["model_id"] == "gpt-4o"  # what the CLI passes
