@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from playground.compare import compare_builds
 from playground.inputs import load_inputs
 from playground.tui.app import PlaygroundApp, make_app
+from tests.test_tui_app import ALL_KEPT
 from tests.tui_session import write_session
 
 SIZE = (160, 48)
@@ -43,7 +45,12 @@ async def smaller_budget(pilot: Pilot) -> None:
 
 
 def test_main_screen(snap_compare: Callable[..., bool], app: PlaygroundApp) -> None:
-    assert snap_compare(app, terminal_size=SIZE, run_before=settle)
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        result = pilot.app.main.result
+        assert result.kept_ids == ALL_KEPT and result.tokens.max_tokens == 4000
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
 def test_dropped_messages_view(snap_compare: Callable[..., bool], app: PlaygroundApp) -> None:
@@ -52,6 +59,8 @@ def test_dropped_messages_view(snap_compare: Callable[..., bool], app: Playgroun
         pilot.app.main.query_one("WireList").focus()
         await pilot.press("d")
         await settle(pilot)
+        rows = pilot.app.main.query_one("WireList").rows
+        assert [r.message_id for r in rows if r.kind == "dropped"] == ["u1", "f1"]
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -61,6 +70,10 @@ def test_compare_view(snap_compare: Callable[..., bool], app: PlaygroundApp) -> 
         await settle(pilot)
         await pilot.press("a")
         await smaller_budget(pilot)
+        ws = pilot.app.workspace
+        assert ws.pinned is not None and ws.changes_since_pin() == ["budget.maxTokens 4000 → 3000"]
+        removed = compare_builds(ws.pinned.result, pilot.app.main.result).of("removed")
+        assert [d.message_id for d in removed] == ["u1", "f1"]
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -89,5 +102,8 @@ def test_invalid_value_error(snap_compare: Callable[..., bool], app: PlaygroundA
         await pilot.pause()
         await pilot.press("end")
         await settle(pilot)
+        assert pilot.app.workspace.errors() == {
+            ("budget", "reservedForResponse"): "reservedForResponse must be > 0 and < maxTokens"
+        }
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
