@@ -66,8 +66,8 @@ class Sources:
 
     @property
     def max_steps(self) -> int:
-        steps = self.header.get("maxSteps")
-        return steps if isinstance(steps, int) and steps >= 1 else DEFAULT_MAX_STEPS
+        header = self.session.header
+        return (header.max_steps if header is not None else None) or DEFAULT_MAX_STEPS
 
     @property
     def available_tools(self) -> tuple[str, ...]:
