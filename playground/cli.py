@@ -26,6 +26,7 @@ SUBCOMMANDS = {
     "replay": commands.run_replay,
     "conformance": commands.run_conformance,
     "import": commands.run_import,
+    "serve": commands.run_serve,
 }
 
 
@@ -74,6 +75,10 @@ def make_parser() -> argparse.ArgumentParser:
     importer.add_argument("file")
     importer.add_argument("-o", "--output", help="session file to write (default: print a summary only)")
     importer.add_argument("--from", dest="fmt", choices=("claude-code", "openai", "anthropic"))
+    serve = commands.add_parser("serve", help="run the playground as a web page (textual-serve)")
+    _inputs_arguments(serve, session_optional=True)
+    serve.add_argument("--port", type=int, help="port to listen on (default: a free one)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     return parser
 
 

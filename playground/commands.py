@@ -57,6 +57,17 @@ def run_open(args) -> int:
     return run_app(inputs)
 
 
+def run_serve(args) -> int:
+    inputs = _load(args)  # fail here, in the terminal, not in a browser tab
+    if inputs is None:
+        return 2
+    from playground.serve import app_command, serve
+
+    path = inputs.session.path.resolve()
+    command = app_command(path, args.policy, args.fences, inputs.defaults, inputs.copy)
+    return serve(command, host=args.host, port=args.port, title=_report_title(inputs))
+
+
 def run_validate(args) -> int:
     inputs = _load(args)
     if inputs is None:
