@@ -43,6 +43,7 @@ __all__ = [
     "LessonStep",
     "LessonRun",
     "StepView",
+    "build_view",
     "check_step",
     "lesson_path_for",
     "load_lesson",
@@ -260,16 +261,22 @@ class StepView:
 def session_view(session: Session, layer: Mapping[str, Any], **build_options: Any) -> StepView:
     """Build `session` under the policy `layer` (its header's fences, maxSteps and tools for the replay)."""
     header = session.header
-    fences = build_options.pop("fences", header.fences if header else None)
-    options = {"fences": fences, **build_options}
-    result = build_context(session.messages, dict(layer), **options)
     extra = header.extra if header else {}
     tools = extra.get("availableTools") if isinstance(extra.get("availableTools"), list) else ()
+    options = {"fences": header.fences if header else None, **build_options}
+    max_steps = (header.max_steps if header else None) or 80
+    return build_view(session.messages, dict(layer), max_steps=max_steps, available_tools=tools, **options)
+
+
+def build_view(
+    messages: Sequence[Any], policy: Any, *, max_steps: int, available_tools: Sequence[str], **options: Any
+) -> StepView:
+    """The whole session built under `policy`; its replay is run only if a check asks for it."""
+    result = build_context(list(messages), policy, **options)
 
     def replay() -> list[StepBuild]:
-        max_steps = (header.max_steps if header else None) or 80
         return replay_session(
-            session.messages, dict(layer), max_steps=max_steps, available_tools=tools, **options
+            list(messages), policy, max_steps=max_steps, available_tools=tuple(available_tools), **options
         )
 
     return StepView(result, replay)
@@ -427,6 +434,11 @@ class LessonRun:
             return False
         self.done[index] = True
         return True
+
+    @property
+    def current_step(self) -> LessonStep | None:
+        index = self.current
+        return None if index is None else self.lesson.steps[index]
 
     def reset(self) -> dict[str, Any]:
         """Start again; returns the policy layer the lesson starts from."""
