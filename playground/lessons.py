@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from engine.build import build_context
+from engine.policy import ContextPolicy, effective_policy
 from engine.replay import StepBuild, replay_session
 from engine.result import BuildResult
 from engine.session import Session
@@ -50,6 +51,7 @@ __all__ = [
     "load_lesson_for",
     "parse_lesson",
     "session_view",
+    "start_policy",
 ]
 
 FATES = ("kept", "dropped", "replaced", "compressed")
@@ -97,6 +99,11 @@ class Lesson:
     @property
     def needs_replay(self) -> bool:
         return any(_uses_replay(step.check) for step in self.steps)
+
+
+def start_policy(lesson: Lesson, opened: ContextPolicy, defaults: str = "seed") -> ContextPolicy:
+    """The policy the lesson starts from: the one the session opened with, the lesson's `start` over it."""
+    return effective_policy(lesson.start, opened, defaults) if lesson.start else opened
 
 
 def merge_layer(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:

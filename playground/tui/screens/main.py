@@ -13,10 +13,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from engine import BuildResult, FenceError, control_for, dump_policy, effective_policy
+from engine import BuildResult, FenceError, control_for, dump_policy
 from playground.compare import compare_builds
 from playground.explain import summarization_verdict
-from playground.lessons import LessonRun, StepView, build_view, load_lesson_for, merge_layer
+from playground.lessons import LessonRun, StepView, build_view, load_lesson_for, start_policy
 from playground.tui.builder import Builder
 from playground.tui.keys import MAIN_BINDINGS
 from playground.tui.messages import BuildFinished, TimelineProgress
@@ -236,8 +236,9 @@ class MainScreen(Screen[None]):
         if self.lesson is None:
             return
         pane = self.query_one(LessonPane)
-        start = merge_layer(self.workspace.inputs.policy_layer, pane.run.reset())
-        self.workspace.set_policy(effective_policy(start, None, self.workspace.defaults))
+        pane.run.reset()
+        ws = self.workspace
+        ws.set_policy(start_policy(pane.run.lesson, ws.inputs.policy, ws.defaults))
         pane.refresh_lesson()
         self.policy_loaded()
 
