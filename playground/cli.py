@@ -26,6 +26,7 @@ SUBCOMMANDS = {
     "replay": commands.run_replay,
     "conformance": commands.run_conformance,
     "import": commands.run_import,
+    "serve": commands.run_serve,
 }
 
 
@@ -61,10 +62,12 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--max-steps", type=int, help="maxSteps for the tick (default: header or 80)")
     build.add_argument("--wire", choices=("openai", "anthropic"), default="openai")
     build.add_argument("--json", action="store_true", help="one JSON object: wire, decisions, tokens, ...")
+    build.add_argument("--html", metavar="OUT", help="write a self-contained HTML report")
     replay = commands.add_parser("replay", help="the context the model saw at each step")
     _inputs_arguments(replay)
     replay.add_argument("--max-steps", type=int)
     replay.add_argument("--json", action="store_true")
+    replay.add_argument("--html", metavar="OUT", help="write a self-contained HTML report of the replay")
     conformance = commands.add_parser("conformance", help="run linnkit conformance cases")
     conformance.add_argument("cases", nargs="+", help="case files or folders")
     conformance.add_argument("--json", action="store_true", help="print one result line per case")
@@ -72,6 +75,10 @@ def make_parser() -> argparse.ArgumentParser:
     importer.add_argument("file")
     importer.add_argument("-o", "--output", help="session file to write (default: print a summary only)")
     importer.add_argument("--from", dest="fmt", choices=("claude-code", "openai", "anthropic"))
+    serve = commands.add_parser("serve", help="run the playground as a web page (textual-serve)")
+    _inputs_arguments(serve, session_optional=True)
+    serve.add_argument("--port", type=int, help="port to listen on (default: a free one)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     return parser
 
 

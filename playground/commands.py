@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from engine import (
+    BuildResult,
+    PolicyFileError,
     build_at_step,
     build_context,
     check_invariants,
@@ -18,6 +20,7 @@ from engine import (
     to_anthropic,
     tokenizer_from_policy,
 )
+from playground.html_report import build_report, replay_report, steps_of, write_report
 from playground.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
 from playground.report import build_json, print_build_table, printable
 
@@ -53,6 +56,17 @@ def run_open(args) -> int:
     from playground.tui.app import run_app  # Textual loads only when the playground opens
 
     return run_app(inputs)
+
+
+def run_serve(args) -> int:
+    inputs = _load(args)  # fail here, in the terminal, not in a browser tab
+    if inputs is None:
+        return 2
+    from playground.serve import app_command, serve
+
+    path = inputs.session.path.resolve()
+    command = app_command(path, args.policy, args.fences, inputs.defaults, inputs.copy)
+    return serve(command, host=args.host, port=args.port, title=_report_title(inputs))
 
 
 def run_validate(args) -> int:
@@ -117,7 +131,10 @@ def run_build(args) -> int:
         return 2
     invariants = check_invariants(result)
     noticed = _input_problems(inputs) + _policy_warnings(inputs)
-    if args.json:
+    if args.html:
+        if not _write_html(args.html, _build_page(args, inputs, result), inputs):
+            return 2
+    elif args.json:
         payload = build_json(result, invariants)
         payload["inputProblems"] = noticed
         if args.wire == "anthropic":
@@ -137,16 +154,20 @@ def run_replay(args) -> int:
     inputs = _load(args)
     if inputs is None:
         return 2
-    header = inputs.header
     for line in _input_problems(inputs) + _policy_warnings(inputs):
         print(line, file=sys.stderr)
+    if args.html:
+        series = iter_session_steps(inputs.session.messages, inputs.policy, **_replay_options(args, inputs))
+        rows, last = steps_of(series)
+        policy = policy_diff(inputs.policy, inputs.defaults)
+        page = replay_report(rows, last, title=_report_title(inputs), policy=policy)
+        if not _write_html(args.html, page, inputs):
+            return 2
+        return 1 if any("!" in row.markers for row in rows) else 0
     steps = iter_session_steps(
         inputs.session.messages,
         inputs.policy,
-        **inputs.build_options,
-        max_steps=args.max_steps or inputs.max_steps,
-        available_tools=header.get("availableTools") or (),
-        checkpoint_tool_name=inputs.policy.checkpoint.trigger_tool_name,
+        **_replay_options(args, inputs),
         detail=False,  # a step line reads tokens, markers, events and summaries only
     )
     totals = Counter()
@@ -176,6 +197,43 @@ def run_replay(args) -> int:
     else:
         print("totals: " + ", ".join(f"{name} {value}" for name, value in summary.items()))
     return 1 if totals["failedSteps"] else 0
+
+
+def _replay_options(args, inputs: PlaygroundInputs) -> dict[str, Any]:
+    header = inputs.header
+    return {
+        **inputs.build_options,
+        "max_steps": args.max_steps or inputs.max_steps,
+        "available_tools": header.get("availableTools") or (),
+        "checkpoint_tool_name": inputs.policy.checkpoint.trigger_tool_name,
+    }
+
+
+def _build_page(args, inputs: PlaygroundInputs, result: BuildResult) -> str:
+    """The build's report, with the chart of every step of the session (the built one highlighted)."""
+    series = iter_session_steps(inputs.session.messages, inputs.policy, **_replay_options(args, inputs))
+    steps, _ = steps_of(series)
+    current = args.step if args.step is not None else (steps[-1].step if steps else None)
+    policy = policy_diff(inputs.policy, inputs.defaults)
+    return build_report(result, title=_report_title(inputs), policy=policy, steps=steps, current_step=current)
+
+
+def _report_title(inputs: PlaygroundInputs) -> str:
+    title = inputs.header.get("title")
+    return title if isinstance(title, str) and title else str(inputs.session.path)
+
+
+def _write_html(out: str, page: str, inputs: PlaygroundInputs) -> bool:
+    try:
+        write_report(out, page, protected=[inputs.session.path])
+    except PolicyFileError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return False
+    except OSError as error:
+        print(f"error: {out}: {error.strerror or error}", file=sys.stderr)
+        return False
+    print(f"report written to {out}")
+    return True
 
 
 def run_conformance(args) -> int:

@@ -2551,12 +2551,116 @@ contextTrace:
 """
 
 
+LESSONS: dict[str, str] = {
+    "short_chat": """\
+title: The budget decides what the model sees
+goal: Shrink the budget until working memory can no longer hold the whole chat.
+steps:
+  - instruction: Lower budget.maxTokens until the first answer (m003) is dropped.
+    hint: Working memory is 70% of maxTokens minus the reserve (1,000); the chat needs 692 tokens. Try 1500.
+    answer: {budget: {maxTokens: 1500}}
+    check: {message: m003, fate: dropped, reason: dropped_by_}
+""",
+    "long_chat_overflow": """\
+title: Working memory P1-P3
+goal: See the long method answer come back when working memory gets a larger share.
+steps:
+  - instruction: Raise budget.workingMemoryBudgetPercentage until the method answer m013 is kept.
+    hint: At 0.7 it is skipped for being 479 tokens; 0.9 makes room.
+    answer: {budget: {workingMemoryBudgetPercentage: 0.9}}
+    check: {message: m013, fate: kept}
+""",
+    "tool_loop_runs": """\
+title: Compressing old tool groups, or dropping them
+goal: Old tool groups are compressed to one line each; make them go away instead.
+steps:
+  - instruction: Set toolHistory.retentionMode to drop; the first tool call (m003) is removed, not compressed.
+    hint: retentionMode is under toolHistory; compress is the seed default.
+    answer: {toolHistory: {retentionMode: drop}}
+    check:
+      all:
+        - {message: m003, fate: dropped, reason: dropped_by_tool_history_drop}
+        - {strategy: tool_history_compression, applied: false}
+""",
+    "checkpoint_midtask": """\
+title: A checkpoint prunes what came before it
+goal: Choose how many tool groups before the checkpoint survive.
+steps:
+  - instruction: Set checkpoint.keepPairsBefore to 0 so the last exploration group (m027) is purged too.
+    hint: keepPairsBefore counts tool groups kept just before the checkpoint call.
+    answer: {checkpoint: {keepPairsBefore: 0}}
+    check: {message: m027, fate: dropped, reason: dropped_by_CHECKPOINT_PURGED}
+""",
+    "summarization_trigger": """\
+title: Summaries that persist over a replay
+goal: Move the summarization trigger, then watch a summary made at one step carried by the next ones.
+steps:
+  - instruction: Raise summarization.triggerThreshold until the last build makes no summary.
+    hint: From 0.66 stage 1 fails too; try 0.7.
+    answer: {summarization: {triggerThreshold: 0.7}}
+    check: {summarization: none}
+  - instruction: >-
+      Now lower it until the replay summarizes by step 10 (marker S), and the last step is given that
+      persisted summary instead of making its own.
+    hint: Try 0.35 and step through the timeline.
+    answer: {summarization: {triggerThreshold: 0.35}}
+    check:
+      all:
+        - {first_step: S, is: {at_most: 10}}
+        - {step: last, carried: {at_least: 1}, then: {summarization: none}}
+""",
+    "fences_showcase": """\
+title: A must-keep fence is cut to its budget share
+goal: Give the project memory fence enough budget that it is no longer cut.
+steps:
+  - instruction: >-
+      Raise budget.maxTokens until the memory fence fits in its 5% share (no fence_truncation event).
+    hint: The fence is 672 tokens, so 5% of maxTokens must be at least that; try 20000.
+    answer: {budget: {maxTokens: 20000}}
+    check: {event: fence_truncation, fired: false}
+""",
+    "max_steps_streak": """\
+title: Reminders along a replay
+goal: Make the tool-call streak reminder fire earlier in the run.
+steps:
+  - instruction: Set systemReminder.thresholds.toolCallStreak to 6; the streak reminder then fires at step 9.
+    hint: The streak counts tool calls in a row; step through the timeline and look for R.
+    answer: {systemReminder: {thresholds: {toolCallStreak: 6}}}
+    check: {step: 9, then: {reminder: tool_call_streak_every_ten}}
+""",
+    "chinese_session": """\
+title: Counting Chinese tokens
+goal: See the root-cause answer fit once Chinese is counted more cheaply.
+steps:
+  - instruction: Set tokenEstimation.encoding to o200k_base; the root-cause answer m014 comes back.
+    hint: Offline there are no o200k ranks, so the count falls back to avgCharsPerToken (1.7).
+    answer: {tokenEstimation: {encoding: o200k_base}}
+    check: {message: m014, fate: kept}
+""",
+    "damaged_history": """\
+title: Damaged history is not repaired
+goal: Compress the complete old tool group while the orphans stay as they are.
+steps:
+  - instruction: Switch toolHistory.strategy to per-run; the complete old group (m003) is compressed.
+    hint: The header sets strategy none, so nothing is compressed.
+    answer: {toolHistory: {strategy: per-run}}
+    check: {message: m003, fate: compressed}
+""",
+}
+
+
+LESSON_HEAD = """\
+# The lesson of this session, checked by the playground on every build (playground/lessons.py).
+"""
+
+
 def yaml_files() -> dict[str, str]:
-    """The fence and policy examples that sit next to the sessions."""
+    """The lessons, fence and policy examples that sit next to the sessions."""
     fences = yaml.safe_dump({"fences": FENCE_DESCRIPTORS}, sort_keys=False, allow_unicode=True, width=110)
     return {
         "fences_showcase.fences.yaml": FENCES_YAML_HEAD + fences,
         "tight_budget.policy.yaml": TIGHT_BUDGET_POLICY,
+        **{f"{stem}.lesson.yaml": LESSON_HEAD + text for stem, text in LESSONS.items()},
     }
 
 

@@ -100,7 +100,9 @@ def test_generated_files_are_current():
     finally:
         del sys.modules["make_samples"]
     assert sorted(rendered) == sorted(
-        [f"{n}.jsonl" for n in NAMES] + ["fences_showcase.fences.yaml", "tight_budget.policy.yaml"]
+        [f"{n}.jsonl" for n in NAMES]
+        + [f"{n}.lesson.yaml" for n in NAMES]
+        + ["fences_showcase.fences.yaml", "tight_budget.policy.yaml"]
     )
     for file_name, text in rendered.items():
         assert (SAMPLES / file_name).read_text(encoding="utf-8") == text, f"{file_name} is stale"

@@ -33,9 +33,11 @@ from engine import (
 from playground.building import Persisted, run_build, series_steps
 from playground.compare import compare_builds
 from playground.explain import summarization_verdict
+from playground.lessons import load_lesson_for
 from playground.notebook import html
 from playground.notebook.controls import PolicyControls
 from playground.notebook.fences import FenceEditor
+from playground.notebook.lesson import LessonView
 from playground.notebook.schedule import Debouncer, Scheduler, loop_scheduler
 from playground.notebook.sources import FencesInput, PathLike, PolicyInput, SessionInput, open_sources
 from playground.notebook.timeline import SeriesRunner, Timeline
@@ -83,6 +85,9 @@ class Playground:
         self._debouncer = Debouncer(self.refresh, debounce, scheduler or loop_scheduler)
         later = None if debounce <= 0 else scheduler or loop_scheduler
         self._series = SeriesRunner(self._series_steps, self._show_series, later)
+        path = self.workspace.inputs.session.path
+        found = load_lesson_for(path) if path is not None else None
+        self.lesson = LessonView(found, self.workspace, self._lesson_reset) if found is not None else None
         self._make_widgets(show_dropped)
         self.refresh()
 
@@ -233,6 +238,8 @@ class Playground:
         self.timeline.show_verdict(summarization_verdict(result))
         self._show_header()
         self._show_comparison()
+        if self.lesson is not None:
+            self.lesson.check()
         if self._series_stale:
             self._series_stale = False
             self._series.start(self.step_count)
@@ -255,6 +262,9 @@ class Playground:
             ws.messages, ws.step or 1, ws.policy, checkpoint_tool_name=name, max_steps=ws.max_steps,
             available_tools=ws.available_tools, **options,
         )[2]  # fmt: skip
+
+    def _lesson_reset(self, policy: ContextPolicy) -> None:
+        self.policy = policy
 
     def _policy_edited(self) -> None:
         self._inputs_changed()
@@ -333,7 +343,9 @@ class Playground:
         fences.selected_index = 0 if self.fences else None
         tools = W.HBox([self.defaults_switch, self.pin_button, self.unpin_button])
         body = W.HBox([left, middle, right])
-        return W.VBox([self.title, self.status, tools, body, self.compare, self.timeline.widget, fences])
+        lesson = [self.lesson.widget] if self.lesson is not None else []
+        parts = [self.title, *lesson, self.status, tools, body, self.compare, self.timeline.widget, fences]
+        return W.VBox(parts)
 
     def _show_header(self) -> None:
         count, step = self.step_count, self.step

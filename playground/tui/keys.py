@@ -31,4 +31,6 @@ MAIN_BINDINGS: list[BindingType] = [
         "ctrl+r", "reset_all", "Reset all", "main.reset_all", "Every policy field back to its default", False
     ),
     _bind("ctrl+d", "switch_defaults", "Defaults", "main.defaults", "Switch the defaults profile", False),
+    _bind("h", "lesson_hint", "Hint", "main.lesson_hint", "Show or hide the lesson step's hint", False),
+    _bind("L", "lesson_reset", "Lesson start", "main.lesson_reset", "Back to the lesson start", False),
 ]

@@ -16,6 +16,7 @@ from textual.worker import Worker, WorkerState
 from engine import BuildResult, FenceError, control_for, dump_policy
 from playground.compare import compare_builds
 from playground.explain import summarization_verdict
+from playground.lessons import LessonRun, StepView, build_view, load_lesson_for, start_policy
 from playground.tui.builder import Builder
 from playground.tui.keys import MAIN_BINDINGS
 from playground.tui.messages import BuildFinished, TimelineProgress
@@ -27,6 +28,7 @@ from playground.tui.panels.top_bar import TopBar, TopBarState
 from playground.tui.screens.fence_form import NEW_FENCE, FenceForm
 from playground.tui.screens.trace import TraceScreen
 from playground.tui.widgets import BudgetBar, EventsView, Timeline, WireView
+from playground.tui.widgets.lesson_pane import LessonPane
 from playground.views import StepSample, tokens_long
 from playground.workspace import Workspace
 
@@ -47,6 +49,8 @@ class MainScreen(Screen[None]):
         self.result: BuildResult | None = None
         self.shown_generation = 0
         self._status = ("starting", "$text-muted")
+        path = workspace.inputs.session.path
+        self.lesson = load_lesson_for(path) if path is not None else None
 
     def compose(self) -> ComposeResult:
         yield TopBar(id="top-bar")
@@ -64,6 +68,8 @@ class MainScreen(Screen[None]):
             with Vertical(id="right"):
                 yield Static("BUDGET", classes="section-title")
                 yield BudgetBar(id="budget")
+                if self.lesson is not None:
+                    yield LessonPane(LessonRun(self.lesson), id="lesson")
         with Vertical(id="bottom"):
             yield EventsView(id="events")
             yield Timeline(id="timeline")
@@ -102,6 +108,7 @@ class MainScreen(Screen[None]):
         if previous is None or _event_lines(previous) != _event_lines(result):
             self.query_one(EventsView).show(result)  # a new list re-lays out the screen: only when needed
         self._show_comparison()
+        self._check_lesson()
         error, pending = result.error, outcome.generation < self.workspace.generation
         if error or not pending:
             ready = "ready" if outcome.request.summaries_complete else "ready · replaying earlier steps…"
@@ -192,6 +199,48 @@ class MainScreen(Screen[None]):
 
     def policy_loaded(self) -> None:
         self._policy_changed()
+
+    # -- the lesson ------------------------------------------------------------------------------
+    def _check_lesson(self) -> None:
+        """Evaluate the lesson's current step on the whole session under this policy, off the UI thread."""
+        if self.lesson is None:
+            return
+        pane = self.query_one(LessonPane)
+        pane.checking = True
+        pane.refresh_lesson()
+        ws = self.workspace
+        policy, generation, options = ws.policy, ws.generation, ws.options.kwargs()
+
+        def check() -> None:
+            view = build_view(
+                ws.messages, policy, max_steps=ws.max_steps, available_tools=ws.available_tools, **options
+            )
+            self.app.call_from_thread(self._lesson_checked, view, generation)
+
+        self.run_worker(check, thread=True, group="lesson", exclusive=True)
+
+    def _lesson_checked(self, view: StepView, generation: int) -> None:
+        if generation != self.workspace.generation:
+            return  # a newer policy is being built; its check follows
+        pane = self.query_one(LessonPane)
+        if pane.run.update(view):
+            pane.hint_shown = False
+        pane.checking = False
+        pane.refresh_lesson()
+
+    def action_lesson_hint(self) -> None:
+        if self.lesson is not None:
+            self.query_one(LessonPane).toggle_hint()
+
+    def action_lesson_reset(self) -> None:
+        if self.lesson is None:
+            return
+        pane = self.query_one(LessonPane)
+        pane.run.reset()
+        ws = self.workspace
+        ws.set_policy(start_policy(pane.run.lesson, ws.inputs.policy, ws.defaults))
+        pane.refresh_lesson()
+        self.policy_loaded()
 
     # -- fences ----------------------------------------------------------------------------------
     def _show_fences(self) -> None:

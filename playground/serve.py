@@ -1,0 +1,43 @@
+"""`linn-playground serve`: the same Textual playground as a web page (textual-serve).
+
+textual-serve runs the app as a subprocess per browser tab and relays its terminal over a websocket. The
+inputs are loaded here first, so a bad session or policy is reported in the terminal (exit 2) rather than
+as a dead tab. Bound to 127.0.0.1 unless `--host` says otherwise; a free port is chosen when none is given.
+"""
+
+from __future__ import annotations
+
+import shlex
+import socket
+import sys
+from pathlib import Path
+
+INSTALL_HINT = "pip install 'linn-playground[serve]'"
+
+
+def free_port(host: str) -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def app_command(session: Path, policy: str | None, fences: str | None, defaults: str, copy: str) -> str:
+    """The shell command textual-serve starts for each tab: this interpreter running the playground."""
+    argv = [sys.executable, "-m", "playground.cli", str(session), "--defaults", defaults, "--copy", copy]
+    if policy:
+        argv += ["--policy", str(Path(policy).resolve())]
+    if fences:
+        argv += ["--fences", str(Path(fences).resolve())]
+    return shlex.join(argv)
+
+
+def serve(command: str, *, host: str, port: int | None, title: str) -> int:
+    try:
+        from textual_serve.server import Server
+    except ImportError:
+        print(f"error: serve needs textual-serve; install it with: {INSTALL_HINT}", file=sys.stderr)
+        return 2
+    chosen = port if port is not None else free_port(host)
+    print(f"linn-playground: serving on http://{host}:{chosen}/ (Ctrl+C stops)", flush=True)
+    Server(command, host=host, port=chosen, title=title).serve()
+    return 0
