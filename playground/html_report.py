@@ -2,7 +2,7 @@
 
 One file, no script, no external resource: the wire (cards, dropped messages in place), the budget bars,
 the step chart (inline SVG), the events, and the policy as YAML. The renderers are the notebook's pure HTML
-views (`playground.notebook.html`), so every piece of session text is escaped there; the parts written
+views (`playground.html_views`), so every piece of session text is escaped there; the parts written
 here escape theirs too. Writing is atomic and refuses to replace the session file.
 """
 
@@ -19,7 +19,7 @@ import yaml
 from engine.policy import write_atomic
 from engine.replay import StepBuild
 from engine.result import BuildResult
-from playground.notebook.html import budget_bar, events_list, step_chart, wire_cards
+from playground.html_views import budget_bar, events_list, step_chart, wire_cards
 
 __all__ = ["ReportStep", "build_report", "replay_report", "steps_of", "write_report"]
 

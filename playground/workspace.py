@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from engine.build import build_context
 from engine.fences import FenceDescriptor, FenceError, FenceRegistry, dump_fences, load_fences
 from engine.messages import AiMessage
 from engine.policy import DEFAULTS_PROFILES as PROFILES
@@ -44,7 +45,7 @@ from engine.policy import (
     write_atomic,
 )
 from engine.reminders import DEFAULT_MAX_STEPS
-from engine.replay import with_persisted
+from engine.replay import iter_session_steps, with_persisted
 from engine.result import BuildResult
 from engine.session import SessionHeader
 from engine.summarizer import SummarizerPort
@@ -52,6 +53,7 @@ from engine.ticks import StepPoint, step_points, tick_for
 from engine.tokens import TokenizerPort
 from playground.building import BuildOptions, BuildRequest, Persisted, TimelineRequest
 from playground.fence_placement import reinject
+from playground.html_report import build_report, steps_of
 from playground.inputs import SAMPLES_DIR, PlaygroundInputs
 
 Path_ = tuple[str, ...]
@@ -64,6 +66,7 @@ EXPORTS: dict[str, tuple[str, str]] = {
     "policy-full": ("policy YAML, every field", ".policy.yaml"),
     "agent-spec": ("policy JSON for a linnkit AgentSpec.contextPolicy", ".policy.json"),
     "fences": ("fence descriptors YAML", ".fences.yaml"),
+    "html-report": ("HTML report of the shown step: wire, budget, step chart, policy", ".report.html"),
 }
 
 
@@ -345,12 +348,32 @@ class Workspace:
 
     # -- export ---------------------------------------------------------------------------------
     def export_text(self, kind: str) -> str:
+        if kind == "html-report":
+            return self.report_html()
         if kind == "fences":
             return dump_fences(self.fences or [])
         if kind == "agent-spec":
             return dump_policy(self.policy, only_changed=True, fmt="json", defaults=self.defaults)
         only_changed = kind == "policy-changed"
         return dump_policy(self.policy, only_changed=only_changed, fmt="yaml", defaults=self.defaults)
+
+    def report_html(self) -> str:
+        """A teacher's hand-out: the shown step's build and the chart of every step (the session replayed,
+        summaries persisting), self-contained, all session text escaped."""
+        replayed = list(iter_session_steps(
+            self._messages, self.policy, max_steps=self.max_steps, available_tools=self.available_tools,
+            checkpoint_tool_name=self.policy.checkpoint.trigger_tool_name, **self.options.kwargs(),
+        ))  # fmt: skip
+        steps, last = steps_of(replayed)
+        policy = policy_diff(self.policy, self.defaults)
+        if self.step is None or last is None:
+            result = build_context(self._messages, self.policy, **self.options.kwargs())
+            return build_report(result, title=self.title, policy=policy, note="the whole session")
+        result = replayed[self.step - 1].result
+        note = f"step {self.step} of {len(steps)}"
+        return build_report(
+            result, title=self.title, policy=policy, steps=steps, current_step=self.step, note=note
+        )
 
     def suggested_path(self, kind: str) -> Path:
         """`<session-stem><suffix>` next to the session (in the working directory for a bundled sample)."""

@@ -19,8 +19,9 @@ from engine.messages import AiMessage
 from engine.policy import PolicyFileError, define_context_policy, policy_controls
 from engine.result import BuildResult, Decision, ReminderOutcome, TokenAccount
 from engine.session import SessionHeader, save_session
+from playground import html_views as html
 from playground.inputs import SAMPLES_DIR
-from playground.notebook import INSTALL_HINT, Playground, html
+from playground.notebook import INSTALL_HINT, Playground
 from playground.notebook.schedule import Debouncer, loop_scheduler
 from playground.notebook.timeline import SeriesRunner
 from playground.views import StepSample
@@ -72,7 +73,7 @@ def playground(messages=None, policy=None, **kwargs) -> Playground:
 def test_import_without_ipywidgets_gives_the_install_hint():
     code = (
         "import sys; sys.modules['ipywidgets'] = None\n"
-        "import playground.notebook.html\n"  # the renderers need no ipywidgets
+        "import playground.html_views\n"  # the renderers need no ipywidgets
         "try:\n"
         "    from playground.notebook import Playground\n"
         "except ImportError as err:\n"
@@ -635,3 +636,14 @@ def test_the_series_persists_summaries_and_a_later_step_is_built_with_them(tmp_p
     assert pg.jump("S") == 21 and pg.jump("S") == 21 and pg.jump("S", -1) == 13
     assert "summary made: " in pg.timeline.verdict.value
     assert "summaries made over the session: 2" in pg.timeline.chart.value
+
+
+def test_the_notebook_exports_the_html_report_and_never_over_the_session(tmp_path):
+    path = tmp_path / "s.jsonl"
+    save_session(two_runs(), path)
+    pg = Playground(path, debounce=0, now=0)
+    written = pg.export_report(tmp_path / "s.report.html")
+    page = written.read_text(encoding="utf-8")
+    assert f"step {pg.step} of {pg.step_count}" in page and "<script" not in page
+    with pytest.raises(PolicyFileError, match="refusing to overwrite a protected file"):
+        pg.export_report(path)

@@ -474,3 +474,23 @@ def test_a_small_observation_limit_shows_previews_and_what_was_saved(tmp_path: P
             )
 
     run(write_session(tmp_path), scenario)
+
+
+def test_export_writes_the_html_report_of_the_shown_step(tmp_path: Path) -> None:
+    session = write_session(tmp_path)
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await settle(app, pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        app.screen.query(RadioButton)[4].value = True  # HTML report
+        await pilot.pause()
+        assert app.screen.query_one("#export-path", Input).value == str(tmp_path / "sales.report.html")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+
+    run(session, scenario)
+    page = (tmp_path / "sales.report.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "step 7 of 7" in page
+    assert "<script" not in page

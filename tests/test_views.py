@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine import BuildResult, Decision, ReminderOutcome, TokenAccount
-from playground.notebook import html
+from playground import html_views as html
 from playground.views import bar_segments, category_names, tokens_delta, tokens_long, tokens_short, wire_rows
 
 

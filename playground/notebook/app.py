@@ -30,11 +30,11 @@ from engine import (
     dump_policy,
     write_atomic,
 )
+from playground import html_views as html
 from playground.building import Persisted, run_build, series_steps
 from playground.compare import compare_builds
 from playground.explain import summarization_verdict
 from playground.lessons import load_lesson_for
-from playground.notebook import html
 from playground.notebook.controls import PolicyControls
 from playground.notebook.fences import FenceEditor
 from playground.notebook.lesson import LessonView
@@ -209,6 +209,11 @@ class Playground:
         text = dump_policy(self.policy, only_changed=only_changed, defaults=self.defaults)
         guarded = [p for p in (self.sources.session_path, self.sources.fences_path) if p is not None]
         return write_atomic(path, text, protected=guarded)
+
+    def export_report(self, path: PathLike) -> Path:
+        """Write the self-contained HTML report of the shown step (wire, budget, step chart, policy),
+        atomically; never over the session."""
+        return self.workspace.export("html-report", path)
 
     def export_fences_yaml(self, path: PathLike) -> Path:
         """Write the fence descriptors as YAML, atomically; never over the session file."""

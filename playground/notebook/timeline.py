@@ -16,7 +16,7 @@ from html import escape
 import ipywidgets as W
 
 from engine import StepPoint
-from playground.notebook.html import STYLE, step_chart
+from playground.html_views import STYLE, step_chart
 from playground.notebook.schedule import Handle, Scheduler
 from playground.views import StepSample
 

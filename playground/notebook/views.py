@@ -1,6 +1,6 @@
 """The views of one BuildResult: wire cards, budget, events and the trace explorer, as HTML widgets.
 
-They only render (`playground.notebook.html`) and choose what to show (dropped lines, which message to
+They only render (`playground.html_views`) and choose what to show (dropped lines, which message to
 trace); a new result comes in through `show`.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipywidgets as W
 
 from engine import BuildResult, Decision
-from playground.notebook import html
+from playground import html_views as html
 
 __all__ = ["ResultViews"]
 
