@@ -19,7 +19,7 @@ from engine.importers import (
 from engine.messages import AiMessage
 from engine.session import dump_session_text, parse_session_text
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 REAL = SHARED / "real-sessions" / "claude-code"
 needs_real = pytest.mark.skipif(
     not (REAL / "short.jsonl").is_file(),

@@ -17,7 +17,7 @@ from playground.tui.app import PlaygroundApp, make_app
 from playground.tui.screens.fence_form import FenceForm
 from playground.tui.widgets.wire_list import WireList
 from playground.views import bar_segments, wire_rows
-from tests.test_tui_app import SIZE, focus_field, settle
+from tests.tui.test_tui_app import SIZE, focus_field, settle
 
 SESSION = SAMPLES_DIR / "fences_showcase.jsonl"
 MAX_TOKENS = ("budget", "maxTokens")

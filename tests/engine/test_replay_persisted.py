@@ -12,7 +12,7 @@ from engine.replay import PlannedStep, build_at_step, iter_session_steps, run_re
 from engine.session import load_session
 from engine.summarizer import FailingSummarizer, FixedSummarizer
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_sessions" / "summarization_trigger.jsonl"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "summarization_trigger.jsonl"
 
 
 def _repeated(messages: list[AiMessage], times: int) -> list[AiMessage]:

@@ -12,7 +12,7 @@ from engine.invariants import check_invariants
 from engine.policy import define_context_policy
 from engine.replay import replay_session
 
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "real-sessions" / "claude-code"
+REAL = Path(__file__).resolve().parents[2].parent / "shared" / "real-sessions" / "claude-code"
 pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason=f"real transcripts not found at {REAL}")
 
 TIGHT = {"budget": {"maxTokens": 6000, "reservedForResponse": 1000}, "contextTrace": {"enabled": True}}

@@ -155,7 +155,7 @@ def test_step_points_of_every_replay_case_are_the_corpus_steps():
 
     from engine.policy import effective_policy
 
-    folder = Path(__file__).resolve().parents[1].parent / "shared" / "conformance" / "replay"
+    folder = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "replay"
     cases = sorted(folder.glob("*.json"))
     if not cases:
         pytest.skip(f"no replay cases in {folder}")

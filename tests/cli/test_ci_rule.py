@@ -22,7 +22,7 @@ def test_skips_for_another_reason():
 def test_missing_references_fail_under_ci(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, ci: str, failed: int, skipped: int
 ) -> None:
-    pytester.makeconftest((Path(__file__).parent / "conftest.py").read_text(encoding="utf-8"))
+    pytester.makeconftest((Path(__file__).parents[1] / "conftest.py").read_text(encoding="utf-8"))
     pytester.makepyfile(test_probe=PROBE)
     monkeypatch.setenv("CI", ci)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")

@@ -12,8 +12,8 @@ from engine.session import load_session
 from engine.summarizer import FailingSummarizer
 from playground.explain import summarization_verdict
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_sessions" / "summarization_trigger.jsonl"
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "real-sessions" / "claude-code"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "summarization_trigger.jsonl"
+REAL = Path(__file__).resolve().parents[2].parent / "shared" / "real-sessions" / "claude-code"
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pytest
 
 from engine.conformance import compare, load_cases, run_case
 
-CONFORMANCE = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
+CONFORMANCE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
 CASES_DIR = CONFORMANCE / "cases"
 CASES = load_cases([CASES_DIR]) if CASES_DIR.is_dir() else []
 REPLAY_DIR = CONFORMANCE / "replay"

@@ -20,7 +20,7 @@ from engine.session import Session, load_session
 from engine.ticks import TickState
 from engine.tokens import DefaultTokenizer
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 NAMES = (
     "short_chat",
     "long_chat_overflow",

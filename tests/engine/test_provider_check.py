@@ -11,7 +11,7 @@ from engine.policy import effective_policy
 from engine.provider_check import check_anthropic, check_openai, check_wire
 from engine.session import load_session
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 
 
 def _call(call_id: str) -> dict:

@@ -10,7 +10,7 @@ from engine import effective_policy
 from playground.lessons import load_lesson_for, merge_layer
 from playground.notebook import Playground
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 NAMES = sorted(p.name.removesuffix(".jsonl") for p in SAMPLES.glob("*.jsonl"))
 
 

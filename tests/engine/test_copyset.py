@@ -16,7 +16,7 @@ from engine.replay import build_at_step
 from engine.session import load_session
 from playground.cli import main
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 
 
 def _session() -> list[AiMessage]:

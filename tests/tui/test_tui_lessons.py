@@ -13,9 +13,9 @@ from playground.lessons import load_lesson_for
 from playground.tui.app import make_app
 from playground.tui.panels.policy_field import PolicyField
 from playground.tui.widgets.lesson_pane import LessonPane
-from tests.test_tui_app import SIZE, field, focus_field, settle
+from tests.tui.test_tui_app import SIZE, field, focus_field, settle
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 NAMES = sorted(p.name.removesuffix(".jsonl") for p in SAMPLES.glob("*.jsonl"))
 
 

@@ -8,6 +8,7 @@ import pytest
 from engine.messages import AiMessage
 from engine.summarizer import FixedSummarizer
 from engine.tokens import MockTokenizer, TableTokenizer
+from tests.engine.test_build_examples import E7_SUMMARY, RecordingSummarizer, e7_build, e7_messages
 from tests.pipeline_helpers import (
     answer,
     build,
@@ -23,7 +24,6 @@ from tests.pipeline_helpers import (
     sys,
     user,
 )
-from tests.test_build_examples import E7_SUMMARY, RecordingSummarizer, e7_build, e7_messages
 
 TEN = MockTokenizer(10)
 LOREM = "lorem " * 100  # 600 chars: 5 + 300 = 305 tokens on the fallback path

@@ -8,7 +8,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-TOUR = Path(__file__).resolve().parents[1] / "sample_sessions" / "tour.ipynb"
+TOUR = Path(__file__).resolve().parents[2] / "sample_sessions" / "tour.ipynb"
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
 

@@ -11,7 +11,7 @@ from engine.replay import replay_session
 from playground.cli import main
 from playground.html_report import build_report, replay_report, steps_of, write_report
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 
 

@@ -18,7 +18,7 @@ from engine.policy import PolicyFileError, PolicyValidationError, define_context
 from engine.session import SessionLoadError, load_session
 from playground.cli import main
 
-CORPUS = Path(__file__).resolve().parent / "badinput"
+CORPUS = Path(__file__).resolve().parents[1] / "badinput"
 RUNS = yaml.safe_load((CORPUS / "expected.yaml").read_text(encoding="utf-8"))
 SECONDS = 20  # far above any run (the slowest takes ~0.4 s); a hang fails instead of blocking the suite
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import engine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FRONT_ENDS = [
     *sorted((ROOT / "playground" / "tui").rglob("*.py")),
     *sorted((ROOT / "playground" / "notebook").rglob("*.py")),

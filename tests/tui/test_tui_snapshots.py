@@ -15,7 +15,7 @@ from textual.pilot import Pilot
 from playground.compare import compare_builds
 from playground.inputs import load_inputs
 from playground.tui.app import PlaygroundApp, make_app
-from tests.test_tui_app import ALL_KEPT
+from tests.tui.test_tui_app import ALL_KEPT
 from tests.tui_session import write_session
 
 SIZE = (160, 48)

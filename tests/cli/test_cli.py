@@ -9,7 +9,7 @@ import pytest
 
 from playground.cli import main
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 CASES = SHARED / "conformance" / "cases"
 needs_shared = pytest.mark.skipif(not CASES.is_dir(), reason=f"shared conformance cases not found at {CASES}")
 
@@ -283,7 +283,7 @@ def test_validate_opens_a_transcript_directly_by_importing_it(tmp_path, capsys):
     assert "final_answer 1, system_prompt 1, user_input 1" in out
 
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 
 
 @pytest.mark.parametrize(("defaults", "truncated"), [("seed", True), ("linnkit-0.21", False)])
