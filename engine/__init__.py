@@ -28,7 +28,7 @@ from engine.fences import (
     load_fences,
 )
 from engine.hygiene import HygieneWarning, hygiene_checks
-from engine.importers import import_file
+from engine.importers import format_names, import_file
 from engine.invariants import InvariantReport, check_invariants
 from engine.messages import AiMessage, call_arguments, call_name
 from engine.policy import (
@@ -127,6 +127,7 @@ __all__ = [
     "dump_fences",
     "dump_policy",
     "effective_policy",
+    "format_names",
     "get_value",
     "hygiene_checks",
     "import_file",

@@ -5,7 +5,7 @@
     linn-playground build SESSION ... [--step N] [--wire ...] [--json]     one build, explained
     linn-playground replay SESSION ... [--json]                             the context at every step
     linn-playground conformance CASE_OR_DIR... [--json]                    compare with linnkit 0.21.0
-    linn-playground import FILE [-o OUT] [--from FORMAT]                   transcripts → session
+    linn-playground import FILE [-o OUT [--force]] [--from FORMAT]         transcripts → session
 
 Exit codes: 0 fine, 1 problems found (or a build failed / violated an invariant), 2 nothing could load.
 """
@@ -16,6 +16,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from engine import format_names
 from playground import commands
 from playground.faults import run_guarded
 
@@ -74,7 +75,8 @@ def make_parser() -> argparse.ArgumentParser:
     importer = commands.add_parser("import", help="convert an agent transcript to a session file")
     importer.add_argument("file")
     importer.add_argument("-o", "--output", help="session file to write (default: print a summary only)")
-    importer.add_argument("--from", dest="fmt", choices=("claude-code", "openai", "anthropic"))
+    importer.add_argument("--from", dest="fmt", choices=format_names(), help="skip detection")
+    importer.add_argument("--force", action="store_true", help="replace an existing output file")
     serve = commands.add_parser("serve", help="run the playground as a web page (textual-serve)")
     _inputs_arguments(serve, session_optional=True)
     serve.add_argument("--port", type=int, help="port to listen on (default: a free one)")

@@ -272,6 +272,10 @@ def run_import(args) -> int:
     for problem in imported.problems:
         print(f"  problem: {problem}")
     if args.output:
+        refusal = _output_refusal(Path(args.file), Path(args.output), force=args.force)
+        if refusal:
+            print(f"error: {refusal}", file=sys.stderr)
+            return 2
         header: dict[str, Any] = {
             "kind": "linn-session",
             "version": 1,
@@ -279,9 +283,18 @@ def run_import(args) -> int:
             "importedFrom": {"file": str(args.file), "format": imported.format},
         }
         try:
-            save_session(imported.messages, args.output, header=header, source_path=args.file)
+            save_session(imported.messages, args.output, header=header, overwrite=args.force)
         except LOAD_ERRORS as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
         print(f"wrote {args.output}")
     return 1 if imported.problems else 0
+
+
+def _output_refusal(source: Path, output: Path, *, force: bool) -> str | None:
+    """Why `import -o` must not write: never over the transcript, over another file only with --force."""
+    if output.exists() and output.resolve() == source.resolve():
+        return f"{output}: is the transcript being imported; write the session elsewhere"
+    if output.exists() and not force:
+        return f"{output}: already exists; pass --force to replace it"
+    return None

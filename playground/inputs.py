@@ -13,7 +13,7 @@ from typing import Any
 from engine.copyset import check_copy
 from engine.errors import EngineError
 from engine.fences import FenceError, FenceRegistry, load_fences_checked, parse_fences
-from engine.importers import UnknownFormatError, detect_format, import_file
+from engine.importers import Sniff, UnknownFormatError, detect_format, import_file
 from engine.observation import InMemoryObservationStore
 from engine.policy import (
     ContextPolicy,
@@ -92,10 +92,18 @@ def default_session_path() -> Path:
 
 
 def open_session(path: Path) -> Session:
-    """A linn session file, or an agent transcript converted on the fly (Claude Code, OpenAI, Anthropic)."""
+    """A linn session file, or an agent transcript converted on the fly (any format an importer reads).
+
+    A file no importer recognises raises `UnknownFormatError` (one line naming the supported formats); a
+    file that cannot even be read as text goes to the session loader, which says line by line what is wrong.
+    """
     try:
         fmt = detect_format(path) if path.is_file() else "linn-session"
-    except (UnknownFormatError, ValueError, RecursionError):  # ValueError: bad UTF-8, 5,000-digit numbers
+    except UnknownFormatError:
+        if _holds_json(path):
+            raise
+        fmt = "linn-session"
+    except (ValueError, RecursionError):  # ValueError: bad UTF-8, 5,000-digit numbers
         fmt = "linn-session"  # let the session loader say, line by line, what is wrong
     if fmt == "linn-session":
         return load_session(path)
@@ -108,6 +116,11 @@ def open_session(path: Path) -> Session:
     )
     problems = [LoadProblem(str(path), p.line, "import", p.reason) for p in imported.problems]
     return Session(path, header, list(imported.messages), problems)
+
+
+def _holds_json(path: Path) -> bool:
+    """Whether the file holds JSON objects at all (then it is a transcript of an unknown format)."""
+    return any(True for _ in Sniff.of(path.read_text(encoding="utf-8-sig"), str(path)).objects())
 
 
 def _header_policy_error(path: Path, err: PolicyValidationError) -> PolicyFileError:

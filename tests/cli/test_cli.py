@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.importers import format_names
 from playground.cli import main
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
@@ -263,6 +264,34 @@ def test_import_refuses_to_overwrite_the_source(tmp_path, capsys):
     assert main(["import", str(source), "-o", str(source)]) == 2
     assert "chat.json" in capsys.readouterr().err
     assert json.loads(source.read_text(encoding="utf-8")) == [{"role": "user", "content": "hi"}]
+
+
+def test_import_onto_an_existing_file_needs_force(tmp_path, capsys):
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps([{"role": "user", "content": "hi"}]), encoding="utf-8")
+    target = tmp_path / "out.jsonl"
+    target.write_text("keep me", encoding="utf-8")
+    assert main(["import", str(source), "-o", str(target)]) == 2
+    assert capsys.readouterr().err == f"error: {target}: already exists; pass --force to replace it\n"
+    assert target.read_text(encoding="utf-8") == "keep me"
+    assert main(["import", str(source), "-o", str(target), "--force"]) == 0
+    assert [json.loads(line)["content"] for line in target.read_text(encoding="utf-8").split("\n")[1:-1]] == [
+        "hi"
+    ]
+    assert main(["import", str(source), "-o", str(source), "--force"]) == 2  # never over the transcript
+    assert "is the transcript being imported" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["validate"], ["build"], ["replay"], ["import"], []])
+def test_an_unknown_format_is_one_line_and_exit_2(tmp_path, capsys, command):
+    path = tmp_path / "notes.jsonl"
+    path.write_text('{"a": 1}\n{"b": 2}\n', encoding="utf-8")
+    assert main([*command, str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    supported = ", ".join(format_names())
+    assert captured.err == f"error: {path}: unrecognised transcript format; supported: {supported}\n"
+    assert supported.startswith("claude-code, codex, gemini-cli, openai-responses")
 
 
 def test_validate_opens_a_transcript_directly_by_importing_it(tmp_path, capsys):

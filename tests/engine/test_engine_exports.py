@@ -71,6 +71,7 @@ EXPORTS = [
     "dump_fences",
     "dump_policy",
     "effective_policy",
+    "format_names",
     "get_value",
     "hygiene_checks",
     "import_file",

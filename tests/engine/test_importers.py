@@ -609,7 +609,8 @@ def test_detect_each_format(tmp_path: Path) -> None:
 def test_detect_and_import_refusals(tmp_path: Path) -> None:
     with pytest.raises(
         UnknownFormatError,
-        match="^<text>: not a Claude Code transcript, OpenAI or Anthropic messages, or a session$",
+        match="^<text>: unrecognised transcript format; supported: claude-code, codex, gemini-cli, "
+        "openai-responses, anthropic, openai$",
     ):
         detect_format('{"hello": "world"}')
     session = tmp_path / "s.json"
@@ -621,7 +622,9 @@ def test_detect_and_import_refusals(tmp_path: Path) -> None:
     ):
         import_file(session)
     with pytest.raises(
-        ValueError, match="^unknown format 'csv'; choose one of claude-code, openai, anthropic$"
+        ValueError,
+        match="^unknown format 'csv'; choose one of claude-code, codex, gemini-cli, openai-responses, "
+        "anthropic, openai$",
     ):
         import_text("[]", "csv")
     with pytest.raises(ValueError, match="^<text> has its own system prompt; leave out system_prompt$"):
