@@ -25,6 +25,7 @@ from engine.importers.detect import (
     read_source,
 )
 from engine.importers.gemini_cli import detect_gemini, import_gemini
+from engine.importers.langchain import detect_langchain, import_langchain
 from engine.importers.openai_chat import import_openai
 from engine.importers.registry import (
     ENTRY_POINT_GROUP,
@@ -37,6 +38,8 @@ from engine.importers.registry import (
     unrecognised,
 )
 from engine.importers.responses import detect_responses, import_responses
+from engine.importers.sharegpt import detect_sharegpt, import_sharegpt
+from engine.importers.swe_agent import detect_swe_agent, import_swe_agent
 from engine.messages import AiMessage
 
 __all__ = [
@@ -83,6 +86,26 @@ BUILTIN = [
         "OpenAI Responses API items, request bodies or responses: as Codex rollouts",
         detect_responses,
         import_responses,
+    ),
+    Importer(
+        "swe-agent",
+        "SWE-agent trajectories (.traj): the history sent to the model, tool results paired by "
+        "tool_call_ids; the per-step trajectory left out",
+        detect_swe_agent,
+        import_swe_agent,
+    ),
+    Importer(
+        "sharegpt",
+        "ShareGPT conversations: system, human, gpt, function_call/observation turns (call ids made up); "
+        "one conversation of the file",
+        detect_sharegpt,
+        import_sharegpt,
+    ),
+    Importer(
+        "langchain",
+        "LangChain messages_to_dict dumps: human, ai (with tool calls), tool, system messages",
+        detect_langchain,
+        import_langchain,
     ),
     Importer(
         "anthropic",

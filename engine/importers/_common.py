@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from engine.messages import AiMessage
 
 TITLE_CHARS = 80
+T = TypeVar("T")
 
 
 class UnknownFormatError(ValueError):
@@ -298,7 +299,7 @@ def group_conversations(
     return conversations
 
 
-def pick_conversation(conversations: list[Conversation], index: int, path: str) -> Conversation | None:
+def pick_conversation(conversations: Sequence[T], index: int, path: str) -> T | None:
     if not conversations:
         return None
     if not -len(conversations) <= index < len(conversations):

@@ -206,6 +206,8 @@ def test_gemini_results_live_in_the_calling_message() -> None:
         ("codex/rollout-small.jsonl", "codex", 34),
         ("codex/compaction-synthetic.jsonl", "codex", 2),
         ("gemini-cli/session-synthetic.json", "gemini-cli", 1),
+        ("swe-agent/function_calling_simple.traj", "swe-agent", 5),
+        ("sharegpt/glaive_toolcall_excerpt.json", "sharegpt", 1),
     ],
 )
 def test_real_files_import_paired_and_replay_cleanly(path: str, fmt: str, calls: int) -> None:
@@ -216,6 +218,103 @@ def test_real_files_import_paired_and_replay_cleanly(path: str, fmt: str, calls:
     for step in replay_session(result.messages, POLICY):
         assert step.result.error is None
         assert check_invariants(step.result).errors == ()
+
+
+def test_swe_agent_tool_messages_answer_every_call_they_name() -> None:
+    call = {"type": "function", "function": {"name": "open", "arguments": "{}"}}
+    traj = {
+        "history": [
+            {
+                "role": "system",
+                "content": "You are an agent.",
+                "agent": "main",
+                "message_type": "system_prompt",
+            },
+            {"role": "user", "content": [{"type": "text", "text": "fix it"}], "agent": "main"},
+            {
+                "role": "assistant",
+                "content": "Open both.",
+                "thought": "Open both.",
+                "action": "open a",
+                "tool_calls": [{**call, "id": "c1"}, {**call, "id": "c2"}],
+            },
+            {
+                "role": "tool",
+                "content": "a and b",
+                "tool_call_ids": ["c1", "c2"],
+                "message_type": "observation",
+            },
+        ],
+        "info": {"exit_status": "submitted"},
+    }
+    result = import_text(json.dumps(traj), name="run.traj")
+    assert result.format == "swe-agent" and result.session == {"exit_status": "submitted"}
+    assert [(m.type, m.content, m.tool_call_id) for m in result.messages] == [
+        ("system_prompt", "You are an agent.", None),
+        ("user_input", "fix it", None),
+        ("tool_calls", "Open both.", None),
+        ("tool_output", "a and b", "c1"),
+        ("tool_output", "[the output of call c1 answers this call too]", "c2"),
+    ]
+    assert result.unpaired == []
+
+
+def test_sharegpt_pairs_function_calls_with_observations_and_picks_a_conversation() -> None:
+    first = {"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]}
+    second = {
+        "system": "Use tools.",
+        "tools": '[{"name": "weather"}]',
+        "conversations": [
+            {"from": "human", "value": "weather?"},
+            {"from": "function_call", "value": '{"name": "weather", "arguments": {"city": "Oslo"}}'},
+            {"from": "observation", "value": '{"temp": 3}'},
+            {"from": "gpt", "value": "3 degrees."},
+        ],
+    }
+    text = json.dumps([first, second])
+    assert [m.content for m in import_text(text).messages] == ["hi", "hello"]
+    result = import_text(text, conversation=1)
+    assert result.format == "sharegpt" and result.conversations == 2
+    assert [(m.id, m.type) for m in result.messages] == [
+        ("system", "system_prompt"),
+        ("sg-0", "user_input"),
+        ("sg-1", "tool_calls"),
+        ("sg-2", "tool_output"),
+        ("sg-3", "final_answer"),
+    ]
+    assert result.messages[2].tool_calls[0]["function"] == {"name": "weather", "arguments": '{"city":"Oslo"}'}
+    assert (
+        result.messages[3].tool_call_id == "sg-call-1" and result.messages[3].meta("tool_name") == "weather"
+    )
+    assert result.session == {"tools": '[{"name": "weather"}]'} and result.unpaired == []
+
+
+def test_langchain_dump_reads_as_chat_messages() -> None:
+    dump = [
+        {"type": "system", "data": {"content": "Be brief."}},
+        {"type": "human", "data": {"content": "2+2?", "id": "h1"}},
+        {
+            "type": "ai",
+            "data": {
+                "content": "",
+                "id": "a1",
+                "tool_calls": [{"name": "calc", "args": {"x": "2+2"}, "id": "t1"}],
+            },
+        },
+        {"type": "tool", "data": {"content": "4", "tool_call_id": "t1", "name": "calc"}},
+        {"type": "ai", "data": {"content": "4.", "id": "a2"}},
+    ]
+    result = import_text(json.dumps({"messages": dump}))
+    assert result.format == "langchain"
+    assert [(m.id, m.type, m.content) for m in result.messages] == [
+        ("oa-0", "system_prompt", "Be brief."),
+        ("h1", "user_input", "2+2?"),
+        ("a1", "tool_calls", ""),
+        ("oa-3", "tool_output", "4"),
+        ("a2", "final_answer", "4."),
+    ]
+    assert result.messages[2].tool_calls[0]["function"] == {"name": "calc", "arguments": '{"x":"2+2"}'}
+    assert result.messages[3].meta("tool_name") == "calc" and result.unpaired == []
 
 
 def test_an_unknown_file_names_the_supported_formats(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from engine.importers import (
     Problem,
     UnknownFormatError,
     detect_format,
+    format_names,
     import_file,
     import_text,
 )
@@ -607,12 +608,10 @@ def test_detect_each_format(tmp_path: Path) -> None:
 
 
 def test_detect_and_import_refusals(tmp_path: Path) -> None:
-    with pytest.raises(
-        UnknownFormatError,
-        match="^<text>: unrecognised transcript format; supported: claude-code, codex, gemini-cli, "
-        "openai-responses, anthropic, openai$",
-    ):
+    supported = ", ".join(format_names())
+    with pytest.raises(UnknownFormatError) as caught:
         detect_format('{"hello": "world"}')
+    assert str(caught.value) == f"<text>: unrecognised transcript format; supported: {supported}"
     session = tmp_path / "s.json"
     session.write_text(
         json.dumps([{"id": "m1", "role": "user", "type": "user_input", "content": "hi"}]), encoding="utf-8"
@@ -621,12 +620,9 @@ def test_detect_and_import_refusals(tmp_path: Path) -> None:
         ValueError, match="is already a linn session: open it with engine.session.load_session$"
     ):
         import_file(session)
-    with pytest.raises(
-        ValueError,
-        match="^unknown format 'csv'; choose one of claude-code, codex, gemini-cli, openai-responses, "
-        "anthropic, openai$",
-    ):
+    with pytest.raises(ValueError) as caught:
         import_text("[]", "csv")
+    assert str(caught.value) == f"unknown format 'csv'; choose one of {supported}"
     with pytest.raises(ValueError, match="^<text> has its own system prompt; leave out system_prompt$"):
         import_text(json.dumps(OA_MESSAGES), system_prompt="x")
 
