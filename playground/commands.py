@@ -137,6 +137,7 @@ def run_build(args) -> int:
     elif args.json:
         payload = build_json(result, invariants)
         payload["inputProblems"] = noticed
+        payload["warnings"] += noticed  # a skipped line is never silent, even to a reader of `warnings` only
         if args.wire == "anthropic":
             payload["wire"] = to_anthropic(list(result.wire))
         print(json.dumps(payload, ensure_ascii=False, indent=1))
@@ -154,7 +155,8 @@ def run_replay(args) -> int:
     inputs = _load(args)
     if inputs is None:
         return 2
-    for line in _input_problems(inputs) + _policy_warnings(inputs):
+    noticed = _input_problems(inputs) + _policy_warnings(inputs)
+    for line in noticed:
         print(line, file=sys.stderr)
     if args.html:
         series = iter_session_steps(inputs.session.messages, inputs.policy, **_replay_options(args, inputs))
@@ -163,7 +165,7 @@ def run_replay(args) -> int:
         page = replay_report(rows, last, title=_report_title(inputs), policy=policy)
         if not _write_html(args.html, page, inputs):
             return 2
-        return 1 if any("!" in row.markers for row in rows) else 0
+        return 1 if any("!" in row.markers for row in rows) or noticed else 0
     steps = iter_session_steps(
         inputs.session.messages,
         inputs.policy,
@@ -175,10 +177,10 @@ def run_replay(args) -> int:
         line = step.summary()
         totals.update(
             steps=1,
-            summariesMade=line["summaryMade"] is not None,
-            overBudgetSteps=step.result.tokens.over_budget,
-            failedSteps=step.result.error is not None,
-            reminderSteps=bool(line["reminders"]),
+            summariesMade=int(line["summaryMade"] is not None),
+            overBudgetSteps=int(step.result.tokens.over_budget),
+            failedSteps=int(step.result.error is not None),
+            reminderSteps=int(bool(line["reminders"])),
         )
         if args.json:
             print(json.dumps(line, ensure_ascii=False), flush=True)
@@ -196,7 +198,7 @@ def run_replay(args) -> int:
         print(json.dumps({"totals": summary}, ensure_ascii=False))
     else:
         print("totals: " + ", ".join(f"{name} {value}" for name, value in summary.items()))
-    return 1 if totals["failedSteps"] else 0
+    return 1 if totals["failedSteps"] or noticed else 0
 
 
 def _replay_options(args, inputs: PlaygroundInputs) -> dict[str, Any]:

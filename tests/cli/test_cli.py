@@ -282,6 +282,27 @@ def test_import_onto_an_existing_file_needs_force(tmp_path, capsys):
     assert "is the transcript being imported" in capsys.readouterr().err
 
 
+def test_skipped_lines_are_never_silent_in_build_and_replay(tmp_path, capsys):
+    session = tmp_path / "s.jsonl"
+    good = {"id": "u1", "role": "user", "type": "user_input", "content": "hi", "timestamp": 1}
+    session.write_text(json.dumps(good) + "\ngarbage\n", encoding="utf-8")
+    skipped = f"{session}:2: json: not valid JSON: Expecting value at column 1"
+    assert main(["build", str(session), "--json"]) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["warnings"] == [skipped] and captured.err == skipped + "\n"
+    assert main(["replay", str(session), "--json"]) == 1
+    captured = capsys.readouterr()
+    totals = json.loads(captured.out.splitlines()[-1])["totals"]
+    assert totals == {
+        "steps": 1,
+        "summariesMade": 0,
+        "overBudgetSteps": 0,
+        "reminderSteps": 0,
+        "failedSteps": 0,
+    }
+    assert captured.err == skipped + "\n"
+
+
 @pytest.mark.parametrize("command", [["validate"], ["build"], ["replay"], ["import"], []])
 def test_an_unknown_format_is_one_line_and_exit_2(tmp_path, capsys, command):
     path = tmp_path / "notes.jsonl"
