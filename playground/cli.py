@@ -42,6 +42,11 @@ def _inputs_arguments(parser: argparse.ArgumentParser, *, session_optional: bool
         help="framework defaults: the seed document's (default) or linnkit 0.21.0's own",
     )
     parser.add_argument(
+        "--conversation",
+        type=int,
+        help="for a transcript holding several conversations: which one (0 the first, -1 the last)",
+    )
+    parser.add_argument(
         "--copy",
         choices=("zh", "en"),
         default="zh",
@@ -77,6 +82,8 @@ def make_parser() -> argparse.ArgumentParser:
     importer.add_argument("-o", "--output", help="session file to write (default: print a summary only)")
     importer.add_argument("--from", dest="fmt", choices=format_names(), help="skip detection")
     importer.add_argument("--force", action="store_true", help="replace an existing output file")
+    importer.add_argument("--json", action="store_true", help="the import report as one JSON object")
+    importer.add_argument("--conversation", type=int, help="which conversation (0 the first, -1 the last)")
     serve = commands.add_parser("serve", help="run the playground as a web page (textual-serve)")
     _inputs_arguments(serve, session_optional=True)
     serve.add_argument("--port", type=int, help="port to listen on (default: a free one)")

@@ -29,7 +29,8 @@ def _load(args) -> PlaygroundInputs | None:
     """The inputs, or None (exit 2) when nothing could load: each reason printed on one line."""
     try:
         copy = getattr(args, "copy", "zh")
-        inputs = load_inputs(args.session, args.policy, args.fences, args.defaults, copy)
+        conversation = getattr(args, "conversation", None)
+        inputs = load_inputs(args.session, args.policy, args.fences, args.defaults, copy, conversation)
     except LOAD_ERRORS as error:
         print(f"error: {error}", file=sys.stderr)
         return None
@@ -262,17 +263,14 @@ def run_import(args) -> int:
     from engine import import_file, save_session
 
     try:
-        imported = import_file(args.file, args.fmt)
+        imported = import_file(args.file, args.fmt, conversation=args.conversation)
     except LOAD_ERRORS as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(f"detected format: {imported.format}; {len(imported.messages)} messages")
-    for reason, count in sorted(imported.skipped.items()):
-        lines = imported.skipped_lines.get(reason, [])
-        shown = ", ".join(map(str, lines[:10])) + ("…" if len(lines) > 10 else "")
-        print(f"  skipped {count}: {reason}" + (f" (lines {shown})" if shown else ""))
-    for problem in imported.problems:
-        print(f"  problem: {problem}")
+    if args.json:
+        print(json.dumps(imported.report(), ensure_ascii=False))
+    else:
+        _print_import_report(imported)
     if args.output:
         refusal = _output_refusal(Path(args.file), Path(args.output), force=args.force)
         if refusal:
@@ -291,6 +289,27 @@ def run_import(args) -> int:
             return 2
         print(f"wrote {args.output}")
     return 1 if imported.problems else 0
+
+
+def _print_import_report(imported) -> None:
+    report = imported.report()
+    print(f"detected format: {imported.format}; {len(imported.messages)} messages")
+    if imported.conversations > 1:
+        print(f"  one of {imported.conversations} conversations in the file (choose with --conversation N)")
+    print("  came in: " + ", ".join(f"{n} {_words(kind)}" for kind, n in report["cameIn"].items()))
+    for left in report["leftOut"]:
+        more = "…" if left["count"] > len(left["firstLines"]) else ""
+        shown = ", ".join(map(str, left["firstLines"])) + more
+        print(f"  left out {left['count']}: {left['reason']}" + (f" (lines {shown})" if shown else ""))
+    for problem in report["problems"]:
+        print(f"  problem: {printable(problem)}")
+    if report["unpaired"]:
+        print(f"  unpaired tool ids: {', '.join(report['unpaired'][:10])}")
+
+
+def _words(camel: str) -> str:
+    """`toolCalls` → `tool calls`."""
+    return "".join(f" {c.lower()}" if c.isupper() else c for c in camel)
 
 
 def _output_refusal(source: Path, output: Path, *, force: bool) -> str | None:

@@ -91,7 +91,7 @@ def default_session_path() -> Path:
     return SAMPLES_DIR / DEFAULT_SAMPLE
 
 
-def open_session(path: Path) -> Session:
+def open_session(path: Path, conversation: int | None = None) -> Session:
     """A linn session file, or an agent transcript converted on the fly (any format an importer reads).
 
     A file no importer recognises raises `UnknownFormatError` (one line naming the supported formats); a
@@ -107,15 +107,23 @@ def open_session(path: Path) -> Session:
         fmt = "linn-session"  # let the session loader say, line by line, what is wrong
     if fmt == "linn-session":
         return load_session(path)
-    imported = import_file(path, fmt)
+    imported = import_file(path, fmt, conversation=conversation)
     header = SessionHeader.create(
         kind="linn-session",
         version=1,
         title=imported.title or path.stem,
-        importedFrom={"file": str(path), "format": fmt},
+        modelId=imported.session.get("model") if isinstance(imported.session.get("model"), str) else None,
+        importedFrom=_imported_from(path, fmt, imported.conversations, conversation),
     )
     problems = [LoadProblem(str(path), p.line, "import", p.reason) for p in imported.problems]
     return Session(path, header, list(imported.messages), problems)
+
+
+def _imported_from(path: Path, fmt: str, conversations: int, chosen: int | None) -> dict[str, Any]:
+    origin: dict[str, Any] = {"file": str(path), "format": fmt}
+    if conversations > 1:  # the file holds several: say which one this is
+        origin.update(conversations=conversations, conversation=chosen)
+    return origin
 
 
 def _holds_json(path: Path) -> bool:
@@ -146,10 +154,13 @@ def load_inputs(
     fences_path: str | Path | None = None,
     defaults: str = "seed",
     copy: str = "zh",
+    conversation: int | None = None,
 ) -> PlaygroundInputs:
-    """Load everything; raises the loaders' own errors (they name file, line and field)."""
+    """Load everything; raises the loaders' own errors (they name file, line and field).
+
+    `conversation` picks one conversation of a transcript that holds several (None: the format's default)."""
     path = Path(session_path) if session_path else default_session_path()
-    session = open_session(path)
+    session = open_session(path, conversation)
     header = header_dict(session)
     if policy_path:
         policy_file = read_policy_file(policy_path)

@@ -53,6 +53,36 @@ class ImportResult:
     def counts(self) -> dict[str, int]:
         return dict(Counter(m.type for m in self.messages))
 
+    def came_in(self) -> dict[str, int]:
+        """What was imported, in a reader's words: turns, calls and results, thoughts, summaries, images."""
+        by_type = self.counts()
+        return {
+            "systemPrompts": by_type.get("system_prompt", 0),
+            "userTurns": by_type.get("user_input", 0),
+            "assistantTurns": by_type.get("tool_calls", 0) + by_type.get("final_answer", 0),
+            "toolCalls": sum(len(m.tool_calls) for m in self.messages if m.type == "tool_calls"),
+            "toolResults": by_type.get("tool_output", 0),
+            "thoughts": by_type.get("thought", 0),
+            "summaries": by_type.get("history_summary", 0),
+            "images": sum(len(m.meta("images") or ()) for m in self.messages),
+        }
+
+    def report(self, first_lines: int = 5) -> dict[str, Any]:
+        """The import report: what came in, what did not and why (with its first line numbers)."""
+        return {
+            "format": self.format,
+            "title": self.title,
+            "messages": len(self.messages),
+            "conversations": self.conversations,
+            "cameIn": self.came_in(),
+            "leftOut": [
+                {"reason": reason, "count": len(lines), "firstLines": lines[:first_lines]}
+                for reason, lines in sorted(self.skipped_lines.items())
+            ],
+            "problems": [str(p) for p in self.problems],
+            "unpaired": list(self.unpaired),
+        }
+
     def describe(self) -> str:
         """One paragraph for a command line: format, counts, skips, problems."""
         counts = ", ".join(f"{n} {t}" for t, n in sorted(self.counts().items()))

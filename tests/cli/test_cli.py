@@ -266,6 +266,59 @@ def test_import_refuses_to_overwrite_the_source(tmp_path, capsys):
     assert json.loads(source.read_text(encoding="utf-8")) == [{"role": "user", "content": "hi"}]
 
 
+@needs_shared
+def test_import_report_says_what_came_in_and_what_did_not(capsys):
+    rollout = SHARED / "real-sessions" / "codex" / "rollout-small.jsonl"
+    assert main(["import", str(rollout), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["format"] == "codex" and report["messages"] == 103
+    assert report["cameIn"] == {
+        "systemPrompts": 0,
+        "userTurns": 2,
+        "assistantTurns": 35,
+        "toolCalls": 34,
+        "toolResults": 34,
+        "thoughts": 32,
+        "summaries": 0,
+        "images": 0,
+    }
+    assert report["leftOut"][-1] == {
+        "reason": "reasoning without a readable summary (encrypted)",
+        "count": 1,
+        "firstLines": [177],
+    }
+    assert {left["reason"]: left["count"] for left in report["leftOut"]}[
+        "event_msg token_count (a UI echo)"
+    ] == 35
+    assert report["problems"] == [] and report["unpaired"] == []
+    assert main(["import", str(rollout)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == (
+        "  came in: 0 system prompts, 2 user turns, 35 assistant turns, 34 tool calls, 34 tool results, "
+        "32 thoughts, 0 summaries, 0 images"
+    )
+    assert "  left out 35: event_msg token_count (a UI echo) (lines 7, 13, 19, 25, 31…)" in out
+
+
+def test_conversation_picks_one_of_several(tmp_path, capsys):
+    data = tmp_path / "data.json"
+    convs = [
+        {"conversations": [{"from": "human", "value": f"q{n}"}, {"from": "gpt", "value": "a"}]}
+        for n in range(3)
+    ]
+    data.write_text(json.dumps(convs), encoding="utf-8")
+    assert main(["build", str(data), "--conversation", "-1", "--json"]) == 0
+    assert [m["content"] for m in json.loads(capsys.readouterr().out)["wire"]][0] == "q2"
+    assert main(["import", str(data), "--conversation", "1"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "  one of 3 conversations in the file (choose with --conversation N)"
+    )
+    assert main(["replay", str(data), "--conversation", "5"]) == 2
+    assert (
+        capsys.readouterr().err == f"error: conversation 5 is out of range: {data} holds 3 conversation(s)\n"
+    )
+
+
 def test_import_onto_an_existing_file_needs_force(tmp_path, capsys):
     source = tmp_path / "chat.json"
     source.write_text(json.dumps([{"role": "user", "content": "hi"}]), encoding="utf-8")
