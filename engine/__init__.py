@@ -51,6 +51,7 @@ from engine.policy import (
     read_policy_layer,
     write_atomic,
 )
+from engine.policy.ranges import ValueRange, value_range
 from engine.provider_check import WireProblem, check_wire
 from engine.reminders import DEFAULT_MAX_STEPS
 from engine.replay import build_at_step, iter_session_steps
@@ -112,6 +113,7 @@ __all__ = [
     "SummarizerPort",
     "TokenAccount",
     "TokenizerPort",
+    "ValueRange",
     "WireCard",
     "WireProblem",
     "as_registry",
@@ -146,5 +148,6 @@ __all__ = [
     "save_session",
     "to_anthropic",
     "tokenizer_from_policy",
+    "value_range",
     "write_atomic",
 ]

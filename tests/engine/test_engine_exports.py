@@ -56,6 +56,7 @@ EXPORTS = [
     "SummarizerPort",
     "TokenAccount",
     "TokenizerPort",
+    "ValueRange",
     "WireCard",
     "WireProblem",
     "as_registry",
@@ -90,6 +91,7 @@ EXPORTS = [
     "save_session",
     "to_anthropic",
     "tokenizer_from_policy",
+    "value_range",
     "write_atomic",
 ]
 
