@@ -208,6 +208,9 @@ def test_gemini_results_live_in_the_calling_message() -> None:
         ("gemini-cli/session-synthetic.json", "gemini-cli", 1),
         ("swe-agent/function_calling_simple.traj", "swe-agent", 5),
         ("sharegpt/glaive_toolcall_excerpt.json", "sharegpt", 1),
+        ("openhands/basic.json", "openhands", 1),
+        ("letta/memgpt_agent_with_convo.af", "letta", 0),
+        ("aider/chat-history-excerpt.md", "aider", 0),
     ],
 )
 def test_real_files_import_paired_and_replay_cleanly(path: str, fmt: str, calls: int) -> None:
@@ -315,6 +318,122 @@ def test_langchain_dump_reads_as_chat_messages() -> None:
     ]
     assert result.messages[2].tool_calls[0]["function"] == {"name": "calc", "arguments": '{"x":"2+2"}'}
     assert result.messages[3].meta("tool_name") == "calc" and result.unpaired == []
+
+
+def test_openhands_groups_a_response_s_parallel_calls_and_pairs_observations() -> None:
+    calls = [
+        {"id": "t1", "type": "function", "function": {"name": "run", "arguments": '{"command": "ls"}'}},
+        {"id": "t2", "type": "function", "function": {"name": "run", "arguments": '{"command": "pwd"}'}},
+    ]
+    response = {"id": "r1", "model": "m", "choices": [{"message": {"content": "Both.", "tool_calls": calls}}]}
+
+    def meta(call_id: str) -> dict:
+        return {"tool_call_id": call_id, "function_name": "run", "model_response": response}
+
+    events = [
+        {"id": 1, "source": "user", "action": "message", "args": {"content": "look"}},
+        {
+            "id": 2,
+            "source": "agent",
+            "action": "run",
+            "args": {"command": "ls"},
+            "tool_call_metadata": meta("t1"),
+        },
+        {
+            "id": 3,
+            "source": "agent",
+            "action": "run",
+            "args": {"command": "pwd"},
+            "tool_call_metadata": meta("t2"),
+        },
+        {
+            "id": 4,
+            "source": "agent",
+            "observation": "run",
+            "content": "a.py",
+            "tool_call_metadata": meta("t1"),
+        },
+        {"id": 5, "source": "agent", "observation": "run", "content": "/w", "tool_call_metadata": meta("t2")},
+        {"id": 6, "source": "environment", "observation": "agent_state_changed", "content": ""},
+        {"id": 7, "source": "agent", "action": "finish", "message": "Done.", "args": {}},
+    ]
+    result = import_text(json.dumps(events))
+    assert result.format == "openhands" and result.session == {"model": "m"}
+    assert [(m.id, m.type, m.content) for m in result.messages] == [
+        ("oh-1", "user_input", "look"),
+        ("oh-2", "tool_calls", "Both."),
+        ("oh-4-out", "tool_output", "a.py"),
+        ("oh-5-out", "tool_output", "/w"),
+        ("oh-7", "final_answer", "Done."),
+    ]
+    assert [c["id"] for c in result.messages[1].tool_calls] == ["t1", "t2"]
+    assert result.skipped == {"observation agent_state_changed without a call": 1}
+    assert result.unpaired == []
+
+
+def test_letta_agent_file_even_as_a_json_string() -> None:
+    wrapped = json.dumps({"type": "user_message", "message": "hi Sam", "time": "now"})
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "send_message", "arguments": '{"message":"hi"}'},
+    }
+    agent = {
+        "name": "sam",
+        "system": "You are Sam.",
+        "llm_config": {"model": "gpt-4o-mini"},
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": wrapped}], "id": "message-1"},
+            {"role": "assistant", "content": [], "tool_calls": [call], "id": "message-2"},
+            {"role": "tool", "content": [{"type": "text", "text": '{"status": "OK"}'}], "tool_call_id": "c1"},
+        ],
+    }
+    result = import_text(json.dumps(json.dumps({"agents": [agent]})))  # a JSON string holding the JSON
+    assert result.format == "letta" and result.session == {"agent": "sam", "model": "gpt-4o-mini"}
+    assert [(m.type, m.content) for m in result.messages] == [
+        ("system_prompt", "You are Sam."),
+        ("user_input", "hi Sam"),
+        ("tool_calls", ""),
+        ("tool_output", '{"status": "OK"}'),
+    ]
+    assert result.unpaired == []
+
+
+def test_aider_sessions_default_to_the_last_and_skip_console_and_commands() -> None:
+    text = "\n".join(
+        [
+            "# aider chat started at 2024-08-05 19:33:02",
+            "> Model: gpt-4o-mini with whole edit format  ",
+            "#### first question  ",
+            "first answer",
+            "# aider chat started at 2024-08-05 20:00:00",
+            "> Models: claude-3-5-sonnet with diff edit format  ",
+            "#### fix the bug  ",
+            "#### in utils.py  ",
+            "",
+            "Here is the fix:",
+            "```python",
+            "x = 1",
+            "```",
+            "> Applied edit to utils.py  ",
+            "#### /diff  ",
+        ]
+    )
+    result = import_text(text, name="chat.md")
+    assert result.format == "aider" and result.conversations == 2
+    assert [(m.id, m.type, m.content) for m in result.messages] == [
+        ("ad-7", "user_input", "fix the bug\nin utils.py"),
+        ("ad-9", "final_answer", "Here is the fix:\n```python\nx = 1\n```"),
+    ]
+    assert result.skipped_lines == {
+        "aider console output (not sent to the model)": [6, 14],
+        "aider command (not sent to the model)": [15],
+    }
+    assert result.session == {"model": "claude-3-5-sonnet", "startedAt": "2024-08-05 20:00:00"}
+    assert [m.content for m in import_text(text, conversation=0).messages] == [
+        "first question",
+        "first answer",
+    ]
 
 
 def test_an_unknown_file_names_the_supported_formats(tmp_path: Path) -> None:
