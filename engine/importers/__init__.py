@@ -67,7 +67,7 @@ BUILTIN = [
         "Claude Code transcripts: text, thinking, tool uses and results, compactions; "
         "hooks and UI lines left out",
         detect_claude_code,
-        lambda text, name, conversation: import_claude_code(text, name),
+        import_claude_code,
     ),
     Importer(
         "codex",

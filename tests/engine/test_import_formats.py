@@ -461,3 +461,68 @@ def test_a_plugin_registered_by_entry_point_imports_its_format(monkeypatch: pyte
         assert [m.content for m in import_text("SHOUT: hello").messages] == ["hello"]
     finally:
         registry.plugins.cache_clear()
+
+
+def claude_line(uuid: str, parent: str | None, kind: str, content, **extra) -> str:
+    message = {"role": kind, "content": content}
+    if kind == "assistant":
+        message["id"] = extra.pop("message_id", f"msg-{uuid}")
+    return json.dumps({"type": kind, "uuid": uuid, "parentUuid": parent, "message": message, **extra})
+
+
+def test_claude_code_rewind_keeps_the_live_branch_and_counts_the_abandoned_one() -> None:
+    use = [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]
+    use2 = [{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]
+    result1 = [{"type": "tool_result", "tool_use_id": "t1", "content": "a"}]
+    result2 = [{"type": "tool_result", "tool_use_id": "t2", "content": "b"}]
+    text = "\n".join(
+        [
+            claude_line("u1", None, "user", "read both files"),
+            claude_line("a1", "u1", "assistant", use, message_id="m1"),
+            claude_line("a2", "a1", "assistant", use2, message_id="m1"),  # a parallel call, same message
+            claude_line("r1", "a1", "user", result1),  # parallel results share a parent: not a branch
+            claude_line("r2", "a2", "user", result2),
+            claude_line("a3", "r2", "assistant", [{"type": "text", "text": "old answer"}]),
+            claude_line("u2", "a3", "user", "make it shorter"),
+            claude_line("a4", "u2", "assistant", [{"type": "text", "text": "short"}]),
+            claude_line("u3", "a3", "user", "make it longer"),  # rewound to a3: u2 and a4 are abandoned
+            claude_line("a5", "u3", "assistant", [{"type": "text", "text": "long"}]),
+        ]
+    )
+    result = import_text(text)
+    assert [m.id for m in result.messages] == ["u1", "a1", "r1", "r2", "a3", "u3", "a5"]
+    assert result.skipped_lines == {"abandoned branch (rewound)": [7, 8]}
+    assert [c["id"] for c in result.messages[1].tool_calls] == ["t1", "t2"]
+
+
+def test_claude_code_sidechains_open_on_their_own() -> None:
+    lines = [
+        claude_line("u1", None, "user", "research it"),
+        claude_line("s1", None, "user", "sub-agent prompt", isSidechain=True),
+        claude_line("s2", "s1", "assistant", [{"type": "text", "text": "found it"}], isSidechain=True),
+        claude_line("a1", "u1", "assistant", [{"type": "text", "text": "done"}]),
+    ]
+    main = import_text("\n".join(lines))
+    assert [m.id for m in main.messages] == ["u1", "a1"] and main.conversations == 2
+    assert main.skipped_lines == {"sidechain (a sub-agent's own conversation)": [2, 3]}
+    side = import_text("\n".join(lines), conversation=1)
+    assert [(m.id, m.type) for m in side.messages] == [("s1", "user_input"), ("s2", "final_answer")]
+    assert side.skipped_lines == {"not in the chosen sidechain": [1, 4]}
+    subagent_file = import_text("\n".join(lines[1:3]))  # <session>/subagents/agent-*.jsonl
+    assert [m.id for m in subagent_file.messages] == ["s1", "s2"] and subagent_file.skipped_lines == {}
+
+
+@needs_real
+def test_claude_code_variants_from_real_files() -> None:
+    variants = REAL / "claude-code-variants"
+    subagent = import_file(variants / "subagent-agent.jsonl")
+    assert [m.type for m in subagent.messages] == ["user_input", "final_answer"]
+    compacted = import_file(variants / "compact-boundary.jsonl")
+    summary = next(m for m in compacted.messages if m.type == "history_summary")
+    assert summary.content.startswith("Previous conversation summary: Working on authentication module.")
+    assert summary.meta("source")["compactMetadata"] == {"trigger": "auto", "preTokens": 155116}
+    assert len(summary.meta("replacedMessageIds")) == 10  # every message before it
+    built = build_context(compacted.messages, POLICY)
+    assert built.messages[0].id == summary.id and "cu1-comp" not in {m.id for m in built.messages}
+    sidechain = import_file(variants / "sidechain_integrated.jsonl", conversation=1)
+    assert [m.type for m in sidechain.messages] == ["final_answer", "tool_calls", "tool_output"]
