@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.messages import AiMessage
+from engine.provider_check import check_wire
 
 # Budget-bar categories, in the order the bars stack them. Fence kinds are added as `fence:<kind>`.
 CATEGORY_ORDER: tuple[str, ...] = (
@@ -136,8 +137,6 @@ class BuildResult:
     @property
     def provider_problems(self) -> list[Any]:
         """Why OpenAI or Anthropic would reject this wire (`engine.provider_check`); empty if both accept."""
-        from engine.provider_check import check_wire
-
         return check_wire(self.wire) if self.error is None else []
 
     @property
