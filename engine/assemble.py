@@ -12,6 +12,7 @@ from engine.result import (
     BuildFailure,
     BuildResult,
     Decision,
+    Deferred,
     Event,
     ReminderOutcome,
     TokenAccount,
@@ -51,10 +52,10 @@ def assemble_result(
         run.events.append(_overflow_event(final, final_tokens, ctx.total_budget))
     return BuildResult(
         wire=tuple(wire),
-        cards=tuple(_cards(final, wire, wire_positions, run, reminder)) if detail else (),
+        cards=Deferred(lambda: _cards(final, wire, wire_positions, run, reminder)) if detail else (),
         messages=tuple(final_messages),
         preprocessed=tuple(run.preprocessed),
-        decisions=tuple(_decisions(run, final, wire_positions)) if detail else (),
+        decisions=Deferred(lambda: _decisions(run, final, wire_positions)) if detail else (),
         tokens=_token_account(run, final, final_tokens, reminder),
         events=tuple(run.events) + _reminder_events(reminder),
         trace=trace,

@@ -29,14 +29,19 @@ class StageCache:
         self._lock = threading.Lock()
         self._entries: list[tuple[tuple[AiMessage, ...], list[Entry]]] = []
         self._outputs: dict[str, list[tuple[list[Entry], tuple[Any, ...], StageOutput]]] = {}
+        self.hits = self.misses = 0  # stage runs answered from the cache, and run afresh
 
     def entries(self, messages: Sequence[AiMessage]) -> list[Entry]:
-        """The first stage's input for `messages`: the same list object as last time for the same messages."""
+        """The first stage's input for `messages`: the same list object as last time for the same messages;
+        for a longer list starting with those (a replay's next step), their entries plus the new ones."""
+        start: list[Entry] = []
         with self._lock:
             for held, entries in self._entries:
                 if _same(held, messages):
                     return entries
-        entries = [Entry(m, (i,)) for i, m in enumerate(messages)]
+                if len(start) < len(held) < len(messages) and _same(held, messages[: len(held)]):
+                    start = entries
+        entries = start + [Entry(m, (i,)) for i, m in enumerate(messages[len(start) :], start=len(start))]
         with self._lock:
             self._entries.insert(0, (tuple(messages), entries))
             del self._entries[_PER_STAGE:]
@@ -55,7 +60,9 @@ class StageCache:
         with self._lock:
             for held, held_key, output in self._outputs.get(name, ()):
                 if held is entries and held_key == key:
+                    self.hits += 1
                     return output
+            self.misses += 1
         output = stage(entries)
         with self._lock:
             outputs = self._outputs.setdefault(name, [])

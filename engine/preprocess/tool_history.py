@@ -104,11 +104,12 @@ def _apply(entries: list[Entry], removed: list[ToolGroup], *, compress: bool) ->
     replacements: dict[int, Entry] = {}
     removals: list[Removal] = []
     for group in removed:
-        drop_indices.update(group.indices)
-        origins = merged_origins(entries, group.indices)
+        indices = group.indices
+        drop_indices.update(indices)
+        origins = merged_origins(entries, indices)
         replacement_id = None
         if compress:
-            message = _compressed_message(group, messages)
+            message = _compressed_message(group, indices, messages)
             replacement_id = message.id
             replacements[group.anchor_index] = Entry(message, origins)
         removals.append(Removal(origins, strategy, replacement_id))
@@ -135,14 +136,17 @@ _CACHE: dict[tuple[Any, ...], tuple[tuple[AiMessage, ...], AiMessage]] = {}
 _CACHE_LIMIT = 50_000
 
 
-def _compressed_message(group: ToolGroup, messages: list[AiMessage]) -> AiMessage:
-    members = tuple(messages[i] for i in group.indices)
+def _compressed_message(group: ToolGroup, indices: list[int], messages: list[AiMessage]) -> AiMessage:
+    members = tuple(messages[i] for i in indices)
     key = (*map(id, members), group.is_checkpoint, active_copy())
     hit = _CACHE.get(key)
     if hit is not None and all(a is b for a, b in zip(hit[0], members, strict=True)):
-        message = hit[1]
+        m = hit[1]
         fresh = new_id("compressed", members[0].id)  # a replay step gets its own ids, the text is reused
-        return message if message.id == fresh else message.with_(id=fresh)
+        # direct construction: dataclasses.replace costs several times more, once per group per step
+        if m.id == fresh:
+            return m
+        return AiMessage(fresh, m.role, m.type, m.content, m.timestamp, m.metadata, m.extra)
     if len(_CACHE) >= _CACHE_LIMIT:
         _CACHE.clear()
     message = _make_compressed_message(group, messages)
