@@ -198,8 +198,9 @@ def _providers() -> list[tuple[str, ContextProvider]]:
 
 def _run_providers(run: Pipeline, effective_policy: dict[str, Any]) -> None:
     ctx = run.ctx
-    estimate = ctx.estimate
-    run.states = [State(e.message, i, e.origins, estimate(e.message)) for i, e in enumerate(run.entries)]
+    tokens = STAGE_CACHE.tokens(run.entries, ctx.tokenizer, ctx.model_id)
+    pairs = enumerate(zip(run.entries, tokens, strict=True))
+    run.states = [State(e.message, i, e.origins, t) for i, (e, t) in pairs]
     run.trace = TraceRecorder(ctx.policy.context_trace, effective_policy, ctx.total_budget)
     available = ctx.total_budget
     for name, provider in _providers():
@@ -253,12 +254,13 @@ _STATE_FIELDS = (
 _read_state = attrgetter(*_STATE_FIELDS)
 
 
-def _snapshot(states: list[State]) -> list[tuple[State, tuple]]:
-    return [(s, _read_state(s)) for s in states]
+def _snapshot(states: list[State]) -> tuple[list[State], list[tuple]]:
+    return list(states), list(map(_read_state, states))
 
 
-def _restore(saved: list[tuple[State, tuple]]) -> list[State]:
-    for state, values in saved:
-        for field_name, value in zip(_STATE_FIELDS, values, strict=True):
+def _restore(saved: tuple[list[State], list[tuple]]) -> list[State]:
+    states, values = saved
+    for state, fields in zip(states, values, strict=True):
+        for field_name, value in zip(_STATE_FIELDS, fields, strict=True):
             setattr(state, field_name, value)
-    return [state for state, _ in saved]
+    return states

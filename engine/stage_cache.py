@@ -16,6 +16,7 @@ from typing import Any
 
 from engine.messages import AiMessage
 from engine.preprocess.base import Entry, StageOutput
+from engine.tokens import TokenizerPort
 
 _PER_STAGE = 4
 
@@ -29,6 +30,7 @@ class StageCache:
         self._lock = threading.Lock()
         self._entries: list[tuple[tuple[AiMessage, ...], list[Entry]]] = []
         self._outputs: dict[str, list[tuple[list[Entry], tuple[Any, ...], StageOutput]]] = {}
+        self._tokens: list[tuple[list[Entry], TokenizerPort, str, list[int]]] = []
         self.hits = self.misses = 0  # stage runs answered from the cache, and run afresh
 
     def entries(self, messages: Sequence[AiMessage]) -> list[Entry]:
@@ -70,10 +72,23 @@ class StageCache:
             del outputs[_PER_STAGE:]
         return output
 
+    def tokens(self, entries: list[Entry], tokenizer: TokenizerPort, model_id: str) -> list[int]:
+        """Each entry's token count: the same list as last time for the same entry list and tokenizer."""
+        with self._lock:
+            for held, held_tokenizer, held_model, counts in self._tokens:
+                if held is entries and held_tokenizer is tokenizer and held_model == model_id:
+                    return counts
+        counts = [tokenizer.estimate_message(e.message, model_id) for e in entries]
+        with self._lock:
+            self._tokens.insert(0, (entries, tokenizer, model_id, counts))
+            del self._tokens[_PER_STAGE:]
+        return counts
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
             self._outputs.clear()
+            self._tokens.clear()
 
 
 STAGE_CACHE = StageCache()

@@ -40,7 +40,10 @@ def _is_core(state: State, is_last_user: bool, must_keep: MustKeep) -> bool:
         return is_last_user
     if message.type in must_keep.types:
         return True
-    return message.fence_kind is not None and message.fence_kind in must_keep.fence_kinds
+    if not must_keep.fence_kinds:  # the common case: skip reading the metadata
+        return False
+    kind = message.fence_kind
+    return kind is not None and kind in must_keep.fence_kinds
 
 
 def _matching_rule(state: State, rules: tuple[TruncationRule, ...]) -> TruncationRule | None:

@@ -101,7 +101,24 @@ def _p2_text(fill: _Fill, was_skip: list[bool]) -> None:
             thoughts += strategy == "thought_processing"
 
 
+# P2 asks about every message on every build; the answer depends on the message alone, and rebuilds see the
+# very same (immutable) message objects: look those up by identity (the entry holds the message, so its id
+# cannot be reused while cached).
+_STRATEGIES: dict[int, tuple[AiMessage, str | None]] = {}
+_STRATEGIES_LIMIT = 50_000
+
+
 def _text_strategy(message: AiMessage) -> str | None:
+    seen = _STRATEGIES.get(id(message))
+    if seen is not None and seen[0] is message:
+        return seen[1]
+    if len(_STRATEGIES) >= _STRATEGIES_LIMIT:
+        _STRATEGIES.clear()
+    strategy = _STRATEGIES[id(message)] = (message, _strategy_of(message))
+    return strategy[1]
+
+
+def _strategy_of(message: AiMessage) -> str | None:
     """P2's candidates, as linnkit's TextConversationRetention picks them."""
     if message.role == "system" and message.type == "history_summary":
         return "history_summary"
