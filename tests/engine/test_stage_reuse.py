@@ -29,6 +29,7 @@ from engine.policy import (
     policy_controls,
     set_value,
 )
+from engine.replay import iter_session_steps
 from engine.result import BuildResult
 from engine.session import load_session
 from engine.stage_cache import STAGE_CACHE
@@ -94,6 +95,7 @@ def clear_caches() -> None:
     STAGE_CACHE.clear()
     engine.groups._RECENT.clear()
     engine.preprocess.tool_history._CACHE.clear()
+    engine.preprocess.tool_history._PLANS.clear()
 
 
 @pytest.mark.parametrize("spec", policy_controls(), ids=lambda s: ".".join(s.path))
@@ -131,3 +133,17 @@ def test_a_tool_history_edit_reruns_tool_history_and_every_stage_after_it():
     result = build("tool_loop_runs", edited)
     assert (STAGE_CACHE.hits - hits, STAGE_CACHE.misses - misses) == (0, 3)
     assert "tool_history_compression" in result.strategies_applied
+
+
+@pytest.mark.parametrize("name", ["tool_loop_runs", "summarization_trigger", "checkpoint_midtask"])
+def test_a_replay_reusing_earlier_steps_equals_one_built_from_empty_caches(name):
+    policy = define_context_policy({"budget": {"maxTokens": 3000, "reservedForResponse": 200}})
+    options = {"tokenizer": TOKENIZER, "now": 1_700_000_000_000}
+    clear_caches()
+    reused = [comparable(step.result) for step in iter_session_steps(LOADED[name].messages, policy, **options)]
+    fresh = []
+    for step in iter_session_steps(LOADED[name].messages, policy, **options):  # each step builds on next()
+        fresh.append(comparable(step.result))
+        clear_caches()
+    assert len(reused) > 5
+    assert reused == fresh
