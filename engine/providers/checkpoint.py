@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from engine.groups import ToolGroup, build_groups
+from engine.messages import call_name
 from engine.pipeline import BuildContext, ProviderOutcome
 from engine.providers.state import CHECKPOINT, CHECKPOINT_PURGED, KEEP_WM, SKIP, ProviderReport, State
 from engine.result import Event
@@ -31,7 +32,10 @@ def checkpoint_summary(raw: str | None) -> str | None:
 
 
 def find_checkpoint(states: list[State], tool_name: str) -> tuple[ToolGroup, str, list[ToolGroup]] | None:
-    groups = build_groups([s.message for s in states], checkpoint_tool=tool_name)
+    messages = [s.message for s in states]
+    if not any(call_name(c) == tool_name for m in messages if m.type == "tool_calls" for c in m.tool_calls):
+        return None  # no call of the checkpoint tool: no group to look at (a cheap pass before grouping)
+    groups = build_groups(messages, checkpoint_tool=tool_name)
     for group in reversed(groups):
         if tool_name not in group.tool_names:
             continue
