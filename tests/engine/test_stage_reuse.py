@@ -8,7 +8,7 @@ timings aside).
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ import engine.groups
 import engine.preprocess.tool_history
 from engine.build import build_context
 from engine.errors import ConfigurationError
-from engine.fences import load_fences
+from engine.fences import LIFETIMES, LLM_ROLES, PLACEMENTS, as_registry, load_fences
 from engine.policy import (
     ControlSpec,
     PolicyValidationError,
@@ -140,10 +140,29 @@ def test_a_replay_reusing_earlier_steps_equals_one_built_from_empty_caches(name)
     policy = define_context_policy({"budget": {"maxTokens": 3000, "reservedForResponse": 200}})
     options = {"tokenizer": TOKENIZER, "now": 1_700_000_000_000}
     clear_caches()
-    reused = [comparable(step.result) for step in iter_session_steps(LOADED[name].messages, policy, **options)]
+    messages = LOADED[name].messages
+    reused = [comparable(step.result) for step in iter_session_steps(messages, policy, **options)]
     fresh = []
-    for step in iter_session_steps(LOADED[name].messages, policy, **options):  # each step builds on next()
+    for step in iter_session_steps(messages, policy, **options):  # each step builds on next()
         fresh.append(comparable(step.result))
         clear_caches()
     assert len(reused) > 5
     assert reused == fresh
+
+
+@pytest.mark.parametrize("field", ["lifetime", "placement", "llm_role", "must_keep"])
+def test_a_reused_stage_output_equals_a_fresh_one_after_a_fence_descriptor_edit(field):
+    registry = as_registry(FENCES["fences_showcase"])
+    choices: dict[str, Any] = {"lifetime": LIFETIMES, "placement": PLACEMENTS, "llm_role": LLM_ROLES}
+    choices["must_keep"] = (True, False)
+    messages = LOADED["fences_showcase"].messages
+    for descriptor in registry.list():
+        for value in choices[field]:
+            edited = registry.copy()
+            edited.replace(descriptor.kind, replace(descriptor, **{field: value}))
+            options = {"tick": TICK, "tokenizer": TOKENIZER, "now": 1_700_000_000_000}
+            build_context(messages, BASE, fences=registry, **options)
+            warm = build_context(messages, BASE, fences=edited, **options)
+            clear_caches()
+            fresh = build_context(messages, BASE, fences=edited, **options)
+            assert comparable(warm) == comparable(fresh), (descriptor.kind, field, value)
