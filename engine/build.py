@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from operator import attrgetter
 from typing import Any
 
 from engine.assemble import assemble_result, failed_result
@@ -31,7 +30,7 @@ from engine.preprocess.replay_guard import guard_tool_replay
 from engine.preprocess.tool_history import compress_tool_history
 from engine.providers.checkpoint import run_checkpoint
 from engine.providers.core import run_core
-from engine.providers.state import ProviderReport, State, kept_count, kept_tokens
+from engine.providers.state import ProviderReport, State
 from engine.providers.summarization import run_summarization
 from engine.providers.working_memory import run_working_memory
 from engine.reminders import ReminderRegistry
@@ -198,39 +197,57 @@ def _providers() -> list[tuple[str, ContextProvider]]:
 
 def _run_providers(run: Pipeline, effective_policy: dict[str, Any]) -> None:
     ctx = run.ctx
-    tokens = STAGE_CACHE.tokens(run.entries, ctx.tokenizer, ctx.model_id)
-    pairs = enumerate(zip(run.entries, tokens, strict=True))
-    run.states = [State(e.message, i, e.origins, t) for i, (e, t) in pairs]
+    run.states = _initial_states(run)
     run.trace = TraceRecorder(ctx.policy.context_trace, effective_policy, ctx.total_budget)
     available = ctx.total_budget
+    done: list[tuple[ContextProvider, int]] = []
     for name, provider in _providers():
-        available = _run_one(run, name, provider, available)
+        available = _run_one(run, name, provider, available, done)
     # Summarization has its own skip rule (its pre-check), so it runs even when nothing is left.
-    _run_one(run, "SummarizationProvider", run_summarization, available, may_skip=False)
+    _run_one(run, "SummarizationProvider", run_summarization, available, done, may_skip=False)
+
+
+def _initial_states(run: Pipeline) -> list[State]:
+    tokens = STAGE_CACHE.tokens(run.entries, run.ctx.tokenizer, run.ctx.model_id)
+    pairs = enumerate(zip(run.entries, tokens, strict=True))
+    return [State(e.message, i, e.origins, t) for i, (e, t) in pairs]
+
+
+def _kept(states: list[State]) -> tuple[int, int]:
+    """Kept tokens and kept count, for the trace's provider event."""
+    kept = [s.tokens for s in states if s.kept]
+    return sum(kept), len(kept)
 
 
 def _run_one(
-    run: Pipeline, name: str, provider: ContextProvider, available: int, *, may_skip: bool = True
+    run: Pipeline,
+    name: str,
+    provider: ContextProvider,
+    available: int,
+    done: list[tuple[ContextProvider, int]],
+    *,
+    may_skip: bool = True,
 ) -> int:
-    """Run one provider, trace it, and return the remaining budget (spec §5.2)."""
-    before = (kept_tokens(run.states), kept_count(run.states))
+    """Run one provider, trace it, and return the remaining budget (spec §5.2). `done` lists the providers
+    that ran before it with the budget each was given."""
+    before = _kept(run.states)
     started = time.perf_counter()
     if may_skip and available <= 0:
         report, events, persisted = ProviderReport(name, skipped=True), (), ()
     else:
-        saved = _snapshot(run.states)
         try:
             outcome = provider(run.states, available, run.ctx)
         except Exception as error:  # linnkit swallows a failing provider and loses its changes
             if isinstance(error, ContextProviderError) and error.fatal:
                 raise
-            run.states[:] = _restore(saved)
+            run.states = _states_before(run, done)
             run.warnings.append(f"{name} failed; its changes were discarded: {error!r}")
             return available
+        done.append((provider, available))
         report, events, persisted = outcome.report, outcome.events, outcome.persisted
         if outcome.trigger_check is not None:
             run.trigger_check = outcome.trigger_check
-    after = (kept_tokens(run.states), kept_count(run.states))
+    after = _kept(run.states)
     available -= report.tokens_used
     run.trace.provider(report, before, after, (time.perf_counter() - started) * 1000, available)
     run.events.extend(events)
@@ -239,28 +256,10 @@ def _run_one(
     return available
 
 
-_STATE_FIELDS = (
-    "action",
-    "phase",
-    "strategy",
-    "processed",
-    "tokens",
-    "replacement_source_ids",
-    "truncation",
-    "kept",
-)
-
-
-_read_state = attrgetter(*_STATE_FIELDS)
-
-
-def _snapshot(states: list[State]) -> tuple[list[State], list[tuple]]:
-    return list(states), list(map(_read_state, states))
-
-
-def _restore(saved: tuple[list[State], list[tuple]]) -> list[State]:
-    states, values = saved
-    for state, fields in zip(states, values, strict=True):
-        for field_name, value in zip(_STATE_FIELDS, fields, strict=True):
-            setattr(state, field_name, value)
+def _states_before(run: Pipeline, done: list[tuple[ContextProvider, int]]) -> list[State]:
+    """The states as they were before a failed provider: the providers before it run again on fresh states
+    (they are deterministic). Cheaper than a snapshot before every provider, and failures are rare."""
+    states = _initial_states(run)
+    for provider, available in done:
+        provider(states, available, run.ctx)
     return states
