@@ -94,12 +94,28 @@ def build_context(
     with use_copy(copy):
         try:
             _preprocess(run, observation_store)
-            wire_policy = to_wire(effective)
+            wire_policy = _wire_form(effective)
             _run_providers(run, wire_policy)
         except ContextProviderError as error:
             return failed_result(run, BuildFailure(error.code, str(error.args[0]), error.provider_name))
         result = assemble_result(run, tick, wire_policy, reminder_registry, detail=detail)
     return result if copy == "zh" else mark_copy(result, copy)
+
+
+# The policy's wire form for the result and the trace: a frozen policy object gives the same dict every
+# time (a replay's steps and a TUI's rebuilds pass the same object), so it is made once per object. The
+# dict is shared between results: like the rest of a BuildResult, it is read, never changed.
+_WIRE_FORMS: list[tuple[ContextPolicy, dict[str, Any]]] = []
+
+
+def _wire_form(policy: ContextPolicy) -> dict[str, Any]:
+    for held, wire in _WIRE_FORMS:
+        if held is policy:
+            return wire
+    wire = to_wire(policy)
+    _WIRE_FORMS.insert(0, (policy, wire))
+    del _WIRE_FORMS[4:]
+    return wire
 
 
 Stage = tuple[str, Callable[[list[Entry]], StageOutput], tuple[Any, ...] | None]
