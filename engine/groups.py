@@ -104,12 +104,15 @@ def _build_groups(
             groups.append(group)
             for cid in group.call_ids:
                 declared[cid] = group
-        elif kind == "tool_output" and message.tool_call_id in declared:
-            group = declared[message.tool_call_id]
+        elif kind == "tool_output":
+            answered = message.tool_call_id
+            group = declared.get(answered) if answered is not None else None
+            if group is None:
+                continue
             if max_pairing_distance is not None and index - group.anchor_index > max_pairing_distance:
                 continue
             group.output_indices.append(index)
-            group.answered.add(message.tool_call_id)
+            group.answered.add(answered)
     for group in groups:
         group.is_checkpoint = _is_checkpoint(group, messages, checkpoint_tool)
     return groups
