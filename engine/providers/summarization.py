@@ -4,10 +4,10 @@ by one `history_summary` message (spec §5.4, §9 D8–D10)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 from engine.errors import SUMMARIZATION_FAILED, ContextProviderError
 from engine.messages import AiMessage
+from engine.pipeline import BuildContext, ProviderOutcome, TriggerCheck
 from engine.preprocess.base import new_id
 from engine.providers.state import KEEP_CORE, SUMMARIZATION, ProviderReport, State
 from engine.result import Event
@@ -19,20 +19,7 @@ FAILED_CONTINUE = "ai_history_summarization_failed_continue"
 ATTEMPTS = 3
 
 
-@dataclass(slots=True)
-class TriggerCheck:
-    """Both stages of linnkit's trigger, kept for the UI (the lesson of §9 D8)."""
-
-    used: int
-    available: int
-    threshold: float
-    precheck_passed: bool = False
-    content_tokens: int | None = None
-    fired: bool = False
-    notes: list[str] = field(default_factory=list)
-
-
-def check_trigger(states: list[State], available: int, ctx) -> TriggerCheck:
+def check_trigger(states: list[State], available: int, ctx: BuildContext) -> TriggerCheck:
     policy = ctx.policy.summarization
     used = sum(s.tokens for s in states if s.kept)
     check = TriggerCheck(used, available, ctx.total_budget * policy.trigger_threshold)
@@ -47,17 +34,17 @@ def check_trigger(states: list[State], available: int, ctx) -> TriggerCheck:
     return check
 
 
-def run_summarization(states: list[State], available: int, ctx) -> tuple[ProviderReport, list[Event], list]:
-    """Returns the report, UI events, and the history_summary events a host would persist."""
+def run_summarization(states: list[State], available: int, ctx: BuildContext) -> ProviderOutcome:
+    """The outcome carries the history_summary event a host would persist, and the trigger's numbers."""
     report = ProviderReport(NAME)
     check = check_trigger(states, available, ctx)
-    ctx.trigger_check = check
     if not check.fired:
         report.skipped = not check.precheck_passed
-        return report, [], []
+        return ProviderOutcome(report, trigger_check=check)
     chosen = _candidates(states, ctx.policy.summarization.oldest_messages_percentage)
     if not chosen:
-        return report, [_trigger_event(check, "fewer than 5 candidates: nothing to summarise")], []
+        event = _trigger_event(check, "fewer than 5 candidates: nothing to summarise")
+        return ProviderOutcome(report, (event,), trigger_check=check)
     low, high = min(s.index for s in chosen), max(s.index for s in chosen)
     replaced = [
         s
@@ -91,7 +78,7 @@ def run_summarization(states: list[State], available: int, ctx) -> tuple[Provide
         replacedTokens=replaced_tokens,
         summary=summary.content,
     )
-    return report, [event], [persisted]
+    return ProviderOutcome(report, (event,), (persisted,), check)
 
 
 def _candidates(states: list[State], oldest_percentage: float) -> list[State]:
@@ -108,7 +95,7 @@ def _candidates(states: list[State], oldest_percentage: float) -> list[State]:
     return core[:k] if k > 0 else []
 
 
-def _generate(ctx, prompt: str) -> tuple[str, BaseException | None]:
+def _generate(ctx: BuildContext, prompt: str) -> tuple[str, BaseException | None]:
     policy = ctx.policy.summarization
     request = SummaryRequest(
         prompt_key=policy.agent_id or "history_compression",
@@ -132,13 +119,15 @@ def _generate(ctx, prompt: str) -> tuple[str, BaseException | None]:
     return "", error
 
 
-def _failed(report: ProviderReport, check: TriggerCheck, error: BaseException, ctx):
+def _failed(
+    report: ProviderReport, check: TriggerCheck, error: BaseException, ctx: BuildContext
+) -> ProviderOutcome:
     policy = ctx.policy.summarization
     if policy.failure_behavior == "continue-if-within-budget" and check.used <= check.available:
         report.strategies.append(FAILED_CONTINUE)
         event = _trigger_event(check, f"summary agent failed ({error}); continuing: within budget")
         event.data.update(failed=True, error=str(error), failureBehavior=policy.failure_behavior)
-        return report, [event], []
+        return ProviderOutcome(report, (event,), trigger_check=check)
     raise ContextProviderError(
         f"summarization failed after {ATTEMPTS} attempts: {error}",
         code=SUMMARIZATION_FAILED,
@@ -148,7 +137,7 @@ def _failed(report: ProviderReport, check: TriggerCheck, error: BaseException, c
     )
 
 
-def _summary_message(states: list[State], replaced: list[State], reply: str, ctx) -> AiMessage:
+def _summary_message(states: list[State], replaced: list[State], reply: str, ctx: BuildContext) -> AiMessage:
     old = [s for s in replaced if s.message.type == "history_summary"]
     ids: list[str] = []
     for state in replaced:
@@ -182,7 +171,7 @@ def _summary_message(states: list[State], replaced: list[State], reply: str, ctx
     )
 
 
-def _persist_event(summary: AiMessage, ctx) -> dict:
+def _persist_event(summary: AiMessage, ctx: BuildContext) -> dict:
     meta = summary.metadata or {}
     return {
         "type": "history_summary",
