@@ -211,13 +211,18 @@ def test_gemini_results_live_in_the_calling_message() -> None:
         ("openhands/basic.json", "openhands", 1),
         ("letta/memgpt_agent_with_convo.af", "letta", 0),
         ("aider/chat-history-excerpt.md", "aider", 0),
+        ("claude-code-variants/subagent-agent.jsonl", "claude-code", 0),
+        ("claude-code-variants/sidechain_integrated.jsonl", "claude-code", 1),
+        ("claude-code-variants/compact-boundary.jsonl", "claude-code", 3),
+        ("claude-code/long_session/subagents/agent-aac57f5.jsonl", "claude-code", None),
     ],
 )
-def test_real_files_import_paired_and_replay_cleanly(path: str, fmt: str, calls: int) -> None:
+def test_real_files_import_paired_and_replay_cleanly(path: str, fmt: str, calls: int | None) -> None:
     assert detect_format(REAL / path) == fmt
     result = import_file(REAL / path)
     assert result.unpaired == [] and result.problems == []
-    assert sum(len(m.tool_calls) for m in result.messages if m.type == "tool_calls") == calls
+    if calls is not None:
+        assert sum(len(m.tool_calls) for m in result.messages if m.type == "tool_calls") == calls
     for step in replay_session(result.messages, POLICY):
         assert step.result.error is None
         assert check_invariants(step.result).errors == ()
