@@ -48,6 +48,14 @@ def _inputs_arguments(parser: argparse.ArgumentParser, *, session_optional: bool
     )
 
 
+def _cost_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wire", choices=("openai", "anthropic"), default="openai", help="wire shape the prompt cache sees"
+    )
+    parser.add_argument("--model", help="price row when the session header names no priced modelId")
+    parser.add_argument("--prices", metavar="PRICES.yaml", help="price table rows over the built-in ones")
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="linn-playground", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command")
@@ -68,6 +76,7 @@ def make_parser() -> argparse.ArgumentParser:
     replay.add_argument("--max-steps", type=int)
     replay.add_argument("--json", action="store_true")
     replay.add_argument("--html", metavar="OUT", help="write a self-contained HTML report of the replay")
+    _cost_arguments(replay)
     conformance = commands.add_parser("conformance", help="run linnkit conformance cases")
     conformance.add_argument("cases", nargs="+", help="case files or folders")
     conformance.add_argument("--json", action="store_true", help="print one result line per case")

@@ -10,16 +10,20 @@ from typing import Any
 
 from engine import (
     BuildResult,
+    CostTracker,
     PolicyFileError,
+    Price,
     build_at_step,
     build_context,
     check_invariants,
     hygiene_checks,
     iter_session_steps,
+    iter_step_costs,
     policy_diff,
     to_anthropic,
     tokenizer_from_policy,
 )
+from playground.costing import price_choice, price_table
 from playground.html_report import build_report, replay_report, steps_of, write_report
 from playground.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
 from playground.report import build_json, print_build_table, printable
@@ -164,14 +168,18 @@ def run_replay(args) -> int:
         if not _write_html(args.html, page, inputs):
             return 2
         return 1 if any("!" in row.markers for row in rows) else 0
-    steps = iter_session_steps(
-        inputs.session.messages,
-        inputs.policy,
-        **_replay_options(args, inputs),
-        detail=False,  # a step line reads tokens, markers, events and summaries only
-    )
+    price = _replay_price(args, inputs)
+    if price is False:
+        return 2
+    tracker = CostTracker(
+        inputs.session.messages, policy=inputs.policy, model_id=inputs.build_options["model_id"],
+        shape=args.wire, price=price,
+    )  # fmt: skip
+    steps = iter_step_costs(
+        inputs.session.messages, inputs.policy, tracker=tracker, **_replay_options(args, inputs)
+    )  # streamed: one step is held at a time (and the one before, for its cached prefix)
     totals = Counter()
-    for step in steps:  # streamed: one step is held at a time
+    for step, cost in steps:
         line = step.summary()
         totals.update(
             steps=1,
@@ -181,22 +189,35 @@ def run_replay(args) -> int:
             reminderSteps=bool(line["reminders"]),
         )
         if args.json:
-            print(json.dumps(line, ensure_ascii=False), flush=True)
+            print(json.dumps({**line, **cost.to_json()}, ensure_ascii=False), flush=True)
         else:
             reminders = ",".join(line["reminders"]) or "-"
+            broke = f"{cost.mechanism}@{cost.break_at}" if cost.mechanism else "-"
             print(
                 f"step {line['step']:>4}  msgs {line['messages']:>5}  tokens {line['finalTokens']:>7}/"
                 f"{line['totalBudget']:<7} kept {line['kept']:>5}  {line['markers'] or '-':<3} "
-                f"carried {len(line['summariesCarried']):>2}  "
+                f"carried {len(line['summariesCarried']):>2}  cached {cost.cached_tokens:>7}  break {broke}  "
                 f"events {','.join(sorted(set(line['events']))) or '-'}  reminders {reminders}"
             )
     names = ("steps", "summariesMade", "overBudgetSteps", "reminderSteps", "failedSteps")
-    summary = {name: totals[name] for name in names}
+    summary = {name: totals[name] for name in names} | tracker.totals().to_json()
     if args.json:
         print(json.dumps({"totals": summary}, ensure_ascii=False))
     else:
         print("totals: " + ", ".join(f"{name} {value}" for name, value in summary.items()))
     return 1 if totals["failedSteps"] else 0
+
+
+def _replay_price(args, inputs: PlaygroundInputs) -> Price | None | bool:
+    """The price row of the replay (header modelId, else --model); False when the price file is bad."""
+    try:
+        table = price_table(args.prices)
+    except LOAD_ERRORS as error:
+        print(f"error: {error}", file=sys.stderr)
+        return False
+    price, note = price_choice(table, inputs.build_options["model_id"], args.model)
+    print(f"prices: {note}; table of {table.date}", file=sys.stderr)
+    return price
 
 
 def _replay_options(args, inputs: PlaygroundInputs) -> dict[str, Any]:
