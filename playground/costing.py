@@ -90,6 +90,18 @@ def cost_summary(totals: SessionCost) -> list[tuple[str, str]]:
     ]
 
 
+def cost_compact(totals: SessionCost) -> list[str]:
+    """The totals in five short lines, for a narrow column."""
+    calls = f"summarizer {totals.summarizer_calls} calls" if totals.summarizer_calls else "no summarizer call"
+    return [
+        f"sent {tokens_long(totals.tokens_sent)} · cached {totals.cached_share:.0%}",
+        f"breaks {totals.breaks}" + (f": {breaks_text(totals)}" if totals.breaks else ""),
+        f"summaries {totals.summaries_made} · {calls}",
+        f"over budget {totals.over_budget_steps} · requests lost {totals.user_requests_dropped}",
+        f"{money(totals.cost_usd)} (no cache {money(totals.cost_no_cache_usd)})",
+    ]
+
+
 # the rows an A vs B comparison shows: label, SessionCost attribute, is money
 COMPARED = (
     ("tokens sent", "tokens_sent", False),
