@@ -352,8 +352,8 @@ class Playground:
         tools = W.HBox([self.defaults_switch, self.pin_button, self.unpin_button])
         body = W.HBox([left, middle, right])
         lesson = [self.lesson.widget] if self.lesson is not None else []
-        parts = [self.title, *lesson, self.status, tools, body, self.compare, self.cost.widget]
-        parts += [self.timeline.widget, fences]
+        parts = [self.title, *lesson, self.status, tools, body, self.compare, self.timeline.widget]
+        parts += [self.cost.widget, fences]
         return W.VBox(parts)
 
     def _show_header(self) -> None:
