@@ -147,15 +147,20 @@ def pareto_plot(points: Sequence[PolicyPoint], *, width: int = 560, height: int 
     if len(front) > 1:
         path = " ".join(f"{px(p.cost):.1f},{py(p.lost):.1f}" for p in front)
         shapes.append(f'<polyline points="{path}" fill="none" stroke="{CACHED}" stroke-width="2"/>')
+    numbers: dict[tuple[float, float], list[str]] = {}  # policies at one spot share one label: "5,6"
+    for number, point in enumerate(points, start=1):
+        numbers.setdefault((point.cost, point.lost), []).append(str(number))
     for number, point in enumerate(points, start=1):
         x, y = px(point.cost), py(point.lost)
+        same = numbers[(point.cost, point.lost)]
+        label = ",".join(same) if same[0] == str(number) else ""
         best = point.policy in on_front
         tip = f"{point.policy}: ${point.cost:.4f}, lost {point.lost:g}" + (" (Pareto front)" if best else "")
         ring = f'<circle cx="{x:.1f}" cy="{y:.1f}" r="8" fill="none" stroke="{CACHED}" stroke-width="2"/>'
         shapes.append(
             f"<g><title>{escape(tip)}</title>{ring if best else ''}"
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{"#0f172a" if best else "#94a3b8"}"/>'
-            f'<text x="{x + 9:.1f}" y="{y - 6:.1f}" font-size="10" fill="#0f172a">{number}</text></g>'
+            f'<text x="{x + 9:.1f}" y="{y - 6:.1f}" font-size="10" fill="#0f172a">{label}</text></g>'
         )
     legend = "".join(
         f"<li>{'<b>' if p.policy in on_front else ''}{escape(p.policy)} — ${p.cost:.4f}, lost {p.lost:g}"

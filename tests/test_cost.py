@@ -234,3 +234,17 @@ def test_a_bad_price_file_says_where(tmp_path, text, message):
     with pytest.raises(InputError) as raised:
         load_price_table(path)
     assert message in str(raised.value).replace(str(tmp_path) + "/", "")
+
+
+def test_a_failing_summary_agent_is_called_again_at_every_step():
+    """`continue-if-within-budget`: each step retries the agent three times, each time with its prompt."""
+    from engine.policy import set_value
+    from engine.summarizer import FailingSummarizer
+
+    messages, policy, options = _sample("summarization_trigger")
+    policy = set_value(policy, ("summarization", "failureBehavior"), "continue-if-within-budget")
+    policy = set_value(policy, ("summarization", "triggerThreshold"), 0.3)
+    steps, totals = session_cost(messages, policy, summarizer=FailingSummarizer(), **options)
+    calls = [(s.step, s.summarizer_calls, s.summarizer_prompt_tokens) for s in steps if s.summarizer_calls]
+    assert calls == [(8, 3, 2109), (9, 3, 2145), (10, 3, 2514)]  # 703, 715, 838 prompt tokens × 3 tries
+    assert (totals.summarizer_calls, totals.summaries_made, totals.summarizer_summary_tokens) == (9, 0, 0)

@@ -161,3 +161,19 @@ def test_the_sweep_command_refuses_a_bad_grid_or_output(tmp_path, capsys):
     assert "r.xlsx: output must end in .csv, .jsonl, .parquet" in capsys.readouterr().err
     assert main(["sweep", str(tmp_path), "--vary", GRID[0]]) == 2
     assert "error: no session files found" in capsys.readouterr().err
+
+
+def test_a_base_policy_replaces_each_sessions_own(tmp_path, capsys):
+    base = tmp_path / "base.yaml"
+    base.write_text("summarization:\n  triggerThreshold: 0.9\n")
+    out = tmp_path / "r.parquet"
+    assert main(["sweep", SUMMARIZING, "--policy", str(base), "--vary", "budget.maxTokens=3000",
+                 "--out", str(out), "--jobs", "1"]) == 0  # fmt: skip
+    import pandas as pd
+
+    frame = pd.read_parquet(out)
+    # the base file replaces the header's policy (threshold 0.5, its own reserve): no summary, and the
+    # defaults' larger reserve leaves less of the 3000 tokens
+    assert list(frame["summariesMade"]) == [0] and list(frame["tokensSent"]) == [4732]
+    assert list(frame["budget.maxTokens"]) == [3000]
+    assert summary_path(out).name == "r.summary.csv"
