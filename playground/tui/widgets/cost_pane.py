@@ -13,7 +13,6 @@ from typing import Any, ClassVar
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.widgets import Static
-from textual.worker import get_current_worker
 
 from engine import BUILTIN_PRICES, ContextPolicy, PriceTable, SessionCost
 from playground.costing import CostRequest, cost_compact, cost_rows, price_choice, run_cost
@@ -63,6 +62,7 @@ class CostPane(Static, can_focus=True):
         self.workspace: Workspace | None = None
         self.totals: dict[Key, SessionCost] = {}
         self._options: Any = None
+        self._version = 0  # of the newest replay request
 
     # -- what to show ------------------------------------------------------------------------------
     def _price(self) -> tuple[Any, str]:
@@ -82,7 +82,8 @@ class CostPane(Static, can_focus=True):
         missing = [p for p in policies if self._key(p) not in self.totals]
         if missing:
             self.update("session cost: replaying the session…")
-            self._compute(workspace, missing)
+            self._version += 1  # an older replay still running stops now
+            self.call_after_refresh(self._compute, workspace, missing)  # paint the build first
         self._render_costs()
 
     def _compute(self, ws: Workspace, policies: list[ContextPolicy]) -> None:
@@ -93,15 +94,17 @@ class CostPane(Static, can_focus=True):
             for p in policies
         ]
 
-        def replay() -> None:
-            worker = get_current_worker()
+        self._version += 1
+        version = self._version
+
+        def replay() -> None:  # a newer request makes this one stop at its next step (and end normally)
             for key, request in requests:
-                done = run_cost(request, stop=lambda: worker.is_cancelled)
+                done = run_cost(request, stop=lambda: version != self._version)
                 if done is None:
                     return
                 self.app.call_from_thread(self._computed, key, done[1])
 
-        self.run_worker(replay, thread=True, group="cost", exclusive=True)
+        self.run_worker(replay, thread=True, group="cost", exit_on_error=False)
 
     def _computed(self, key: Key, totals: SessionCost) -> None:
         self.totals[key] = totals
