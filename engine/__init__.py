@@ -29,7 +29,7 @@ from engine.fences import (
     load_fences,
 )
 from engine.hygiene import HygieneWarning, hygiene_checks
-from engine.importers import import_file
+from engine.importers import format_names, import_file
 from engine.invariants import InvariantReport, check_invariants
 from engine.messages import AiMessage, call_arguments, call_name
 from engine.policy import (
@@ -52,6 +52,7 @@ from engine.policy import (
     read_policy_layer,
     write_atomic,
 )
+from engine.policy.ranges import ValueRange, value_range
 from engine.prices import (
     BUILTIN_PRICES,
     DEFAULT_PRICE_MODEL,
@@ -129,6 +130,7 @@ __all__ = [
     "SummarizerPort",
     "TokenAccount",
     "TokenizerPort",
+    "ValueRange",
     "WireCard",
     "WireProblem",
     "as_registry",
@@ -144,6 +146,7 @@ __all__ = [
     "dump_fences",
     "dump_policy",
     "effective_policy",
+    "format_names",
     "get_value",
     "hygiene_checks",
     "import_file",
@@ -166,5 +169,6 @@ __all__ = [
     "session_cost",
     "to_anthropic",
     "tokenizer_from_policy",
+    "value_range",
     "write_atomic",
 ]

@@ -5,7 +5,7 @@
     linn-playground build SESSION ... [--step N] [--wire ...] [--json]     one build, explained
     linn-playground replay SESSION ... [--json]                             the context at every step
     linn-playground conformance CASE_OR_DIR... [--json]                    compare with linnkit 0.21.0
-    linn-playground import FILE [-o OUT] [--from FORMAT]                   transcripts → session
+    linn-playground import FILE [-o OUT [--force]] [--from FORMAT]         transcripts → session
     linn-playground sweep SESSIONS_OR_DIRS... --vary F=V1,V2 [--out R.csv]  policies × sessions: cost
 
 Exit codes: 0 fine, 1 problems found (or a build failed / violated an invariant), 2 nothing could load.
@@ -17,6 +17,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from engine import format_names
 from playground import commands
 from playground.faults import run_guarded
 
@@ -41,6 +42,11 @@ def _inputs_arguments(parser: argparse.ArgumentParser, *, session_optional: bool
         choices=("seed", "linnkit-0.21"),
         default="seed",
         help="framework defaults: the seed document's (default) or linnkit 0.21.0's own",
+    )
+    parser.add_argument(
+        "--conversation",
+        type=int,
+        help="for a transcript holding several conversations: which one (0 the first, -1 the last)",
     )
     parser.add_argument(
         "--copy",
@@ -85,7 +91,10 @@ def make_parser() -> argparse.ArgumentParser:
     importer = commands.add_parser("import", help="convert an agent transcript to a session file")
     importer.add_argument("file")
     importer.add_argument("-o", "--output", help="session file to write (default: print a summary only)")
-    importer.add_argument("--from", dest="fmt", choices=("claude-code", "openai", "anthropic"))
+    importer.add_argument("--from", dest="fmt", choices=format_names(), help="skip detection")
+    importer.add_argument("--force", action="store_true", help="replace an existing output file")
+    importer.add_argument("--json", action="store_true", help="the import report as one JSON object")
+    importer.add_argument("--conversation", type=int, help="which conversation (0 the first, -1 the last)")
     serve = commands.add_parser("serve", help="run the playground as a web page (textual-serve)")
     _inputs_arguments(serve, session_optional=True)
     serve.add_argument("--port", type=int, help="port to listen on (default: a free one)")

@@ -33,7 +33,8 @@ def _load(args) -> PlaygroundInputs | None:
     """The inputs, or None (exit 2) when nothing could load: each reason printed on one line."""
     try:
         copy = getattr(args, "copy", "zh")
-        inputs = load_inputs(args.session, args.policy, args.fences, args.defaults, copy)
+        conversation = getattr(args, "conversation", None)
+        inputs = load_inputs(args.session, args.policy, args.fences, args.defaults, copy, conversation)
     except LOAD_ERRORS as error:
         print(f"error: {error}", file=sys.stderr)
         return None
@@ -141,6 +142,7 @@ def run_build(args) -> int:
     elif args.json:
         payload = build_json(result, invariants)
         payload["inputProblems"] = noticed
+        payload["warnings"] += noticed  # a skipped line is never silent, even to a reader of `warnings` only
         if args.wire == "anthropic":
             payload["wire"] = to_anthropic(list(result.wire))
         print(json.dumps(payload, ensure_ascii=False, indent=1))
@@ -158,7 +160,8 @@ def run_replay(args) -> int:
     inputs = _load(args)
     if inputs is None:
         return 2
-    for line in _input_problems(inputs) + _policy_warnings(inputs):
+    noticed = _input_problems(inputs) + _policy_warnings(inputs)
+    for line in noticed:
         print(line, file=sys.stderr)
     if args.html:
         series = iter_session_steps(inputs.session.messages, inputs.policy, **_replay_options(args, inputs))
@@ -167,7 +170,7 @@ def run_replay(args) -> int:
         page = replay_report(rows, last, title=_report_title(inputs), policy=policy)
         if not _write_html(args.html, page, inputs):
             return 2
-        return 1 if any("!" in row.markers for row in rows) else 0
+        return 1 if any("!" in row.markers for row in rows) or noticed else 0
     price = _replay_price(args, inputs)
     if price is False:
         return 2
@@ -183,10 +186,10 @@ def run_replay(args) -> int:
         line = step.summary()
         totals.update(
             steps=1,
-            summariesMade=line["summaryMade"] is not None,
-            overBudgetSteps=step.result.tokens.over_budget,
-            failedSteps=step.result.error is not None,
-            reminderSteps=bool(line["reminders"]),
+            summariesMade=int(line["summaryMade"] is not None),
+            overBudgetSteps=int(step.result.tokens.over_budget),
+            failedSteps=int(step.result.error is not None),
+            reminderSteps=int(bool(line["reminders"])),
         )
         if args.json:
             print(json.dumps({**line, **cost.to_json()}, ensure_ascii=False), flush=True)
@@ -205,7 +208,7 @@ def run_replay(args) -> int:
         print(json.dumps({"totals": summary}, ensure_ascii=False))
     else:
         print("totals: " + ", ".join(f"{name} {value}" for name, value in summary.items()))
-    return 1 if totals["failedSteps"] else 0
+    return 1 if totals["failedSteps"] or noticed else 0
 
 
 def _replay_price(args, inputs: PlaygroundInputs) -> Price | None | bool:
@@ -350,18 +353,19 @@ def run_import(args) -> int:
     from engine import import_file, save_session
 
     try:
-        imported = import_file(args.file, args.fmt)
+        imported = import_file(args.file, args.fmt, conversation=args.conversation)
     except LOAD_ERRORS as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(f"detected format: {imported.format}; {len(imported.messages)} messages")
-    for reason, count in sorted(imported.skipped.items()):
-        lines = imported.skipped_lines.get(reason, [])
-        shown = ", ".join(map(str, lines[:10])) + ("…" if len(lines) > 10 else "")
-        print(f"  skipped {count}: {reason}" + (f" (lines {shown})" if shown else ""))
-    for problem in imported.problems:
-        print(f"  problem: {problem}")
+    if args.json:
+        print(json.dumps(imported.report(), ensure_ascii=False))
+    else:
+        _print_import_report(imported)
     if args.output:
+        refusal = _output_refusal(Path(args.file), Path(args.output), force=args.force)
+        if refusal:
+            print(f"error: {refusal}", file=sys.stderr)
+            return 2
         header: dict[str, Any] = {
             "kind": "linn-session",
             "version": 1,
@@ -369,9 +373,39 @@ def run_import(args) -> int:
             "importedFrom": {"file": str(args.file), "format": imported.format},
         }
         try:
-            save_session(imported.messages, args.output, header=header, source_path=args.file)
+            save_session(imported.messages, args.output, header=header, overwrite=args.force)
         except LOAD_ERRORS as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
         print(f"wrote {args.output}")
     return 1 if imported.problems else 0
+
+
+def _print_import_report(imported) -> None:
+    report = imported.report()
+    print(f"detected format: {imported.format}; {len(imported.messages)} messages")
+    if imported.conversations > 1:
+        print(f"  one of {imported.conversations} conversations in the file (choose with --conversation N)")
+    print("  came in: " + ", ".join(f"{n} {_words(kind)}" for kind, n in report["cameIn"].items()))
+    for left in report["leftOut"]:
+        more = "…" if left["count"] > len(left["firstLines"]) else ""
+        shown = ", ".join(map(str, left["firstLines"])) + more
+        print(f"  left out {left['count']}: {left['reason']}" + (f" (lines {shown})" if shown else ""))
+    for problem in report["problems"]:
+        print(f"  problem: {printable(problem)}")
+    if report["unpaired"]:
+        print(f"  unpaired tool ids: {', '.join(report['unpaired'][:10])}")
+
+
+def _words(camel: str) -> str:
+    """`toolCalls` → `tool calls`."""
+    return "".join(f" {c.lower()}" if c.isupper() else c for c in camel)
+
+
+def _output_refusal(source: Path, output: Path, *, force: bool) -> str | None:
+    """Why `import -o` must not write: never over the transcript, over another file only with --force."""
+    if output.exists() and output.resolve() == source.resolve():
+        return f"{output}: is the transcript being imported; write the session elsewhere"
+    if output.exists() and not force:
+        return f"{output}: already exists; pass --force to replace it"
+    return None

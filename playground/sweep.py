@@ -35,7 +35,6 @@ from engine.prices import BUILTIN_PRICES, PriceTable, resolve_price
 from playground.inputs import LOAD_ERRORS, load_inputs
 
 FORMATS = (".csv", ".jsonl", ".parquet")
-SESSION_SUFFIXES = (".jsonl", ".json")
 # the totals a row carries (camelCase, as `replay --json`), then one column per cache-break mechanism
 TOTALS = (
     "steps",
@@ -121,8 +120,8 @@ def policy_grid(varies: Sequence[str]) -> list[tuple[str, tuple[tuple[str, Any],
 
 
 def find_sessions(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
-    """Session files: each file as given, each folder's `.jsonl`/`.json` files (recursively) that are a
-    session or a transcript the importers read. Returns (sessions, files of a folder that were not)."""
+    """Session files: each file as given, and each folder's files (recursively) that are a session or a
+    transcript the importers read. Returns (sessions, files of a folder that were not)."""
     sessions: list[Path] = []
     skipped: list[Path] = []
     for given in paths:
@@ -131,9 +130,6 @@ def find_sessions(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
             sessions.append(path)
             continue
         for candidate in sorted(p for p in path.rglob("*") if p.is_file()):
-            if candidate.suffix not in SESSION_SUFFIXES:
-                skipped.append(candidate)
-                continue
             try:
                 detect_format(candidate)
             except (UnknownFormatError, *LOAD_ERRORS, RecursionError):

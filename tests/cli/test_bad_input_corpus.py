@@ -1,0 +1,148 @@
+"""The bad-input corpus (tests/badinput/): every file gives its one expected line and exit code, with no
+traceback, no hang and nothing dropped silently; plus the faults that cannot live in a file (FIFOs, a
+closed pipe, a full disk)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from engine.fences import FenceError, load_fences
+from engine.policy import PolicyFileError, PolicyValidationError, define_context_policy, read_policy_file
+from engine.session import SessionLoadError, load_session
+from playground.cli import main
+
+CORPUS = Path(__file__).resolve().parents[1] / "badinput"
+RUNS = yaml.safe_load((CORPUS / "expected.yaml").read_text(encoding="utf-8"))
+SECONDS = 20  # far above any run (the slowest takes ~0.4 s); a hang fails instead of blocking the suite
+
+
+def test_the_corpus_covers_every_file_and_is_large_enough():
+    files = {p.name for p in CORPUS.iterdir()} - {"expected.yaml"}
+    assert len(files) >= 60
+    assert files == {run["file"] for run in RUNS}
+
+
+def _timeout(signum, frame):
+    raise TimeoutError(f"no answer within {SECONDS} s")
+
+
+@pytest.mark.parametrize("run", RUNS, ids=[f"{r['file']}-{r['run'].split()[0]}" for r in RUNS])
+def test_corpus_file(run, monkeypatch, capsys):
+    monkeypatch.chdir(CORPUS)
+    previous = signal.signal(signal.SIGALRM, _timeout)
+    signal.alarm(SECONDS)
+    try:
+        code = main(run["run"].format(file=run["file"]).split())
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    captured = capsys.readouterr()
+    output = captured.out + captured.err
+    lines = [line.strip() for line in output.splitlines()]
+    assert "Traceback" not in output and "internal error" not in output and " at at " not in output
+    assert "\x1b" not in output  # control characters from the input never reach the terminal raw
+    assert code == run["exit"], output[-2000:]
+    if "says_in" in run:
+        assert any(run["says_in"] in line for line in lines), output[-2000:]
+    else:
+        assert run["says"] in lines, output[-2000:]
+
+
+# -- the API raises typed errors naming file and line --------------------------------------------
+
+
+def test_api_errors_are_typed_and_one_line():
+    with pytest.raises(PolicyFileError) as policy:
+        read_policy_file(CORPUS / "p_alias_bomb.yaml")
+    assert str(policy.value) == (
+        f"{CORPUS}/p_alias_bomb.yaml:6: aliases expand to more than 200000 values (an alias bomb?)"
+    )
+    assert policy.value.line == 6
+    with pytest.raises(FenceError, match=r"f_deep.yaml:1: nested deeper than 100 levels$"):
+        load_fences(CORPUS / "f_deep.yaml")
+    session = load_session(CORPUS / "s_huge_int.jsonl")
+    assert [str(p) for p in session.errors] == [
+        f"{CORPUS}/s_huge_int.jsonl:4: json: number too large: more than 4300 digits"
+    ]
+    assert session.skipped_lines == [4]
+    assert load_session(CORPUS / "s_empty.jsonl").skipped_lines == []  # "is empty" is not a skipped line
+
+
+def test_messages_never_build_the_whole_value():
+    bomb: list = ["lol"] * 9
+    for _ in range(9):  # 9^10 items if expanded; shared references cost nothing until printed
+        bomb = [bomb] * 9
+    with pytest.raises(PolicyValidationError) as caught:
+        define_context_policy({"budget": {"maxTokens": bomb}})
+    shown = "[[[[[[[[[['lol', 'lol', 'lol', 'lol', 'lol', 'lol', 'lol', …"
+    assert str(caught.value) == f"budget.maxTokens: {shown} is not an integer"
+
+
+def test_policy_warnings_from_the_api():
+    loaded = read_policy_file(CORPUS / "p_duplicate_key.yaml")
+    assert loaded.layer == {"budget": {"maxTokens": 6000}}
+    assert [str(w) for w in loaded.warnings] == [
+        f"{CORPUS}/p_duplicate_key.yaml:3: budget.maxTokens: written twice (first on line 2); "
+        "the last value is used"
+    ]
+    assert read_policy_file(CORPUS / "p_good.yaml").warnings == ()
+
+
+# -- faults that are not files --------------------------------------------------------------------
+
+
+def _cli(*args: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "playground.cli", *args]
+    return subprocess.run(
+        command, cwd=CORPUS, stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=SECONDS
+    )
+
+
+@pytest.mark.parametrize("option", ["session", "--policy", "--fences"])
+def test_a_fifo_is_refused_before_it_is_opened(tmp_path, option):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    args = ["validate", str(fifo)]
+    if option != "session":
+        args = ["validate", "good_session.jsonl", option, str(fifo)]
+    done = _cli(*args)  # would block forever on open()
+    assert done.returncode == 2
+    field = "file: " if option == "session" else ""
+    assert done.stderr == f"error: {fifo}: {field}is a FIFO (named pipe), not a regular file\n"
+
+
+def test_the_api_refuses_a_fifo(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(SessionLoadError, match="is a FIFO"):
+        load_session(fifo)
+    with pytest.raises(PolicyFileError, match="is a FIFO"):
+        read_policy_file(fifo)
+    with pytest.raises(FenceError, match="is a FIFO"):
+        load_fences(fifo)
+
+
+def test_a_closed_pipe_ends_with_one_line():
+    reader, writer = os.pipe()
+    os.close(reader)  # `validate … | true`: nobody reads
+    try:
+        done = _cli("build", "good_session.jsonl", "--json", stdout=writer)
+    finally:
+        os.close(writer)
+    assert done.returncode == 1
+    assert done.stderr == "error: the output was closed early (broken pipe)\n"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full to simulate a full disk")
+def test_a_full_disk_ends_with_one_line():
+    with open("/dev/full", "w") as full:
+        done = _cli("build", "good_session.jsonl", "--json", stdout=full)
+    assert done.returncode == 1
+    assert done.stderr == "error: cannot write the output: No space left on device\n"

@@ -1,0 +1,43 @@
+"""Every conformance case (linnkit 0.21.0's own results, shared/conformance/cases) through the port."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.conformance import compare, load_cases, run_case
+
+CONFORMANCE = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
+CASES_DIR = CONFORMANCE / "cases"
+CASES = load_cases([CASES_DIR]) if CASES_DIR.is_dir() else []
+REPLAY_DIR = CONFORMANCE / "replay"
+REPLAYS = load_cases([REPLAY_DIR]) if REPLAY_DIR.is_dir() else []
+
+
+@pytest.mark.skipif(not CASES, reason=f"no conformance cases in {CASES_DIR}")
+@pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
+def test_case(case):
+    assert compare(case, run_case(case)) is None
+
+
+def test_case_names_match_their_files():
+    if not CASES:
+        pytest.skip(f"no conformance cases in {CASES_DIR}")
+    assert [c["name"] for c in CASES] == sorted(p.stem for p in CASES_DIR.glob("*.json"))
+
+
+@pytest.mark.skipif(not REPLAYS, reason=f"no replay cases in {REPLAY_DIR}")
+@pytest.mark.parametrize("case", REPLAYS, ids=[case["name"] for case in REPLAYS])
+def test_replay_case(case):
+    actual = run_case(case)
+    assert compare(case, actual) is None
+    assert len(actual["steps"]) == len(case["steps"])
+
+
+def test_a_case_that_raises_becomes_its_own_error():
+    broken = {"name": "bad", "kind": "replay", "messages": [{"id": 1}], "steps": [], "expected": {}}
+    actual = run_case(broken)
+    assert actual["name"] == "bad"
+    assert actual["error"]["code"] == "EXCEPTION"
+    assert compare(broken, actual).startswith("error: expected a replay | actual")

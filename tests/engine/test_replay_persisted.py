@@ -1,0 +1,135 @@
+"""Replay as linnkit's runtime lives it: a summary is made once, persisted, and carried by later steps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.messages import AiMessage
+from engine.policy import effective_policy
+from engine.replay import PlannedStep, build_at_step, iter_session_steps, run_replay
+from engine.session import load_session
+from engine.summarizer import FailingSummarizer, FixedSummarizer
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "summarization_trigger.jsonl"
+
+
+def _repeated(messages: list[AiMessage], times: int) -> list[AiMessage]:
+    """The session's conversation said `times` times over, with fresh ids (one system prompt)."""
+    out = [m for m in messages if m.type == "system_prompt"]
+    for k in range(times):
+        for message in messages:
+            if message.type == "system_prompt":
+                continue
+            data = message.to_dict()
+            data["id"] = f"{message.id}~{k}"
+            out.append(AiMessage.from_dict(data))
+    return out
+
+
+@pytest.fixture(scope="module")
+def four_times():
+    session = load_session(SAMPLE)
+    policy = effective_policy(session.header.data["contextPolicy"])
+    return _repeated(session.messages, 4), policy
+
+
+def test_the_four_times_sample_summarizes_only_where_a_summary_is_made(four_times):
+    messages, policy = four_times
+    steps = list(iter_session_steps(messages, policy))
+    made = [s.number for s in steps if "S" in s.markers]
+    assert len(steps) == 49
+    assert made == [13, 21, 29, 37, 45]
+    assert [s.number for s in steps if s.persisted is not None] == made
+    # the sawtooth: each summary cuts the kept context, which then grows again
+    tokens = [s.result.tokens.final_tokens for s in steps]
+    assert all(tokens[n - 1] < tokens[n - 2] for n in made)
+    assert all(tokens[n] > tokens[n - 1] for n in made if n < len(steps))
+    # every later step carries exactly the latest summaries made so far, in creation order
+    ids = [s.persisted.id for s in steps if s.persisted]
+    assert len(set(ids)) == len(ids)
+    assert steps[20].carried_ids == (ids[0],)
+    assert steps[-1].carried_ids == tuple(ids)
+
+
+def test_a_carried_summary_is_on_the_wire_and_replaces_what_it_listed(four_times):
+    messages, policy = four_times
+    steps = list(iter_session_steps(messages, policy))
+    first = steps[12].persisted
+    later = steps[15].result
+    assert first.id in later.kept_ids
+    assert first.metadata["summarySeq"] == 1
+    replaced = set(first.metadata["replacedMessageIds"])
+    assert replaced and not replaced & set(later.kept_ids)
+
+
+def test_build_at_step_uses_the_summaries_persisted_before_it(four_times):
+    messages, policy = four_times
+    steps = list(iter_session_steps(messages, policy))
+    _, tick, result = build_at_step(messages, 16, policy)
+    assert result.wire == steps[15].result.wire
+    assert tick.step_count == steps[15].tick.step_count
+    with pytest.raises(IndexError, match="step 0 is outside 1..49"):
+        build_at_step(messages, 0, policy)
+
+
+def test_a_failed_step_persists_nothing_and_later_steps_still_run(four_times):
+    messages, policy = four_times
+    plan = [PlannedStep(upto, None) for upto in (26, 40, 52)]
+    failing = list(run_replay(messages, plan, policy, summarizer=FailingSummarizer("down"), now=5))
+    assert [s.result.error.code if s.result.error else None for s in failing] == [
+        "SUMMARIZATION_FAILED", "SUMMARIZATION_FAILED", "SUMMARIZATION_FAILED"]
+    assert [s.persisted for s in failing] == [None, None, None]
+    working = list(run_replay(messages, plan, policy, summarizer=FixedSummarizer("short"), now=5))
+    assert working[0].persisted is not None and working[0].persisted.timestamp == 5
+    assert working[1].carried_ids == (working[0].persisted.id,)
+
+
+def test_a_plan_must_move_forward(four_times):
+    messages, policy = four_times
+    with pytest.raises(ValueError, match="replay step 2: upto 4 must increase"):
+        list(run_replay(messages, [PlannedStep(4, None), PlannedStep(4, None)], policy))
+
+
+def test_one_step_rebuilt_from_the_persisted_summaries_equals_the_replayed_one(four_times):
+    from engine.replay import build_step, with_persisted
+
+    messages, policy = four_times
+    steps = list(iter_session_steps(messages, policy))
+    made = [(s.point.message_count, s.persisted) for s in steps if s.persisted]
+    step = steps[30]
+    history = with_persisted(messages, step.point.message_count, made)
+    assert [m.id for m in history if m.type == "history_summary"] == list(step.carried_ids)
+    again = build_step(31, history, policy, step.tick)
+    assert again.kept_ids == step.result.kept_ids
+    assert again.wire == step.result.wire
+
+
+def test_created_ids_never_repeat_across_steps_and_a_detail_free_series_has_the_same_numbers():
+    session = load_session(SAMPLE.parent / "tool_loop_runs.jsonl")
+    policy = effective_policy(session.header.data["contextPolicy"])
+    known = {m.id for m in session.messages}
+    full = list(iter_session_steps(session.messages, policy))
+    created = [{i for i in s.result.kept_ids if i not in known} for s in full]
+    assert sum(map(len, created)) > 20  # compressed tool history in many steps
+    seen: set[str] = set()
+    for ids in created:
+        assert not ids & seen
+        seen |= ids
+    light = list(iter_session_steps(session.messages, policy, detail=False))
+    assert [s.result.tokens for s in light] == [s.result.tokens for s in full]
+    assert [s.markers for s in light] == [s.markers for s in full]
+    assert [s.result.wire for s in light] == [s.result.wire for s in full]
+    assert light[-1].result.decisions == () and full[-1].result.decisions
+
+
+def test_a_carried_summary_card_says_so(four_times):
+    messages, policy = four_times
+    steps = list(iter_session_steps(messages, policy))
+    made = steps[12].result
+    carried = steps[15].result
+    made_card = next(c for c in made.cards if c.type == "history_summary")
+    carried_card = next(c for c in carried.cards if c.type == "history_summary")
+    assert made_card.marks == ("summary",)
+    assert carried_card.marks == ("summary", "carried")

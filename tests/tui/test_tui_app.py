@@ -1,0 +1,562 @@
+"""The playground app driven with Pilot on a small session (tests/tui_session.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Input, RadioButton, Select, SelectionList, Switch
+
+from engine.policy import load_policy
+from playground.inputs import load_inputs
+from playground.tui.app import PlaygroundApp, make_app
+from playground.tui.commands import palette_commands
+from playground.tui.keys import APP_BINDINGS, MAIN_BINDINGS
+from playground.tui.panels.compare_panel import ComparePanel
+from playground.tui.panels.policy_field import PolicyField
+from playground.tui.screens.confirm_quit import ConfirmQuit
+from playground.tui.screens.export import ExportScreen
+from playground.tui.screens.fence_form import FenceForm
+from playground.tui.screens.help import HelpScreen
+from playground.tui.screens.main import MainScreen
+from playground.tui.screens.notice import NoticeScreen
+from playground.tui.screens.trace import TraceScreen
+from playground.tui.widgets import BudgetBar, EventsView, Timeline, WireView
+from playground.tui.widgets.wire_list import WireList
+from tests.tui_session import write_session
+
+SIZE = (160, 48)
+ALL_KEPT = ("sys", "u1", "a1", "t1", "a2", "t2", "f1", "u2", "a3", "t3", "a4", "t4", "a5", "t5")
+Scenario = Callable[[PlaygroundApp, Pilot], Awaitable[None]]
+
+
+async def settle(app: PlaygroundApp, pilot: Pilot) -> None:
+    """Wait until no worker runs and every posted message is handled (a build may start the timeline)."""
+    for _ in range(4):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def run(path: Path, scenario: Scenario) -> PlaygroundApp:
+    app = make_app(load_inputs(path))
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            await scenario(app, pilot)
+
+    asyncio.run(main())
+    return app
+
+
+def field(app: PlaygroundApp, key: str) -> PolicyField:
+    return app.main.query_one("#field-" + key.replace(".", "-"), PolicyField)
+
+
+async def focus_field(app: PlaygroundApp, pilot: Pilot, key: str) -> PolicyField:
+    app.main.action_focus_field(key)
+    await pilot.pause()
+    return field(app, key)
+
+
+def test_opens_the_session_at_its_last_step(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        main = app.main
+        assert isinstance(app.screen, MainScreen)
+        assert main.result is not None and main.result.kept_ids == ALL_KEPT
+        assert app.workspace.step == 7 and main.query_one(Timeline).step == 7
+        points = main.query_one(Timeline).points
+        assert [p.final_tokens for p in points] == [41, 599, 677, 725, 1294, 1850, 1924]
+        assert [p.markers for p in main.query_one(Timeline).points] == ["", "", "R", "", "", "R", ""]
+        assert str(main.query_one("TopBar").render()) == (
+            "linn-playground ─ sales analysis (test) (16 msgs) ─ defaults: seed ─ step 7/7 ─ "
+            "● 4 changed ─ ready"
+        )
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_moving_a_slider_rebuilds_with_other_kept_messages_and_bars(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        main = app.main
+        before = main.result
+        slider = (await focus_field(app, pilot, "budget.maxTokens")).input
+        await pilot.press("left")
+        await settle(app, pilot)
+        assert slider.value == 3000
+        result = main.result
+        assert result is not before
+        assert result.tokens.max_tokens == 3000 and result.tokens.total_budget == 2600
+        assert result.kept_ids == ("sys", "a1", "t1", "a2", "t2", "u2", "a3", "t3", "a4", "t4", "a5", "t5")
+        assert main.query_one(BudgetBar).account is result.tokens
+        assert main.query_one(WireView).query_one("WireList").rows[1].message_id == "a1"
+        assert field(app, "budget.maxTokens").changed
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_a_burst_of_slider_moves_ends_on_the_last_value(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await focus_field(app, pilot, "budget.maxTokens")
+        await pilot.press(*["right"] * 12)
+        await settle(app, pilot)
+        assert app.workspace.policy.budget.max_tokens == 16000
+        assert app.main.result.tokens.max_tokens == 16000
+        assert app.main.shown_generation == app.workspace.generation
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_keys_faster_than_rebuilds_are_not_lost(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        slider = (await focus_field(app, pilot, "budget.maxTokens")).input
+        for _ in range(10):  # all queued before the first edit is handled, as a held key does in a terminal
+            slider.action_move(1)
+        await settle(app, pilot)
+        assert slider.value == 14000 and app.workspace.policy.budget.max_tokens == 14000
+        assert app.main.result.tokens.max_tokens == 14000
+        for direction in (-1, 1, -1):
+            slider.action_move(direction)
+        await settle(app, pilot)
+        assert slider.value == 13000 and app.main.result.tokens.max_tokens == 13000
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_sliders_stop_where_the_policy_would_be_refused(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        reserved = await focus_field(app, pilot, "budget.reservedForResponse")
+        await pilot.press("end")  # reservedForResponse < maxTokens (4000)
+        await settle(app, pilot)
+        assert reserved.input.value == 3999 and app.workspace.policy.budget.reserved_for_response == 3999
+        assert not reserved.has_class("-error")
+        max_tokens = await focus_field(app, pilot, "budget.maxTokens")
+        assert (max_tokens.input.min, max_tokens.input.value) == (4000, 4000)
+        await pilot.press("home", "pageup")  # already at the floor; ten steps of 1000 up
+        await settle(app, pilot)
+        assert app.workspace.policy.budget.max_tokens == 14000
+        await pilot.press("pagedown", "shift+left")
+        await settle(app, pilot)
+        assert app.workspace.policy.budget.max_tokens == 4000
+        assert not max_tokens.has_class("-error")
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_an_invalid_value_shows_the_engine_error_and_keeps_the_last_build(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        before = app.main.result
+        reserved = await focus_field(app, pilot, "budget.reservedForResponse")
+        policy_file = tmp_path / "too-much.yaml"  # a file can hold what no slider reaches
+        policy_file.write_text("budget: {maxTokens: 4000, reservedForResponse: 128000}\n", encoding="utf-8")
+        app.workspace.load_policy_file(policy_file)
+        app.main.policy_loaded()
+        await settle(app, pilot)
+        assert app.workspace.policy.budget.reserved_for_response == 128000
+        assert reserved.has_class("-error")
+        assert str(reserved.query_one(".policy-field--error").render()) == (
+            "reservedForResponse must be > 0 and < maxTokens"
+        )
+        assert app.main.result is before
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert not reserved.has_class("-error") and app.workspace.policy.budget.reserved_for_response == 2400
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_a_bad_json_value_is_refused_before_the_engine(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        rules = await focus_field(app, pilot, "mustKeep.truncationRules")
+        rules.input.value = "[{"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert str(rules.query_one(".policy-field--error").render()).startswith("not JSON: ")
+        rules.input.value = '[{"fenceKind": "memory-context", "maxBudgetFraction": 2}]'
+        await pilot.press("enter")
+        await settle(app, pilot)
+        error = str(rules.query_one(".policy-field--error").render())
+        assert error == (
+            "mustKeep.truncationRules[0].maxBudgetFraction: 2 is above the maximum 1.0; "
+            "mustKeep.truncationRules[0].strategyName: is required"
+        )
+        assert app.workspace.policy.must_keep.truncation_rules == []
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_reset_field_group_and_everything(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        ws = app.workspace
+        await focus_field(app, pilot, "budget.maxTokens")
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert ws.policy.budget.max_tokens == 120000 and ws.policy.budget.reserved_for_response == 400
+        await pilot.press("R")
+        await settle(app, pilot)
+        assert ws.policy.budget.reserved_for_response == 2400
+        assert len(ws.changed()) == 2
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        assert ws.changed() == set() and app.main.result.reminder.hit_rule_ids == ()
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_enabling_a_rule_shows_the_reminder(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        assert app.main.result.reminder.hit_rule_ids == ()
+        await focus_field(app, pilot, "systemReminder.thresholds.lastStepsHintThreshold")
+        await pilot.press("end")
+        await settle(app, pilot)
+        result = app.main.result
+        assert result.reminder.hit_rule_ids == ("last_steps_hint",)
+        assert result.cards[-1].marks == ("reminder",)
+        events = app.main.query_one(EventsView)
+        assert any(
+            "last_steps_hint" in str(events.get_option_at_index(i).prompt) for i in range(events.option_count)
+        )
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_an_allowlist_of_rules_turns_reminders_off_and_on(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        main = app.main
+        await pilot.press("left_square_bracket")
+        await settle(app, pilot)
+        assert main.result.reminder.hit_rule_ids == ("tool_call_streak_every_ten",)
+        rules = await focus_field(app, pilot, "systemReminder.enabledRuleIds")
+        rules.query_one(Switch).value = True
+        await settle(app, pilot)
+        assert app.workspace.policy.system_reminder.enabled_rule_ids == []
+        assert main.result.reminder.hit_rule_ids == ()
+        rules.query_one(SelectionList).select("tool_call_streak_every_ten")
+        await settle(app, pilot)
+        assert app.workspace.policy.system_reminder.enabled_rule_ids == ["tool_call_streak_every_ten"]
+        assert main.result.reminder.hit_rule_ids == ("tool_call_streak_every_ten",)
+        assert field(app, "systemReminder.enabledRuleIds").changed
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_select_and_json_fields_edit_the_policy(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        mode = await focus_field(app, pilot, "toolHistory.retentionMode")
+        mode.input.value = "drop"
+        await settle(app, pilot)
+        assert app.workspace.policy.tool_history.retention_mode == "drop"
+        rules = await focus_field(app, pilot, "mustKeep.truncationRules")
+        rules.input.value = (
+            '[{"fenceKind": "memory-context", "maxBudgetFraction": 0.1, "strategyName": "cap"}]'
+        )
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.workspace.policy.must_keep.truncation_rules[0].max_budget_fraction == 0.1
+        assert app.main.query_one("#group-mustKeep").title == "Must keep ● 1"
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_the_step_control_changes_reminders(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        main = app.main
+        await pilot.press("left_square_bracket")
+        await settle(app, pilot)
+        assert app.workspace.step == 6 and main.query_one(Timeline).step == 6
+        assert main.result.reminder.hit_rule_ids == ("tool_call_streak_every_ten",)
+        assert main.result.kept_ids[-1] == "t4"
+        main.query_one(Timeline).focus()
+        await pilot.press("left")
+        await settle(app, pilot)
+        assert app.workspace.step == 5 and main.result.reminder.hit_rule_ids == ()
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_editing_a_fence_moves_its_wire_message(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        main = app.main
+        assert [c.message_id for c in main.result.cards][7] == "u2"
+        main.query_one("#left").active = "tab-fences"
+        table = main.query_one("#fence-descriptors")
+        table.focus()
+        await pilot.press("down", "e")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, FenceForm) and form.query_one("#fence-kind", Input).value == "memory-context"
+        form.query_one("#fence-placement", Select).value = "after-last-tool-result"
+        await pilot.click("#fence-save")
+        await settle(app, pilot)
+        cards = main.result.cards
+        assert cards[7].message_id == "u2" and cards[7].marks == ()
+        assert cards[-1].message_id == "f_mem" and cards[-1].marks == ("fence:memory-context",)
+        assert app.workspace.fences.get("memory-context").placement == "after-last-tool-result"
+        rows = [table.get_row_at(i)[2] for i in range(table.row_count)]
+        assert rows == ["after-system", "after-last-tool-result"]
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_fence_form_shows_the_registry_error(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        app.main.action_fence("add")
+        await pilot.pause()
+        form = app.screen
+        form.query_one("#fence-kind", Input).value = "Not Kebab"
+        await pilot.click("#fence-save")
+        await pilot.pause()
+        assert str(form.error.render()) == 'Fence kind "Not Kebab" must be kebab-case.'
+        kind = form.query_one("#fence-kind", Input)
+        kind.value = "time-context"
+        kind.focus()
+        await pilot.press("enter")  # a second click within 0.2 s would hit the button's press animation
+        await settle(app, pilot)
+        assert app.workspace.fences.kinds() == ["project-notes", "memory-context", "time-context"]
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_export_writes_yaml_that_loads_back_equal(tmp_path: Path) -> None:
+    session = write_session(tmp_path)
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await focus_field(app, pilot, "budget.maxTokens")
+        await pilot.press("left")
+        await settle(app, pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        export = app.screen
+        assert isinstance(export, ExportScreen)
+        path = export.query_one("#export-path", Input)
+        assert path.value == str(tmp_path / "sales.policy.yaml")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        app.screen.query(RadioButton)[2].value = True  # AgentSpec JSON
+        await pilot.pause()
+        assert app.screen.query_one("#export-path", Input).value == str(tmp_path / "sales.policy.json")
+        await pilot.press("enter")
+        await pilot.pause()
+
+    app = run(session, scenario)
+    written = (tmp_path / "sales.policy.yaml").read_text()
+    assert written.startswith("budget:\n  maxTokens: 3000\n  reservedForResponse: 400\n")
+    assert load_policy(tmp_path / "sales.policy.yaml") == app.workspace.policy
+    assert load_policy(tmp_path / "sales.policy.json") == app.workspace.policy
+
+
+def test_export_never_writes_over_the_session(tmp_path: Path) -> None:
+    session = write_session(tmp_path)
+    text = session.read_text()
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        export = app.screen
+        export.query_one("#export-path", Input).value = str(session)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is export
+        assert "refusing to overwrite a protected file" in str(export.query_one(".export--error").render())
+
+    run(session, scenario)
+    assert session.read_text() == text
+
+
+def test_open_policy_file(tmp_path: Path) -> None:
+    (tmp_path / "small.yaml").write_text("budget:\n  maxTokens: 3000\n")
+    (tmp_path / "bad.yaml").write_text("budget:\n  maxTokens: -1\n")
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        prompt = app.screen
+        prompt.query_one(Input).value = str(tmp_path / "bad.yaml")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert str(prompt.error.render()).endswith(
+            "bad.yaml:2: budget.maxTokens: -1 must be greater than 0"
+        )
+        prompt.query_one(Input).value = str(tmp_path / "small.yaml")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, MainScreen)
+        assert app.main.result.tokens.max_tokens == 3000 and app.workspace.changed() == {
+            ("budget", "maxTokens")
+        }
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_a_bad_session_opens_with_the_notice(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        notice = app.screen
+        assert isinstance(notice, NoticeScreen)
+        text = "\n".join(str(s.render()) for s in notice.query("Static"))
+        assert f"{tmp_path / 'bad.jsonl'}:5: json: not valid JSON" in text
+        assert f'{tmp_path / "bad.jsonl"}:8: role/type: unknown role/type pair "robot"/"user_input"' in text
+        assert "2 line(s) skipped" in text
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen) and app.main.result.kept_ids == ALL_KEPT
+
+    run(write_session(tmp_path, "bad.jsonl", bad_lines=True), scenario)
+
+
+def test_pin_and_compare(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        main = app.main
+        await pilot.press("a")
+        await focus_field(app, pilot, "budget.maxTokens")
+        await pilot.press("left")
+        await settle(app, pilot)
+        assert main.query_one("#middle").active == "tab-compare"
+        table = main.query_one(ComparePanel).table
+        rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+        assert [(r[0], r[1]) for r in rows] == [("−", "u1"), ("−", "f1")]
+        assert main.query_one(BudgetBar).pinned.max_tokens == 4000
+        assert app.workspace.changes_since_pin() == ["budget.maxTokens 4000 → 3000"]
+        await pilot.press("A")
+        await pilot.pause()
+        assert main.query_one(BudgetBar).pinned is None and table.row_count == 0
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_trace_the_highlighted_message(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await pilot.press("down", "down", "t")
+        await pilot.pause()
+        trace = app.screen
+        assert isinstance(trace, TraceScreen) and trace.message_id == "a1"
+        text = str(trace.query_one("TraceView").render())
+        assert "fate        kept" in text and "reason      kept_by_WORKING_MEMORY" in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen)
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_defaults_profile_switch_keeps_the_changes(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await pilot.press("ctrl+d")
+        await settle(app, pilot)
+        ws = app.workspace
+        assert ws.defaults == "linnkit-0.21" and "defaults: linnkit-0.21" in str(
+            app.main.query_one("TopBar").render()
+        )
+        assert ws.policy.budget.max_tokens == 4000 and ws.policy.tool_history.retention_mode == "drop"
+        assert not app.main.result.tokens.max_tokens != 4000
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_help_theme_and_palette(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.press("ctrl+t")
+        assert app.theme == "textual-light"
+        await pilot.press("ctrl+t")
+        assert app.theme == "textual-dark"
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_every_bound_action_is_in_the_palette_and_every_binding_has_an_id_and_tooltip() -> None:
+    commands = palette_commands()
+    on_main = {c.action.split("(")[0] for c in commands if not c.on_app}
+    on_app = {c.action.split("(")[0] for c in commands if c.on_app}
+    assert {b.action.split("(")[0] for b in MAIN_BINDINGS} <= on_main
+    assert {b.action.split("(")[0] for b in APP_BINDINGS} <= on_app
+    assert {"reset_group", "focus_field", "fence", "fence_delete"} <= on_main and "open_fences" in on_app
+    assert all(b.id and b.tooltip for b in [*MAIN_BINDINGS, *APP_BINDINGS])
+
+
+def test_a_small_observation_limit_shows_previews_and_what_was_saved(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await focus_field(app, pilot, "toolOutput.observationGovernance.maxChars")
+        await pilot.press("home")  # the smallest limit: every non-empty output is cut to a preview
+        await settle(app, pilot)
+        result = app.main.result
+        previews = [c for c in result.cards if "preview" in c.marks]
+        assert previews and all(c.message["role"] == "tool" for c in previews)
+        events = [e for e in result.events if e.kind == "observation"]
+        assert {e.message_ids[0] for e in events} == {c.message_id for c in previews}
+        store = app.workspace.inputs.observation_store
+        original = {m.id: m.content for m in app.workspace.inputs.session.messages}
+        for event in events:  # the full text was saved under the pointer the preview names
+            assert store.get(event.data["blobId"]) == original[event.message_ids[0]]
+            assert f"blob_id={event.data['blobId']}" in next(
+                c.message["content"] for c in previews if c.message_id == event.message_ids[0]
+            )
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_export_writes_the_html_report_of_the_shown_step(tmp_path: Path) -> None:
+    session = write_session(tmp_path)
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await settle(app, pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        app.screen.query(RadioButton)[4].value = True  # HTML report
+        await pilot.pause()
+        assert app.screen.query_one("#export-path", Input).value == str(tmp_path / "sales.report.html")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+
+    run(session, scenario)
+    page = (tmp_path / "sales.report.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "step 7 of 7" in page
+    assert "<script" not in page
+
+
+def test_q_quits_at_once_when_nothing_is_unsaved_and_asks_otherwise(tmp_path: Path) -> None:
+    exits: list[str] = []
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        app.exit = lambda *args, **kwargs: exits.append("exit")  # type: ignore[method-assign]
+        app.main.query_one(WireList).focus()
+        await pilot.press("q")
+        assert exits == ["exit"] and app.workspace.unsaved() == []
+        slider = (await focus_field(app, pilot, "budget.maxTokens")).input
+        slider.action_move(1)
+        await settle(app, pilot)
+        assert app.workspace.unsaved() == ["policy"]
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmQuit)
+        await pilot.press("escape")  # stay
+        await pilot.pause()
+        assert exits == ["exit"] and not isinstance(app.screen, ConfirmQuit)
+        app.workspace.export("policy-changed", tmp_path / "tuned.policy.yaml")
+        assert app.workspace.unsaved() == []
+        await pilot.press("q")
+        assert exits == ["exit", "exit"]
+        slider.action_move(1)
+        await settle(app, pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        await pilot.press("q")  # quit anyway
+        await pilot.pause()
+        assert exits == ["exit", "exit", "exit"]
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_the_footer_shows_quit_and_help(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        shown = {b.binding.key for b in app.screen.active_bindings.values() if b.binding.show}
+        assert {"q", "f1"} <= shown
+
+    run(write_session(tmp_path), scenario)
