@@ -52,9 +52,11 @@ def run_summarization(states: list[State], available: int, ctx: BuildContext) ->
         if low <= s.index <= high and s.message.type not in ("system_prompt", "context_injection")
     ]
     prompt = "\n\n".join(f"{s.message.role}: {s.message.content}" for s in chosen)
-    reply, error = _generate(ctx, prompt)
+    reply, error, attempts = _generate(ctx, prompt)
+    # what the summary agent was sent, for a cost estimate (engine.cost): the prompt, by the build's tokenizer
+    call = {"promptTokens": ctx.tokenizer.estimate_text(prompt, ctx.model_id), "attempts": attempts}
     if error is not None:
-        return _failed(report, check, error, ctx)
+        return _failed(report, check, error, ctx, call)
     summary = _summary_message(states, replaced, reply, ctx)
     origins = tuple(sorted({o for s in replaced for o in s.origins}))
     summary_state = State(summary, -1, origins, ctx.estimate(summary))
@@ -77,6 +79,7 @@ def run_summarization(states: list[State], available: int, ctx: BuildContext) ->
         summaryTokens=summary_state.tokens,
         replacedTokens=replaced_tokens,
         summary=summary.content,
+        **call,
     )
     return ProviderOutcome(report, (event,), (persisted,), check)
 
@@ -95,7 +98,8 @@ def _candidates(states: list[State], oldest_percentage: float) -> list[State]:
     return core[:k] if k > 0 else []
 
 
-def _generate(ctx: BuildContext, prompt: str) -> tuple[str, BaseException | None]:
+def _generate(ctx: BuildContext, prompt: str) -> tuple[str, BaseException | None, int]:
+    """The reply (or the last error) and how many attempts were made."""
     policy = ctx.policy.summarization
     request = SummaryRequest(
         prompt_key=policy.agent_id or "history_compression",
@@ -106,27 +110,28 @@ def _generate(ctx: BuildContext, prompt: str) -> tuple[str, BaseException | None
         count_tokens=lambda text: ctx.tokenizer.estimate_text(text, ctx.model_id),
     )
     error: BaseException | None = None
-    for _attempt in range(ATTEMPTS):  # linnkit sleeps attempt × 1 s between tries; a playground need not
+    # linnkit sleeps attempt × 1 s between tries; a playground need not
+    for attempt in range(1, ATTEMPTS + 1):
         try:
             reply = ctx.summarizer.generate(request) if ctx.summarizer is not None else None
             if reply is None:
                 raise RuntimeError("no summary agent configured")
             if not reply.strip():
                 raise RuntimeError("the summary agent returned a blank reply")
-            return reply, None
+            return reply, None, attempt
         except Exception as exc:  # the host's agent may fail in any way; linnkit retries on any error
             error = exc
-    return "", error
+    return "", error, ATTEMPTS
 
 
 def _failed(
-    report: ProviderReport, check: TriggerCheck, error: BaseException, ctx: BuildContext
+    report: ProviderReport, check: TriggerCheck, error: BaseException, ctx: BuildContext, call: dict
 ) -> ProviderOutcome:
     policy = ctx.policy.summarization
     if policy.failure_behavior == "continue-if-within-budget" and check.used <= check.available:
         report.strategies.append(FAILED_CONTINUE)
         event = _trigger_event(check, f"summary agent failed ({error}); continuing: within budget")
-        event.data.update(failed=True, error=str(error), failureBehavior=policy.failure_behavior)
+        event.data.update(failed=True, error=str(error), failureBehavior=policy.failure_behavior, **call)
         return ProviderOutcome(report, (event,), trigger_check=check)
     raise ContextProviderError(
         f"summarization failed after {ATTEMPTS} attempts: {error}",
