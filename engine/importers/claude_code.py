@@ -57,6 +57,11 @@ def import_claude_code(text: str, path: str = "<text>", conversation: int | None
         else:
             entries.append((number, entry))
     selection = select(entries, conversation, path)
+    if selection.subagent_file is not None:
+        chosen = selection.subagent_file
+        result = import_claude_code(chosen.read_text(encoding="utf-8-sig"), str(chosen))
+        result.conversations = selection.conversations
+        return result
     for number, entry in entries:
         reason = selection.left_out.get(number)
         if reason:
@@ -77,6 +82,7 @@ class _Reader:
         self.titles: list[tuple[str, Any]] = []
         self.uuids: set[str] = set()
         self.compact_metadata: dict[str, Any] | None = None
+        self.boundary: tuple[int, dict[str, Any]] | None = None  # a compact_boundary awaiting its summary
         self.summary_seq = -1
 
     # -- dispatch ---------------------------------------------------------------------------------
@@ -86,7 +92,7 @@ class _Reader:
             self.uuids.add(entry["uuid"])
         if not isinstance(kind, str):
             self.out.problem(number, "line without a 'type'")
-        elif kind == "summary" and self.compact_metadata is not None:  # right after a compact_boundary
+        elif kind == "summary" and self.boundary is not None and _is_compaction_summary(entry):
             self._compact_summary(number, entry, _summary_blocks(entry))
         elif kind == "summary":
             self.titles.append((str(entry.get("summary") or ""), entry.get("leafUuid")))
@@ -99,6 +105,8 @@ class _Reader:
             self.out.problem(number, f"'{kind}' line without a message object")
         else:
             self._note_session(entry)
+            if self.boundary is not None and not entry.get("isCompactSummary"):
+                self._missing_summary()
             if kind == "assistant":
                 self._assistant(number, entry, entry["message"])
             else:
@@ -107,9 +115,22 @@ class _Reader:
     def _system(self, number: int, entry: dict[str, Any]) -> None:
         subtype = entry.get("subtype")
         if subtype == "compact_boundary":
+            if self.boundary is not None:
+                self._missing_summary()
             meta = entry.get("compactMetadata")
             self.compact_metadata = meta if isinstance(meta, dict) else {}
+            self.boundary = (number, entry)
         self.out.skip(f"system:{subtype}" if subtype else "system", number)
+
+    def _missing_summary(self) -> None:
+        """A compact_boundary with no summary after it: what came before is still gone from the model's
+        view, so it becomes a history_summary of the boundary's own text, marked `summaryMissing`."""
+        if self.boundary is None:
+            return
+        number, entry = self.boundary
+        content = entry.get("content")
+        text = content if isinstance(content, str) and content else "Conversation compacted"
+        self._compact_summary(number, entry, [{"type": "text", "text": text}], missing=True)
 
     # -- user lines --------------------------------------------------------------------------------
     def _user(self, number: int, entry: dict[str, Any], message: dict[str, Any]) -> None:
@@ -156,8 +177,11 @@ class _Reader:
         else:
             self.out.add(message)
 
-    def _compact_summary(self, number: int, entry: dict[str, Any], blocks: list[Any]) -> None:
+    def _compact_summary(
+        self, number: int, entry: dict[str, Any], blocks: list[Any], missing: bool = False
+    ) -> None:
         self._close_turn()
+        self.boundary = None
         text, notes = flatten_blocks(blocks)
         replaced = [m for m in self.out.messages if m.type != "system_prompt"]
         replaced_chars = sum(len(m.content) for m in replaced)
@@ -173,6 +197,7 @@ class _Reader:
             "includedOldSummary": any(m.type == "history_summary" for m in replaced),
             "replacedMessageIds": [m.id for m in replaced],
             "summarySeq": self.summary_seq,
+            **({"summaryMissing": True} if missing else {}),
             **notes,
             "source": source,
         }
@@ -233,11 +258,18 @@ class _Reader:
         return number if ms is None else ms
 
     def finish(self, conversations: int = 1) -> ImportResult:
+        self._missing_summary()
         self._close_turn()
         own = [summary for summary, leaf in self.titles if summary and leaf in self.uuids]
         return self.out.result(
             FORMAT, title=own[-1] if own else None, session=self.session, conversations=conversations
         )
+
+
+def _is_compaction_summary(entry: dict[str, Any]) -> bool:
+    """A `summary` line after a compact_boundary: one carrying a message, or any but a session title
+    (titles name the line they describe in `leafUuid`)."""
+    return isinstance(entry.get("message"), dict) or "leafUuid" not in entry
 
 
 def _summary_blocks(entry: dict[str, Any]) -> list[Any]:
