@@ -37,8 +37,8 @@ def purify_history(entries: list[Entry]) -> StageOutput:
     for entry in entries:
         message = entry.message
         sources = message.metadata.get("replacementSourceIds") if message.metadata else None
-        sources = sources if isinstance(sources, list) else ()
-        if message.id != summary.id and (message.id in replaced or replaced.intersection(sources)):
+        covered = message.id in replaced or (isinstance(sources, list) and not replaced.isdisjoint(sources))
+        if covered and message.id != summary.id:
             removed.append(entry)
         else:
             out.append(entry)

@@ -10,7 +10,7 @@ that is malformed (not an object, no id, arguments that are not JSON) raises `Re
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.reminders.registry import ReminderConfigError, ReminderRegistry, Rule, default_registry
@@ -188,8 +188,30 @@ def check_reminder_policy(policy: Any, registry: ReminderRegistry | None = None)
 DROPPED = "; the rule is dropped, as linnkit drops it"
 
 
+# With the default registry, a frozen (pydantic) policy group always resolves to the same rules and warnings;
+# every build (each replay step) asks again, so the answers are kept per group object.
+_MEMO: list[tuple[str, Any, Any]] = []
+
+
+def _memoised(kind: str, policy: Any, registry: ReminderRegistry | None, make: Callable[[], Any]) -> Any:
+    config = getattr(policy, "model_config", None)
+    if registry is not None or not isinstance(config, Mapping) or not config.get("frozen"):
+        return make()
+    for held_kind, held, value in _MEMO:
+        if held_kind == kind and held is policy:
+            return value
+    value = make()
+    _MEMO.insert(0, (kind, policy, value))
+    del _MEMO[8:]
+    return value
+
+
 def reminder_policy_warnings(policy: Any, registry: ReminderRegistry | None = None) -> list[str]:
     """One line per extra rule that is dropped because its trigger kind or template is unknown."""
+    return list(_memoised("warnings", policy, registry, lambda: _policy_warnings(policy, registry)))
+
+
+def _policy_warnings(policy: Any, registry: ReminderRegistry | None) -> list[str]:
     registry = registry or default_registry()
     warnings = []
     for index, rule in enumerate(_extra(reminder_policy_dict(policy))):
@@ -241,6 +263,10 @@ def _check_extra_rule(path: str, rule: Any) -> None:
 def resolve_rules(policy: Any, registry: ReminderRegistry | None = None) -> list[Rule]:
     """The rules to evaluate, in order, bound to their functions; raises like `check_reminder_policy`,
     drops the extra rules `reminder_policy_warnings` names."""
+    return list(_memoised("rules", policy, registry, lambda: _resolve_rules(policy, registry)))
+
+
+def _resolve_rules(policy: Any, registry: ReminderRegistry | None) -> list[Rule]:
     registry = registry or default_registry()
     check_reminder_policy(policy, registry)
     rules = []
