@@ -10,6 +10,7 @@ no scheduler it runs it all at once (tests, scripts).
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Iterator, Sequence
 from html import escape
 
@@ -75,7 +76,8 @@ class Timeline:
 
 
 class SeriesRunner:
-    """Pulls the samples of one replay, `chunk` at a time; `start` drops the run before it."""
+    """Pulls the samples of one replay, at most `chunk` at a time and no longer than `slice_seconds` (so
+    an edit waiting behind a slice waits at most about one step build); `start` drops the run before it."""
 
     def __init__(
         self,
@@ -83,9 +85,10 @@ class SeriesRunner:
         on_progress: Callable[[list[StepSample], int], None],
         scheduler: Scheduler | None = None,
         chunk: int = 8,
+        slice_seconds: float = 0.015,
     ) -> None:
         self.steps, self.on_progress = steps, on_progress
-        self.scheduler, self.chunk = scheduler, chunk
+        self.scheduler, self.chunk, self.slice_seconds = scheduler, chunk, slice_seconds
         self.samples: list[StepSample] = []
         self.total = 0
         self._handle: Handle | None = None
@@ -126,7 +129,13 @@ class SeriesRunner:
         self._handle = None
         if run != self._run:
             return
-        self._pull(self.chunk)
+        deadline, pulled = time.perf_counter() + self.slice_seconds, 0
+        while pulled < self.chunk and not self.done and time.perf_counter() < deadline:
+            before = len(self.samples)
+            self._pull(1)
+            if len(self.samples) == before:  # the replay ended early
+                self.total = len(self.samples)
+            pulled += 1
         self.on_progress(self.samples, self.total)
         if not self.done and self.scheduler is not None:
             self._handle = self.scheduler(0, lambda: self._next(run))
