@@ -70,11 +70,12 @@ def steps_frame(samples: Sequence[StepSample]) -> pd.DataFrame:
         row: dict[str, Any] = {"step": s.step, "final_tokens": s.final_tokens}
         row.update({name: counts.get(name, 0) for name in names})
         row.update(total_budget=s.total_budget, trigger_tokens=s.trigger_tokens, markers=s.markers)
-        row.update(summarized="S" in s.markers, checkpoint="C" in s.markers, reminder="R" in s.markers)
+        row.update(summary_made="S" in s.markers, checkpoint_pruned="C" in s.markers)
+        row["reminder_fired"] = "R" in s.markers
         row["over_budget"] = s.final_tokens > s.total_budget
         rows.append(row)
     columns = ["step", "final_tokens", *names, "total_budget", "trigger_tokens", "markers"]
-    columns += ["summarized", "checkpoint", "reminder", "over_budget"]
+    columns += ["summary_made", "checkpoint_pruned", "reminder_fired", "over_budget"]
     return _pandas().DataFrame(rows, columns=columns).set_index("step")
 
 
