@@ -15,6 +15,7 @@ widget each; `close()` releases every widget model.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from html import escape
 from pathlib import Path
@@ -57,6 +58,8 @@ from playground.workspace import DEFAULTS_PROFILES, Workspace
 
 __all__ = ["Playground"]
 
+CHART_EVERY = 0.5  # seconds between redraws of the step chart while the series fills in
+
 
 class Playground:
     """The playground in a notebook: `Playground("s.jsonl", policy="p.yaml", fences="f.yaml")`.
@@ -93,6 +96,8 @@ class Playground:
         self._series_stale = True
         self._inputs_version = 0
         self._closed = False
+        self._chart_shown = 0.0
+        self._lesson_checked = -1  # the inputs version the lesson was last checked under
         self._provisional = False  # the shown build lacks summaries the series has not replayed yet
         self._rebuild_wanted = False
         self._baseline: BuildResult | None = None  # the build before the edit being answered
@@ -292,8 +297,9 @@ class Playground:
         self._show_header()
         self._show_comparison()
         self._note_unchanged(result)
-        if self.lesson is not None:
-            self.lesson.check()
+        if self.lesson is not None and self._lesson_checked != self._inputs_version:
+            self._lesson_checked = self._inputs_version  # it checks the whole session: a step move cannot
+            self.lesson.check()  # change its verdict
         if self._series_stale:
             self._series_stale = False
             self._series.start(self.step_count)
@@ -381,10 +387,15 @@ class Playground:
             yield sample
 
     def _show_series(self, samples: list[StepSample], total: int) -> None:
+        """Redraw the chart as the series fills in: at most every CHART_EVERY seconds (a long session's
+        chart is tens of kB; redrawing it each slice would keep the browser busy), and at the end."""
         if self._rebuild_wanted:  # the shown step now has the summaries the steps before it made
             self._rebuild_wanted = False
             self.refresh()
-        else:
+            return
+        now = time.monotonic()
+        if len(samples) >= total or now - self._chart_shown >= CHART_EVERY:
+            self._chart_shown = now
             self.timeline.show(samples, total)
 
     # -- widgets ----------------------------------------------------------------------------------

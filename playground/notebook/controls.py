@@ -281,17 +281,19 @@ def _number(spec: ControlSpec, kind: str, ly: Layouts) -> tuple[W.ValueWidget, R
 
 
 def _log_slider(spec: ControlSpec, kind: str, ly: Layouts) -> tuple[W.ValueWidget, Read, Write]:
-    """A slider whose track is logarithmic over the suggested range; values are rounded to the field's
-    step (12 000, not 12 022.6), keys move by a fixed factor."""
+    """A slider whose track is logarithmic over the suggested range; a key moves the value by about 7 %,
+    and values are rounded to two significant digits (12 000, not 12 022.6; 7 200, not 7 183), so the
+    small end of the track keeps its resolution where the field's linear step (1 000) would not."""
     low, high = math.log10(spec.ui_min), math.log10(spec.ui_max)
     widget = W.FloatLogSlider(
-        min=low, max=high, step=(high - low) / 200, base=10, readout_format=",.0f",
+        min=low, max=high, step=(high - low) / 100, base=10, readout_format=",.0f",
         continuous_update=False, layout=ly.slider,
     )  # fmt: skip
-    step = spec.step or (1 if kind == "int" else 0.01)
+    finest = 1 if kind == "int" else 0.01
 
     def read(w: W.ValueWidget) -> Any:
-        value = round(w.value / step) * step
+        grain = max(10 ** (math.floor(math.log10(w.value)) - 1), finest) if w.value > 0 else finest
+        value = round(w.value / grain) * grain
         return int(value) if kind == "int" else value
 
     def write(w: W.ValueWidget, value: Any) -> None:

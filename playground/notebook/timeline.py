@@ -107,7 +107,8 @@ class SeriesRunner:
         if self.scheduler is None:
             self.finish()
             return
-        self._next(self._run)
+        run = self._run  # the first slice runs after the edit's views are sent, not inside the edit
+        self._handle = self.scheduler(0, lambda: self._next(run))
 
     def finish(self) -> None:
         """Replay the steps still missing now."""

@@ -427,6 +427,8 @@ def test_series_runner_builds_in_slices_and_latest_wins():
         chunk=3,
     )
     runner.start(7)
+    assert seen == []  # the first slice runs after the edit that started the run
+    scheduler.live[0].fire()
     assert seen == [(3, 7)]
     runner.start(5)  # a newer run: the old one never continues
     scheduler.run()
