@@ -32,6 +32,7 @@ __all__ = [
     "budget_bar",
     "category_order",
     "events_list",
+    "step_bars",
     "step_chart",
     "tokens_text",
     "trace_view",
@@ -425,6 +426,44 @@ def _step_bar(sample: StepSample, x: float, slot: float, y, current: bool, stack
             f'fill="#7c3aed">{escape(sample.markers)}</text>'
         )
     return bar
+
+
+def step_bars(samples: Sequence[StepSample], current: int | None = None, *, height: int = 90) -> str:
+    """The step chart as plain HTML boxes (no SVG): what a front end that sanitizes SVG away (an untrusted
+    notebook in JupyterLab, GitHub) still draws. One column per step, stacked by category; the current
+    step outlined; the budget and the markers in the caption."""
+    if not samples:
+        return '<div class="lp-muted">no steps</div>'
+    peak = max(max(s.final_tokens for s in samples), max(s.total_budget for s in samples), 1) * 1.05
+    columns = []
+    for sample in samples:
+        counts = dict(getattr(sample, "by_category", ()))
+        total = sum(counts.values()) or 1
+        parts = (
+            "".join(
+                f'<div style="height:{100 * counts[name] / total:.2f}%;'
+                f'background:{_category_colour(name)}"></div>'
+                for name in reversed(category_order(counts))
+            )
+            or '<div style="height:100%;background:#64748b"></div>'
+        )
+        edge = "border:2px solid #0f172a;" if sample.step == current else ""
+        tip = f"step {sample.step}: {tokens_text(sample.final_tokens)} tok {sample.markers}".strip()
+        columns.append(
+            f'<div class="lp-step-col" title="{escape(tip)}" style="flex:1 1 0;min-width:0;{edge}'
+            f'height:{100 * sample.final_tokens / peak:.2f}%">{parts}</div>'
+        )
+    marked = {m: [str(s.step) for s in samples if m in s.markers] for m in "SCR"}
+    notes = " · ".join(f"{m} at {', '.join(steps[:12])}" for m, steps in marked.items() if steps)
+    caption = (
+        f"{len(samples)} steps · peak {tokens_text(max(s.final_tokens for s in samples))} tok · "
+        f"budget {tokens_text(samples[-1].total_budget)} tok" + (f" · {notes}" if notes else "")
+    )
+    return (
+        f'<div class="lp-step-bars" style="display:flex;align-items:flex-end;height:{height}px;'
+        f'border-bottom:1px solid #94a3b8">{"".join(columns)}</div>'
+        f'<div class="lp-muted">{escape(caption)}</div>'
+    )
 
 
 def _hline(y: float, width: int, colour: str, name: str, dash: bool = False) -> str:

@@ -488,7 +488,7 @@ class Playground:
             f"<b>linn-playground</b> · {escape(self.sources.title)} ({len(self.messages)} msgs) · "
             f"defaults: {escape(self.defaults)} · {where}"
         )
-        chart = html.step_chart(self.series, self.step if count else None, stacked=True) if count else ""
+        chart = html.step_bars(self.series, self.step) if count else ""
         parts = [
             f"<div>{head}</div>",
             "<div style='display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start'>",

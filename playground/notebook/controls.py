@@ -39,7 +39,7 @@ class Layouts:
     def __init__(self) -> None:
         self.label = W.Layout(width="170px", min_width="170px")
         self.input = W.Layout(width="260px", min_width="200px")
-        self.slider = W.Layout(width="300px", min_width="220px")
+        self.slider = W.Layout(width="320px", min_width="260px")
         self.toggle = W.Layout(width="48px", min_width="48px")
         self.reset = W.Layout(width="34px", min_width="34px")
         self.row = W.Layout(flex_flow="row wrap", align_items="center")
@@ -187,11 +187,20 @@ class PolicyControls:
             self._refresh()
             return
         self._unparsed.pop(path, None)
+        if isinstance(self.editors[path].input, W.FloatLogSlider) and self.editors[path].input.value != value:
+            self._show_rounded(path, value)  # the readout shows what the policy got
         self.last_edited = path
         changed = self.workspace.edit(path, value)
         self._refresh()
         if changed and self.on_change is not None:
             self.on_change()
+
+    def _show_rounded(self, path: Path, value: Any) -> None:
+        self._syncing = True
+        try:
+            self.editors[path].show(value)
+        finally:
+            self._syncing = False
 
     def _apply(self, changed: bool) -> None:
         self.last_edited = None

@@ -89,7 +89,8 @@ def test_the_static_view_travels_with_the_widgets(loop):
     bundle = loop._repr_mimebundle_()
     assert WIDGET in bundle
     static = bundle["text/html"]
-    assert "lp-wire-summary" in static and "lp-budget" in static and "lp-chart" in static
+    assert "lp-wire-summary" in static and "lp-budget" in static and "lp-step-bars" in static
+    assert static.count('class="lp-step-col"') == loop.step_count
     assert f"{len(loop.result.cards)} messages" in static
     assert bundle["text/plain"].startswith("Playground('Tool loop")
 
