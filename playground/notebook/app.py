@@ -103,8 +103,8 @@ class Playground:
         self._baseline: BuildResult | None = None  # the build before the edit being answered
         self._edited: tuple[str, tuple[str, ...] | None] | None = None  # ("policy", path) or ("fences", None)
         self._debouncer = Debouncer(self.refresh, debounce, scheduler or loop_scheduler)
-        later = scheduler or (loop_scheduler if _loop_running() else None)  # no loop: all at once
-        self._series = SeriesRunner(self._series_steps, self._show_series, later, chunk=64)
+        self._later = scheduler or (loop_scheduler if _loop_running() else None)  # no loop: all at once
+        self._series = SeriesRunner(self._series_steps, self._show_series, self._later, chunk=64)
         path = self.workspace.inputs.session.path
         found = load_lesson_for(path) if path is not None else None
         self.lesson = LessonView(found, self.workspace, self._lesson_reset) if found is not None else None
@@ -298,13 +298,21 @@ class Playground:
         self._show_comparison()
         self._note_unchanged(result)
         if self.lesson is not None and self._lesson_checked != self._inputs_version:
-            self._lesson_checked = self._inputs_version  # it checks the whole session: a step move cannot
-            self.lesson.check()  # change its verdict
+            # it replays the whole session: a step move cannot change its verdict, and an edit shows first
+            self._lesson_checked = self._inputs_version
+            if self._later is None:
+                self.lesson.check()
+            else:
+                self._later(0, self._check_lesson)
         if self._series_stale:
             self._series_stale = False
             self._series.start(self.step_count)
         else:
             self.timeline.show(self._series.samples, self._series.total)
+
+    def _check_lesson(self) -> None:
+        if self.lesson is not None and self._lesson_checked == self._inputs_version and not self._closed:
+            self.lesson.check()
 
     def _note_unchanged(self, result: BuildResult) -> None:
         """Beside the edited control: say when the edit changed nothing at the shown step (the application
