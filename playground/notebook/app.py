@@ -308,7 +308,7 @@ class Playground:
             self._series_stale = False
             self._series.start(self.step_count)
         else:
-            self.timeline.show(self._series.samples, self._series.total)
+            self.timeline.show(self._series.samples, self._series.total)  # unchanged: nothing is sent
 
     def _check_lesson(self) -> None:
         if self.lesson is not None and self._lesson_checked == self._inputs_version and not self._closed:

@@ -23,6 +23,8 @@ from playground.views import StepSample
 
 __all__ = ["SeriesRunner", "StepSample", "Timeline"]
 
+CHART_WIDTH = 640
+
 
 class Timeline:
     """The step slider, a line about the step, and the chart."""
@@ -41,7 +43,8 @@ class Timeline:
         self.info = W.HTML()
         self.verdict = W.HTML()  # why the shown step made a summary or not
         self.chart = W.HTML()
-        self.widget = W.VBox([W.HBox([self.slider, self.info]), self.verdict, self.chart])
+        self.marker = W.HTML()  # the current step, drawn over the chart: a step move resends only this
+        self.widget = W.VBox([W.HBox([self.slider, self.info]), self.verdict, self.marker, self.chart])
 
     @property
     def step(self) -> int:
@@ -72,7 +75,24 @@ class Timeline:
         made = sum("S" in s.markers for s in samples)
         count = f"<div style='color:#64748b'>summaries made over the session: {made}</div>"
         progress = building if len(samples) < total else count
-        self.chart.value = f"{STYLE}<div class='lp-view'>{step_chart(samples, self.step)}{progress}</div>"
+        self.chart.value = (
+            f"{STYLE}<div class='lp-view'>{step_chart(samples, width=CHART_WIDTH)}{progress}</div>"
+        )
+        self.show_marker(len(samples), total)
+
+    def show_marker(self, built: int, total: int) -> None:
+        """A band over the current step's bar (the chart has one slot per step built so far)."""
+        if not built or self.step > built:
+            self.marker.value = ""
+            return
+        slot = CHART_WIDTH / built
+        self.marker.value = (
+            "<div style='position:relative;height:0'><div class='lp-current-marker' title='current step' "
+            f"style='position:absolute;top:4px;left:{(self.step - 1) * slot:.2f}px;"
+            f"width:{max(slot, 2):.2f}px;"
+            "height:92px;box-sizing:border-box;border:2px solid var(--jp-ui-font-color0,#0f172a);"
+            "pointer-events:none;z-index:1'></div></div>"
+        )
 
 
 class SeriesRunner:

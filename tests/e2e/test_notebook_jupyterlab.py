@@ -66,7 +66,7 @@ pg""",
 ]
 
 CONTRAST_JS = """
-([selector, svg]) => {
+([selector, property]) => {
   const parse = (s) => {
     const m = /rgba?\\(([^)]+)\\)/.exec(s || "");
     if (!m) return null;
@@ -89,7 +89,7 @@ CONTRAST_JS = """
   };
   const el = document.querySelector(selector);
   const style = getComputedStyle(el);
-  const fg = parse(svg ? style.fill : style.color);
+  const fg = parse(style[property]);
   const bg = background(el);
   const ink = fg.slice(0, 3).map((v, i) => v * fg[3] + bg[i] * (1 - fg[3]));
   const [hi, lo] = [lum(ink), lum(bg)].sort((a, b) => b - a);
@@ -102,7 +102,7 @@ CLIPPED_JS = """
   const box = document.querySelector(root);
   const items = box.querySelectorAll(
     "button, .widget-readout, .lp-field .widget-html-content, .widget-toggle-button,"
-    + " .jupyter-widget-Collapse-header"
+    + " .jupyter-widget-Collapse-header, .widget-gridbox > .widget-html"
   );
   const clipped = [];
   for (const el of items) {
@@ -291,9 +291,9 @@ def test_the_playground_in_jupyterlab(lab, browser, capsys):
     )
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
     page.wait_for_timeout(500)
-    card = page.evaluate(CONTRAST_JS, [f"{sample} .lp-wire-view .lp-card", False])
-    muted = page.evaluate(CONTRAST_JS, [f"{sample} .lp-wire-view .lp-muted", False])
-    marker = page.evaluate(CONTRAST_JS, [f"{sample} .lp-chart rect.lp-current", True])
+    card = page.evaluate(CONTRAST_JS, [f"{sample} .lp-wire-view .lp-card", "color"])
+    muted = page.evaluate(CONTRAST_JS, [f"{sample} .lp-wire-view .lp-muted", "color"])
+    marker = page.evaluate(CONTRAST_JS, [f"{sample} .lp-current-marker", "borderTopColor"])
     with capsys.disabled():
         print(f"dark theme contrast: card {card['contrast']:.1f}, muted {muted['contrast']:.1f}, "
               f"current step {marker['contrast']:.1f}")  # fmt: skip

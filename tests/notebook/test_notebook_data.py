@@ -117,3 +117,11 @@ def test_an_edit_that_changes_nothing_at_the_step_says_so_beside_its_control():
     assert pg.controls.editor(("checkpoint", "keepPairsBefore")).error.value == ""
     assert pg.controls.editor(("budget", "maxTokens")).error.value == ""
     assert isinstance(pg.controls.input(("budget", "maxTokens")), W.FloatLogSlider)
+
+
+def test_a_step_move_redraws_only_the_marker_over_the_chart(loop):
+    chart = loop.timeline.chart.value
+    assert f"left:{(loop.step - 1) * 640 / loop.step_count:.2f}px" in loop.timeline.marker.value
+    loop.step = 3
+    assert loop.timeline.chart.value == chart  # the long SVG is not sent again
+    assert f"left:{2 * 640 / loop.step_count:.2f}px" in loop.timeline.marker.value
