@@ -5,7 +5,8 @@
     linn-playground build SESSION ... [--step N] [--wire ...] [--json]     one build, explained
     linn-playground replay SESSION ... [--json]                             the context at every step
     linn-playground conformance CASE_OR_DIR... [--json]                    compare with linnkit 0.21.0
-    linn-playground import FILE [-o OUT] [--from FORMAT]                   transcripts → session
+    linn-playground import FILE [-o OUT [--force]] [--from FORMAT]         transcripts → session
+    linn-playground sweep SESSIONS_OR_DIRS... --vary F=V1,V2 [--out R.csv]  policies × sessions: cost
 
 Exit codes: 0 fine, 1 problems found (or a build failed / violated an invariant), 2 nothing could load.
 """
@@ -16,6 +17,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from engine import format_names
 from playground import commands
 from playground.faults import run_guarded
 
@@ -27,6 +29,7 @@ SUBCOMMANDS = {
     "conformance": commands.run_conformance,
     "import": commands.run_import,
     "serve": commands.run_serve,
+    "sweep": commands.run_sweep,
 }
 
 
@@ -41,11 +44,24 @@ def _inputs_arguments(parser: argparse.ArgumentParser, *, session_optional: bool
         help="framework defaults: the seed document's (default) or linnkit 0.21.0's own",
     )
     parser.add_argument(
+        "--conversation",
+        type=int,
+        help="for a transcript holding several conversations: which one (0 the first, -1 the last)",
+    )
+    parser.add_argument(
         "--copy",
         choices=("zh", "en"),
         default="zh",
         help="words of tool summaries and built-in reminders: linnkit's Chinese (default) or English",
     )
+
+
+def _cost_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wire", choices=("openai", "anthropic"), default="openai", help="wire shape the prompt cache sees"
+    )
+    parser.add_argument("--model", help="price row when the session header names no priced modelId")
+    parser.add_argument("--prices", metavar="PRICES.yaml", help="price table rows over the built-in ones")
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -68,18 +84,35 @@ def make_parser() -> argparse.ArgumentParser:
     replay.add_argument("--max-steps", type=int)
     replay.add_argument("--json", action="store_true")
     replay.add_argument("--html", metavar="OUT", help="write a self-contained HTML report of the replay")
+    _cost_arguments(replay)
     conformance = commands.add_parser("conformance", help="run linnkit conformance cases")
     conformance.add_argument("cases", nargs="+", help="case files or folders")
     conformance.add_argument("--json", action="store_true", help="print one result line per case")
     importer = commands.add_parser("import", help="convert an agent transcript to a session file")
     importer.add_argument("file")
     importer.add_argument("-o", "--output", help="session file to write (default: print a summary only)")
-    importer.add_argument("--from", dest="fmt", choices=("claude-code", "openai", "anthropic"))
+    importer.add_argument("--from", dest="fmt", choices=format_names(), help="skip detection")
+    importer.add_argument("--force", action="store_true", help="replace an existing output file")
+    importer.add_argument("--json", action="store_true", help="the import report as one JSON object")
+    importer.add_argument("--conversation", type=int, help="which conversation (0 the first, -1 the last)")
     serve = commands.add_parser("serve", help="run the playground as a web page (textual-serve)")
     _inputs_arguments(serve, session_optional=True)
     serve.add_argument("--port", type=int, help="port to listen on (default: a free one)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    _sweep_parser(commands)
     return parser
+
+
+def _sweep_parser(commands) -> None:
+    sweep = commands.add_parser("sweep", help="every session under every policy of a grid: cost, losses")
+    sweep.add_argument("sessions", nargs="+", help="session or transcript files, or folders of them")
+    sweep.add_argument("--policy", help="base policy YAML/JSON (replaces each session header's policy)")
+    axis = "a grid axis, e.g. budget.maxTokens=16000,32000 (repeat for more axes)"
+    sweep.add_argument("--vary", action="append", default=[], metavar="FIELD=V1,V2", help=axis)
+    sweep.add_argument("--out", help="results file: .csv, .jsonl or .parquet (resumed when it exists)")
+    sweep.add_argument("--jobs", type=int, help="local processes (default: every core)")
+    sweep.add_argument("--scheduler", metavar="ADDRESS", help="a Dask distributed scheduler (scale extra)")
+    _cost_arguments(sweep)
 
 
 def make_open_parser() -> argparse.ArgumentParser:

@@ -10,16 +10,20 @@ from typing import Any
 
 from engine import (
     BuildResult,
+    CostTracker,
     PolicyFileError,
+    Price,
     build_at_step,
     build_context,
     check_invariants,
     hygiene_checks,
     iter_session_steps,
+    iter_step_costs,
     policy_diff,
     to_anthropic,
     tokenizer_from_policy,
 )
+from playground.costing import price_choice, price_table
 from playground.html_report import build_report, replay_report, steps_of, write_report
 from playground.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
 from playground.report import build_json, print_build_table, printable
@@ -29,7 +33,8 @@ def _load(args) -> PlaygroundInputs | None:
     """The inputs, or None (exit 2) when nothing could load: each reason printed on one line."""
     try:
         copy = getattr(args, "copy", "zh")
-        inputs = load_inputs(args.session, args.policy, args.fences, args.defaults, copy)
+        conversation = getattr(args, "conversation", None)
+        inputs = load_inputs(args.session, args.policy, args.fences, args.defaults, copy, conversation)
     except LOAD_ERRORS as error:
         print(f"error: {error}", file=sys.stderr)
         return None
@@ -137,6 +142,7 @@ def run_build(args) -> int:
     elif args.json:
         payload = build_json(result, invariants)
         payload["inputProblems"] = noticed
+        payload["warnings"] += noticed  # a skipped line is never silent, even to a reader of `warnings` only
         if args.wire == "anthropic":
             payload["wire"] = to_anthropic(list(result.wire))
         print(json.dumps(payload, ensure_ascii=False, indent=1))
@@ -154,7 +160,8 @@ def run_replay(args) -> int:
     inputs = _load(args)
     if inputs is None:
         return 2
-    for line in _input_problems(inputs) + _policy_warnings(inputs):
+    noticed = _input_problems(inputs) + _policy_warnings(inputs)
+    for line in noticed:
         print(line, file=sys.stderr)
     if args.html:
         series = iter_session_steps(inputs.session.messages, inputs.policy, **_replay_options(args, inputs))
@@ -163,40 +170,57 @@ def run_replay(args) -> int:
         page = replay_report(rows, last, title=_report_title(inputs), policy=policy)
         if not _write_html(args.html, page, inputs):
             return 2
-        return 1 if any("!" in row.markers for row in rows) else 0
-    steps = iter_session_steps(
-        inputs.session.messages,
-        inputs.policy,
-        **_replay_options(args, inputs),
-        detail=False,  # a step line reads tokens, markers, events and summaries only
-    )
+        return 1 if any("!" in row.markers for row in rows) or noticed else 0
+    price = _replay_price(args, inputs)
+    if price is False:
+        return 2
+    tracker = CostTracker(
+        inputs.session.messages, policy=inputs.policy, model_id=inputs.build_options["model_id"],
+        shape=args.wire, price=price,
+    )  # fmt: skip
+    steps = iter_step_costs(
+        inputs.session.messages, inputs.policy, tracker=tracker, **_replay_options(args, inputs)
+    )  # streamed: one step is held at a time (and the one before, for its cached prefix)
     totals = Counter()
-    for step in steps:  # streamed: one step is held at a time
+    for step, cost in steps:
         line = step.summary()
         totals.update(
             steps=1,
-            summariesMade=line["summaryMade"] is not None,
-            overBudgetSteps=step.result.tokens.over_budget,
-            failedSteps=step.result.error is not None,
-            reminderSteps=bool(line["reminders"]),
+            summariesMade=int(line["summaryMade"] is not None),
+            overBudgetSteps=int(step.result.tokens.over_budget),
+            failedSteps=int(step.result.error is not None),
+            reminderSteps=int(bool(line["reminders"])),
         )
         if args.json:
-            print(json.dumps(line, ensure_ascii=False), flush=True)
+            print(json.dumps({**line, **cost.to_json()}, ensure_ascii=False), flush=True)
         else:
             reminders = ",".join(line["reminders"]) or "-"
+            broke = f"{cost.mechanism}@{cost.break_at}" if cost.mechanism else "-"
             print(
                 f"step {line['step']:>4}  msgs {line['messages']:>5}  tokens {line['finalTokens']:>7}/"
                 f"{line['totalBudget']:<7} kept {line['kept']:>5}  {line['markers'] or '-':<3} "
-                f"carried {len(line['summariesCarried']):>2}  "
+                f"carried {len(line['summariesCarried']):>2}  cached {cost.cached_tokens:>7}  break {broke}  "
                 f"events {','.join(sorted(set(line['events']))) or '-'}  reminders {reminders}"
             )
     names = ("steps", "summariesMade", "overBudgetSteps", "reminderSteps", "failedSteps")
-    summary = {name: totals[name] for name in names}
+    summary = {name: totals[name] for name in names} | tracker.totals().to_json()
     if args.json:
         print(json.dumps({"totals": summary}, ensure_ascii=False))
     else:
         print("totals: " + ", ".join(f"{name} {value}" for name, value in summary.items()))
-    return 1 if totals["failedSteps"] else 0
+    return 1 if totals["failedSteps"] or noticed else 0
+
+
+def _replay_price(args, inputs: PlaygroundInputs) -> Price | None | bool:
+    """The price row of the replay (header modelId, else --model); False when the price file is bad."""
+    try:
+        table = price_table(args.prices)
+    except LOAD_ERRORS as error:
+        print(f"error: {error}", file=sys.stderr)
+        return False
+    price, note = price_choice(table, inputs.build_options["model_id"], args.model)
+    print(f"prices: {note}; table of {table.date}", file=sys.stderr)
+    return price
 
 
 def _replay_options(args, inputs: PlaygroundInputs) -> dict[str, Any]:
@@ -236,6 +260,75 @@ def _write_html(out: str, page: str, inputs: PlaygroundInputs) -> bool:
     return True
 
 
+def run_sweep(args) -> int:
+    from playground import sweep
+
+    try:
+        table = price_table(args.prices)
+        jobs = sweep.plan_sweep(
+            args.sessions, args.vary, base_policy=args.policy, shape=args.wire, model=args.model, prices=table
+        )
+        store_check = sweep.ResultStore(args.out, []) if args.out else None  # a bad suffix fails here
+        del store_check
+    except (sweep.SweepError, *LOAD_ERRORS) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    _, skipped = sweep.find_sessions(args.sessions)
+    sessions = len({job.session for job in jobs})
+    note = f"; {len(skipped)} files skipped (not a session or transcript)" if skipped else ""
+    policies = len(jobs) // sessions
+    print(f"sweep: {sessions} sessions × {policies} policies = {len(jobs)} replays{note}", file=sys.stderr)
+    try:
+        rows = _with_progress(lambda on_row: sweep.run_sweep(
+            jobs, out=args.out, workers=args.jobs, scheduler=args.scheduler, on_row=on_row
+        ), len(jobs))  # fmt: skip
+    except (sweep.SweepError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    summary = sweep.summarize(rows)
+    _print_sweep_summary(summary)
+    failed = dict.fromkeys((row["session"], row["error"]) for row in rows if row.get("error"))
+    for session, error in failed:  # one line a session (its error is the same under every policy)
+        print(f"{printable(session)}: {printable(error)}", file=sys.stderr)
+    if args.out:
+        print(f"rows written to {args.out}; per-policy summary to {sweep.write_summary(args.out, summary)}")
+    return 0 if any(not row.get("error") for row in rows) else 1
+
+
+def _with_progress(run, total: int):
+    """Run with a progress bar and ETA on stderr (rich)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+
+    columns = ("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), "eta", TimeRemainingColumn())  # fmt: skip
+    with Progress(*columns, console=Console(stderr=True)) as progress:
+        task = progress.add_task("replaying", total=total)
+        return run(lambda _row, done, _total: progress.update(task, completed=done))
+
+
+SUMMARY_COLUMNS = (  # header, summary key, format, width
+    ("cost $ sum", "costUsd.sum", ".4f", 11),
+    ("median", "costUsd.median", ".4f", 9),
+    ("p90", "costUsd.p90", ".4f", 9),
+    ("sent sum", "tokensSent.sum", ",.0f", 12),
+    ("cached med", "cachedShare.median", ".1%", 10),
+    ("breaks", "cacheBreaks.sum", ".0f", 7),
+    ("lost", "userRequestsDropped.sum", ".0f", 5),
+)
+
+
+def _print_sweep_summary(summary: list[dict[str, Any]]) -> None:
+    """One line per policy: sessions, cost (sum, median, p90 over sessions), tokens, cache, losses."""
+    width = min(max([len(line["policy"]) for line in summary] + [6]), 100)
+    print(f"{'policy':<{width}} {'sessions':>8} " + " ".join(f"{h:>{w}}" for h, _, _, w in SUMMARY_COLUMNS))
+    for line in summary:
+        cells = ["-" if line[key] is None else format(line[key], fmt) for _, key, fmt, _ in SUMMARY_COLUMNS]
+        widths = [w for *_, w in SUMMARY_COLUMNS]
+        print(f"{printable(line['policy'])[:width]:<{width}} {line['sessions']:>8} "
+              + " ".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True)))  # fmt: skip
+
+
 def run_conformance(args) -> int:
     from engine import load_cases, run_all
 
@@ -260,18 +353,19 @@ def run_import(args) -> int:
     from engine import import_file, save_session
 
     try:
-        imported = import_file(args.file, args.fmt)
+        imported = import_file(args.file, args.fmt, conversation=args.conversation)
     except LOAD_ERRORS as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(f"detected format: {imported.format}; {len(imported.messages)} messages")
-    for reason, count in sorted(imported.skipped.items()):
-        lines = imported.skipped_lines.get(reason, [])
-        shown = ", ".join(map(str, lines[:10])) + ("…" if len(lines) > 10 else "")
-        print(f"  skipped {count}: {reason}" + (f" (lines {shown})" if shown else ""))
-    for problem in imported.problems:
-        print(f"  problem: {problem}")
+    if args.json:
+        print(json.dumps(imported.report(), ensure_ascii=False))
+    else:
+        _print_import_report(imported)
     if args.output:
+        refusal = _output_refusal(Path(args.file), Path(args.output), force=args.force)
+        if refusal:
+            print(f"error: {refusal}", file=sys.stderr)
+            return 2
         header: dict[str, Any] = {
             "kind": "linn-session",
             "version": 1,
@@ -279,9 +373,39 @@ def run_import(args) -> int:
             "importedFrom": {"file": str(args.file), "format": imported.format},
         }
         try:
-            save_session(imported.messages, args.output, header=header, source_path=args.file)
+            save_session(imported.messages, args.output, header=header, overwrite=args.force)
         except LOAD_ERRORS as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
         print(f"wrote {args.output}")
     return 1 if imported.problems else 0
+
+
+def _print_import_report(imported) -> None:
+    report = imported.report()
+    print(f"detected format: {imported.format}; {len(imported.messages)} messages")
+    if imported.conversations > 1:
+        print(f"  one of {imported.conversations} conversations in the file (choose with --conversation N)")
+    print("  came in: " + ", ".join(f"{n} {_words(kind)}" for kind, n in report["cameIn"].items()))
+    for left in report["leftOut"]:
+        more = "…" if left["count"] > len(left["firstLines"]) else ""
+        shown = ", ".join(map(str, left["firstLines"])) + more
+        print(f"  left out {left['count']}: {left['reason']}" + (f" (lines {shown})" if shown else ""))
+    for problem in report["problems"]:
+        print(f"  problem: {printable(problem)}")
+    if report["unpaired"]:
+        print(f"  unpaired tool ids: {', '.join(report['unpaired'][:10])}")
+
+
+def _words(camel: str) -> str:
+    """`toolCalls` → `tool calls`."""
+    return "".join(f" {c.lower()}" if c.isupper() else c for c in camel)
+
+
+def _output_refusal(source: Path, output: Path, *, force: bool) -> str | None:
+    """Why `import -o` must not write: never over the transcript, over another file only with --force."""
+    if output.exists() and output.resolve() == source.resolve():
+        return f"{output}: is the transcript being imported; write the session elsewhere"
+    if output.exists() and not force:
+        return f"{output}: already exists; pass --force to replace it"
+    return None

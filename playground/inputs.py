@@ -13,7 +13,7 @@ from typing import Any
 from engine.copyset import check_copy
 from engine.errors import EngineError
 from engine.fences import FenceError, FenceRegistry, load_fences_checked, parse_fences
-from engine.importers import UnknownFormatError, detect_format, import_file
+from engine.importers import Sniff, UnknownFormatError, detect_format, import_file
 from engine.observation import InMemoryObservationStore
 from engine.policy import (
     ContextPolicy,
@@ -91,23 +91,44 @@ def default_session_path() -> Path:
     return SAMPLES_DIR / DEFAULT_SAMPLE
 
 
-def open_session(path: Path) -> Session:
-    """A linn session file, or an agent transcript converted on the fly (Claude Code, OpenAI, Anthropic)."""
+def open_session(path: Path, conversation: int | None = None) -> Session:
+    """A linn session file, or an agent transcript converted on the fly (any format an importer reads).
+
+    A file no importer recognises raises `UnknownFormatError` (one line naming the supported formats); a
+    file that cannot even be read as text goes to the session loader, which says line by line what is wrong.
+    """
     try:
         fmt = detect_format(path) if path.is_file() else "linn-session"
-    except (UnknownFormatError, ValueError, RecursionError):  # ValueError: bad UTF-8, 5,000-digit numbers
+    except UnknownFormatError:
+        if _holds_json(path):
+            raise
+        fmt = "linn-session"
+    except (ValueError, RecursionError):  # ValueError: bad UTF-8, 5,000-digit numbers
         fmt = "linn-session"  # let the session loader say, line by line, what is wrong
     if fmt == "linn-session":
         return load_session(path)
-    imported = import_file(path, fmt)
+    imported = import_file(path, fmt, conversation=conversation)
     header = SessionHeader.create(
         kind="linn-session",
         version=1,
         title=imported.title or path.stem,
-        importedFrom={"file": str(path), "format": fmt},
+        modelId=imported.session.get("model") if isinstance(imported.session.get("model"), str) else None,
+        importedFrom=_imported_from(path, fmt, imported.conversations, conversation),
     )
     problems = [LoadProblem(str(path), p.line, "import", p.reason) for p in imported.problems]
     return Session(path, header, list(imported.messages), problems)
+
+
+def _imported_from(path: Path, fmt: str, conversations: int, chosen: int | None) -> dict[str, Any]:
+    origin: dict[str, Any] = {"file": str(path), "format": fmt}
+    if conversations > 1:  # the file holds several: say which one this is
+        origin.update(conversations=conversations, conversation=chosen)
+    return origin
+
+
+def _holds_json(path: Path) -> bool:
+    """Whether the file holds JSON objects at all (then it is a transcript of an unknown format)."""
+    return any(True for _ in Sniff.of(path.read_text(encoding="utf-8-sig"), str(path)).objects())
 
 
 def _header_policy_error(path: Path, err: PolicyValidationError) -> PolicyFileError:
@@ -133,10 +154,13 @@ def load_inputs(
     fences_path: str | Path | None = None,
     defaults: str = "seed",
     copy: str = "zh",
+    conversation: int | None = None,
 ) -> PlaygroundInputs:
-    """Load everything; raises the loaders' own errors (they name file, line and field)."""
+    """Load everything; raises the loaders' own errors (they name file, line and field).
+
+    `conversation` picks one conversation of a transcript that holds several (None: the format's default)."""
     path = Path(session_path) if session_path else default_session_path()
-    session = open_session(path)
+    session = open_session(path, conversation)
     header = header_dict(session)
     if policy_path:
         policy_file = read_policy_file(policy_path)

@@ -1,8 +1,10 @@
-"""Open what real agents recorded: Claude Code transcripts, OpenAI chat and Anthropic Messages payloads.
+"""Open what real agents recorded: Claude Code, Codex CLI and Gemini CLI sessions, Responses API items,
+OpenAI chat and Anthropic Messages payloads, and any format a plug-in adds.
 
 `import_file(path)` detects the format (or takes `fmt`) and returns an `ImportResult`: the linnkit
 messages plus an account of what was skipped, what was malformed (with line numbers) and which tool calls
-or results have no partner. Nothing is written; saving is `engine.session`'s job.
+or results have no partner. Nothing is written; saving is `engine.session`'s job. Each format is an
+`Importer` (engine/importers/registry.py); `BUILTIN` lists ours in detection order.
 """
 
 from __future__ import annotations
@@ -10,33 +12,158 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.importers._common import ImportResult, Problem, UnknownFormatError
+from engine.importers.aider import detect_aider, import_aider
 from engine.importers.anthropic_messages import import_anthropic
 from engine.importers.claude_code import import_claude_code
-from engine.importers.detect import FORMATS, detect_format, detect_text, read_source
+from engine.importers.codex import detect_codex, import_codex
+from engine.importers.detect import (
+    LINN_SESSION_KIND,
+    detect_anthropic,
+    detect_claude_code,
+    detect_format,
+    detect_openai,
+    detect_text,
+    read_source,
+)
+from engine.importers.gemini_cli import detect_gemini, import_gemini
+from engine.importers.langchain import detect_langchain, import_langchain
+from engine.importers.letta import detect_letta, import_letta
 from engine.importers.openai_chat import import_openai
+from engine.importers.openhands import detect_openhands, import_openhands
+from engine.importers.registry import (
+    ENTRY_POINT_GROUP,
+    Importer,
+    Sniff,
+    find,
+    format_names,
+    importers,
+    register_builtin,
+    unrecognised,
+)
+from engine.importers.responses import detect_responses, import_responses
+from engine.importers.sharegpt import detect_sharegpt, import_sharegpt
+from engine.importers.swe_agent import detect_swe_agent, import_swe_agent
 from engine.messages import AiMessage
 
 __all__ = [
-    "FORMATS",
+    "ENTRY_POINT_GROUP",
     "ImportResult",
+    "Importer",
     "Problem",
+    "Sniff",
     "UnknownFormatError",
     "detect_format",
+    "format_names",
     "import_file",
     "import_text",
+    "importers",
 ]
 
 SYSTEM_PROMPT_ID = "system-prompt"
 
+BUILTIN = [
+    Importer(
+        "claude-code",
+        "Claude Code transcripts: text, thinking, tool uses and results, compactions; "
+        "hooks and UI lines left out",
+        detect_claude_code,
+        import_claude_code,
+    ),
+    Importer(
+        "codex",
+        "Codex CLI rollouts: instructions, messages, reasoning summaries, tool calls and outputs, "
+        "compactions; "
+        "UI echoes (event_msg) and encrypted reasoning left out",
+        detect_codex,
+        import_codex,
+    ),
+    Importer(
+        "gemini-cli",
+        "Gemini CLI sessions: messages, thoughts, tool calls with their results; "
+        "the CLI's own notices left out",
+        detect_gemini,
+        import_gemini,
+    ),
+    Importer(
+        "openai-responses",
+        "OpenAI Responses API items, request bodies or responses: as Codex rollouts",
+        detect_responses,
+        import_responses,
+    ),
+    Importer(
+        "openhands",
+        "OpenHands event streams: user messages, each model response's text and tool calls, the "
+        "observations answering them, finish; state changes and recalls left out",
+        detect_openhands,
+        import_openhands,
+    ),
+    Importer(
+        "swe-agent",
+        "SWE-agent trajectories (.traj): the history sent to the model, tool results paired by "
+        "tool_call_ids; the per-step trajectory left out",
+        detect_swe_agent,
+        import_swe_agent,
+    ),
+    Importer(
+        "letta",
+        "Letta agent files (.af, also as a JSON string): the first agent's messages with their tool calls "
+        "and returns, user messages unwrapped; memory blocks stay in the system message",
+        detect_letta,
+        import_letta,
+    ),
+    Importer(
+        "sharegpt",
+        "ShareGPT conversations: system, human, gpt, function_call/observation turns (call ids made up); "
+        "one conversation of the file",
+        detect_sharegpt,
+        import_sharegpt,
+    ),
+    Importer(
+        "langchain",
+        "LangChain messages_to_dict dumps: human, ai (with tool calls), tool, system messages",
+        detect_langchain,
+        import_langchain,
+    ),
+    Importer(
+        "aider",
+        "Aider chat histories (Markdown): the user's #### lines and the model's replies of one session "
+        "(default the last); console output and edits' results left out, no structured tool calls",
+        detect_aider,
+        import_aider,
+    ),
+    Importer(
+        "anthropic",
+        "Anthropic Messages requests/responses: text, thinking, tool uses and results; "
+        "images as placeholders",
+        detect_anthropic,
+        lambda text, name, conversation: import_anthropic(text, name, conversation=conversation or 0),
+        generic=True,
+    ),
+    Importer(
+        "openai",
+        "OpenAI chat messages, requests and fine-tuning JSONL: messages, tool calls, reasoning text",
+        detect_openai,
+        lambda text, name, conversation: import_openai(text, name, conversation=conversation or 0),
+        generic=True,
+    ),
+]
+for _importer in BUILTIN:
+    register_builtin(_importer)
+
 
 def import_file(
-    path: str | Path, fmt: str | None = None, *, conversation: int = 0, system_prompt: str | None = None
+    path: str | Path,
+    fmt: str | None = None,
+    *,
+    conversation: int | None = None,
+    system_prompt: str | None = None,
 ) -> ImportResult:
     """Import a recorded session file.
 
-    `fmt` is one of 'claude-code', 'openai', 'anthropic' (detected when None). `conversation` picks one
-    conversation from a file that holds several (fine-tuning JSONL, request lists); negative counts from
-    the end. `system_prompt`, when given, becomes the first message (for transcripts that have none).
+    `fmt` is an importer's name (detected when None; `format_names()` lists them). `conversation` picks one
+    conversation from a file that holds several (fine-tuning JSONL, request lists, Aider histories);
+    negative counts from the end; None is the format's default. `system_prompt`, when given, becomes the
+    first message (for transcripts that have none).
     """
     text, name = read_source(Path(path))
     return import_text(text, fmt, name=name, conversation=conversation, system_prompt=system_prompt)
@@ -47,24 +174,17 @@ def import_text(
     fmt: str | None = None,
     *,
     name: str = "<text>",
-    conversation: int = 0,
+    conversation: int | None = None,
     system_prompt: str | None = None,
 ) -> ImportResult:
     """As `import_file`, for text already in memory; `name` is used in problem reports."""
     if fmt is None:
-        fmt = detect_text(text)
+        fmt = detect_text(text, name)
         if fmt is None:
-            raise UnknownFormatError(f"{name}: not a Claude Code transcript, OpenAI or Anthropic messages")
-    if fmt == "claude-code":
-        result = import_claude_code(text, name)
-    elif fmt == "openai":
-        result = import_openai(text, name, conversation=conversation)
-    elif fmt == "anthropic":
-        result = import_anthropic(text, name, conversation=conversation)
-    elif fmt == "linn-session":
+            raise unrecognised(name)
+    if fmt == LINN_SESSION_KIND:
         raise ValueError(f"{name} is already a linn session: open it with engine.session.load_session")
-    else:
-        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS[:3])}")
+    result = find(fmt).read(text, name, conversation)
     if system_prompt is not None:
         _prepend_system_prompt(result, system_prompt, name)
     return result

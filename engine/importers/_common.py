@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from engine.messages import AiMessage
 
 TITLE_CHARS = 80
+T = TypeVar("T")
 
 
 class UnknownFormatError(ValueError):
@@ -51,6 +52,36 @@ class ImportResult:
 
     def counts(self) -> dict[str, int]:
         return dict(Counter(m.type for m in self.messages))
+
+    def came_in(self) -> dict[str, int]:
+        """What was imported, in a reader's words: turns, calls and results, thoughts, summaries, images."""
+        by_type = self.counts()
+        return {
+            "systemPrompts": by_type.get("system_prompt", 0),
+            "userTurns": by_type.get("user_input", 0),
+            "assistantTurns": by_type.get("tool_calls", 0) + by_type.get("final_answer", 0),
+            "toolCalls": sum(len(m.tool_calls) for m in self.messages if m.type == "tool_calls"),
+            "toolResults": by_type.get("tool_output", 0),
+            "thoughts": by_type.get("thought", 0),
+            "summaries": by_type.get("history_summary", 0),
+            "images": sum(len(m.meta("images") or ()) for m in self.messages),
+        }
+
+    def report(self, first_lines: int = 5) -> dict[str, Any]:
+        """The import report: what came in, what did not and why (with its first line numbers)."""
+        return {
+            "format": self.format,
+            "title": self.title,
+            "messages": len(self.messages),
+            "conversations": self.conversations,
+            "cameIn": self.came_in(),
+            "leftOut": [
+                {"reason": reason, "count": len(lines), "firstLines": lines[:first_lines]}
+                for reason, lines in sorted(self.skipped_lines.items())
+            ],
+            "problems": [str(p) for p in self.problems],
+            "unpaired": list(self.unpaired),
+        }
 
     def describe(self) -> str:
         """One paragraph for a command line: format, counts, skips, problems."""
@@ -237,6 +268,14 @@ def image_note(source: Any) -> dict[str, Any]:
     return {"media_type": source.get("media_type"), "base64Chars": len(data) if isinstance(data, str) else 0}
 
 
+def image_placeholder(note: dict[str, Any]) -> str:
+    """The text an image stands for: its kind and size (base64 length → bytes), never an empty string."""
+    if "url" in note:
+        return f"[image: {note['url']}]"
+    size = int(note.get("base64Chars") or 0) * 3 // 4
+    return f"[image: {note.get('media_type') or 'unknown type'}, {size:,} bytes]"
+
+
 def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -298,7 +337,7 @@ def group_conversations(
     return conversations
 
 
-def pick_conversation(conversations: list[Conversation], index: int, path: str) -> Conversation | None:
+def pick_conversation(conversations: Sequence[T], index: int, path: str) -> T | None:
     if not conversations:
         return None
     if not -len(conversations) <= index < len(conversations):

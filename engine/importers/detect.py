@@ -1,4 +1,4 @@
-"""Which importable format a file or text is in: 'claude-code', 'openai', 'anthropic' or 'linn-session'."""
+"""Which format a file or text is in: a linn session, or the name of the importer that recognises it."""
 
 from __future__ import annotations
 
@@ -6,11 +6,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from engine.importers._common import UnknownFormatError, iter_jsonl, load_json_document
+from engine.importers.registry import SAMPLE_ITEMS, Sniff, detect, unrecognised
 from engine.messages import ROLE_TYPES
 
-FORMATS = ("claude-code", "openai", "anthropic", "linn-session")
-SAMPLE_ITEMS = 200
+CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 CLAUDE_ONLY_TYPES = frozenset({"summary", "progress", "file-history-snapshot", "queue-operation"})
 ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
 OPENAI_ROLES = frozenset({"system", "developer", "tool", "function"})
@@ -36,43 +35,40 @@ def read_source(path_or_text: str | Path) -> tuple[str, str]:
 def detect_format(path_or_text: str | Path) -> str:
     """The format of a file (path) or of the text itself; raises UnknownFormatError when none fits."""
     text, name = read_source(path_or_text)
-    fmt = detect_text(text)
+    fmt = detect_text(text, name)
     if fmt is None:
-        raise UnknownFormatError(
-            f"{name}: not a Claude Code transcript, OpenAI or Anthropic messages, or a session"
-        )
+        raise unrecognised(name)
     return fmt
 
 
-def detect_text(text: str) -> str | None:
-    samples = list(_samples(text))
-    if any(isinstance(s, dict) and s.get("kind") == LINN_SESSION_KIND for s in samples):
-        return "linn-session"
-    if any(_is_claude_line(s) for s in samples):
-        return "claude-code"
-    messages = list(_messages(samples))
-    if any(_is_linn_message(m) for m in messages):
-        return "linn-session"
-    if any(_is_anthropic_request(s) for s in samples) or any(_has_anthropic_blocks(m) for m in messages):
-        return "openai" if any(_is_openai_message(m) for m in messages) else "anthropic"
-    if messages:
-        return "openai"
-    return None
+def detect_text(text: str, name: str = "<text>") -> str | None:
+    """'linn-session', the name of the importer that recognises the text, or None."""
+    sniff = Sniff.of(text, name)
+    if is_linn_session(sniff):
+        return LINN_SESSION_KIND
+    importer = detect(sniff)
+    return importer.name if importer else None
 
 
-def _samples(text: str) -> Iterator[Any]:
-    """The first top-level items: array elements, the one document, or JSONL lines that parse."""
-    value, error, _ = load_json_document(text)
-    if error is None:
-        yield from value[:SAMPLE_ITEMS] if isinstance(value, list) else [value]
-        return
-    taken = 0
-    for _, item, line_error in iter_jsonl(text):
-        if line_error is None:
-            yield item
-            taken += 1
-        if taken >= SAMPLE_ITEMS:
-            return
+def is_linn_session(sniff: Sniff) -> bool:
+    if any(s.get("kind") == LINN_SESSION_KIND for s in sniff.objects()):
+        return True
+    return any(_is_linn_message(m) for m in _messages(list(sniff.items)))
+
+
+def detect_claude_code(sniff: Sniff) -> bool:
+    return any(_is_claude_line(s) for s in sniff.items)
+
+
+def detect_anthropic(sniff: Sniff) -> bool:
+    messages = list(_messages(list(sniff.items)))
+    requests = any(_is_anthropic_request(s) for s in sniff.items)
+    anthropic = requests or any(_has_anthropic_blocks(m) for m in messages)
+    return anthropic and not any(_is_openai_message(m) for m in messages)
+
+
+def detect_openai(sniff: Sniff) -> bool:
+    return any(m.get("role") in CHAT_ROLES for m in _messages(list(sniff.items)))
 
 
 def _messages(samples: list[Any]) -> Iterator[dict[str, Any]]:

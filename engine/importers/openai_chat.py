@@ -184,3 +184,8 @@ class _Converter:
 
 def _meta(notes: dict[str, Any], extras: dict[str, Any]) -> dict[str, Any]:
     return {**notes, "source": extras} if extras else dict(notes)
+
+
+def convert_chat_messages(out: Collector, entries: list[tuple[int | None, str | None, Any]]) -> None:
+    """Convert (line, label, message) entries already in chat shape; for formats that map onto it."""
+    _Converter(out, Conversation(None, {}, entries)).run()

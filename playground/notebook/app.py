@@ -47,6 +47,7 @@ from playground.explain import summarization_verdict
 from playground.lessons import load_lesson_for
 from playground.notebook import data
 from playground.notebook.controls import PolicyControls
+from playground.notebook.cost import CostView
 from playground.notebook.fences import FenceEditor
 from playground.notebook.lesson import LessonView
 from playground.notebook.schedule import Debouncer, Scheduler, loop_scheduler
@@ -96,6 +97,7 @@ class Playground:
         self._series_stale = True
         self._inputs_version = 0
         self._closed = False
+        self._cost_pending = False
         self._chart_shown = 0.0
         self._lesson_checked = -1  # the inputs version the lesson was last checked under
         self._provisional = False  # the shown build lacks summaries the series has not replayed yet
@@ -153,6 +155,7 @@ class Playground:
         self._debouncer.flush()
         if self._provisional:
             self._series.finish()
+        self._update_cost()
         if self._result is None:
             raise RuntimeError(f"no build yet: {self.status.value}")
         return self._result
@@ -228,6 +231,13 @@ class Playground:
         return data.comparison_frame(compare_builds(a, self.build(policy_b, step=step)))
 
     def _show_comparison(self) -> None:
+        # the session's cost, and A vs B (computed once a policy): it replays the session, so in a kernel
+        # it runs after the edit's views are shown (reading `.result` runs it at once)
+        self._cost_pending = True
+        if self._later is None:
+            self._update_cost()
+        else:
+            self._later(0, self._update_cost)
         pinned = self.workspace.pinned
         if pinned is None or self._result is None:
             self.compare_view.value = (
@@ -309,6 +319,11 @@ class Playground:
             self._series.start(self.step_count)
         else:
             self.timeline.show(self._series.samples, self._series.total)  # unchanged: nothing is sent
+
+    def _update_cost(self) -> None:
+        if self._cost_pending and not self._closed:
+            self._cost_pending = False
+            self.cost.update()
 
     def _check_lesson(self) -> None:
         if self.lesson is not None and self._lesson_checked == self._inputs_version and not self._closed:
@@ -429,6 +444,7 @@ class Playground:
         self.unpin_button = W.Button(description="unpin", tooltip="forget build A", layout=fits)
         self.unpin_button.on_click(lambda _b: self.unpin())
         self.compare_view = W.HTML()
+        self.cost = CostView(self.workspace)
         self.timeline.slider.add_class("lp-step-view")
         self.title = W.HTML()
         self.status = W.HTML()
@@ -466,7 +482,8 @@ class Playground:
         compare = W.VBox(
             [W.HTML("<b>COMPARE</b> <span class='lp-muted'>A pinned · B current</span>"), self.compare_view]
         )
-        parts = [self.title, *lesson, self.status, tools, body, compare, self.timeline.widget, fences]
+        parts = [self.title, *lesson, self.status, tools, body, compare, self.timeline.widget]
+        parts += [self.cost.widget, fences]
         box = W.VBox(parts, layout=W.Layout(width="100%", max_width="100%", overflow="hidden"))
         box.add_class("lp-playground")
         return box

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.importers import format_names
 from playground.cli import main
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
@@ -178,14 +179,44 @@ def test_build_at_a_step_outside_the_session_exits_2(tmp_path, capsys):
 def test_replay_prints_one_line_per_step(tmp_path, capsys):
     session = write_session(tmp_path / "s.jsonl")
     assert main(["replay", str(session), "--json"]) == 0
-    *lines, last = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    out, err = capsys.readouterr()
+    *lines, last = [json.loads(line) for line in out.splitlines()]
     assert [line["step"] for line in lines] == [1, 2]
     assert [line["messages"] for line in lines] == [2, 4]
     assert [line["nodeStep"] for line in lines] == [2, 4]
     assert [line["summaryMade"] for line in lines] == [None, None]
-    assert last == {
-        "totals": {"steps": 2, "summariesMade": 0, "overBudgetSteps": 0, "reminderSteps": 0, "failedSteps": 0}
-    }
+    # step 2 re-sends step 1's wire (s, u1: 18 tokens) as its cached prefix
+    assert [(line["tokensSent"], line["cachedTokens"], line["newTokens"]) for line in lines] == [
+        (18, 0, 18),
+        (90, 18, 72),
+    ]
+    assert [line["cacheBreakBy"] for line in lines] == [None, None]
+    assert [line["outputTokens"] for line in lines] == [61, 10]  # the recorded a1 and f1
+    totals = last["totals"]
+    assert {k: totals[k] for k in ("steps", "summariesMade", "overBudgetSteps", "reminderSteps")} == {
+        "steps": 2, "summariesMade": 0, "overBudgetSteps": 0, "reminderSteps": 0,
+    }  # fmt: skip
+    assert (totals["tokensSent"], totals["cachedTokens"], totals["cachedShare"]) == (108, 18, 0.1667)
+    assert (totals["cacheBreaks"], totals["priceModel"]) == (0, "claude-sonnet-4-5")
+    # 18 cached × $0.30 + 90 written × $3.75 + 71 output × $15 per million; without a cache 108 × $3
+    assert (totals["costUsd"], totals["costNoCacheUsd"]) == (0.001408, 0.001389)
+    assert "prices: claude-sonnet-4-5 (default: the session names no priced model)" in err
+
+
+def test_replay_prices_from_a_file_and_the_anthropic_shape(tmp_path, capsys):
+    session = write_session(tmp_path / "s.jsonl")
+    prices = tmp_path / "p.yaml"
+    prices.write_text("date: 2027-01-01\nmodels:\n  house: {input: 1, cachedInput: 0.5, output: 2}\n")
+    assert main(["replay", str(session), "--json", "--prices", str(prices), "--model", "house", "--wire",
+                 "anthropic"]) == 0  # fmt: skip
+    out, err = capsys.readouterr()
+    totals = json.loads(out.splitlines()[-1])["totals"]
+    assert (totals["priceModel"], totals["wireShape"]) == ("house", "anthropic")
+    assert totals["costUsd"] == round((18 * 0.5 + 90 * 1 + 71 * 2) / 1e6, 6)
+    assert "prices: house (the chosen model); table of 2027-01-01" in err
+    prices.write_text("models: [1]\n")
+    assert main(["replay", str(session), "--prices", str(prices)]) == 2
+    assert "p.yaml: a price file is a mapping with `models:`" in capsys.readouterr().err
 
 
 @needs_shared
@@ -263,6 +294,110 @@ def test_import_refuses_to_overwrite_the_source(tmp_path, capsys):
     assert main(["import", str(source), "-o", str(source)]) == 2
     assert "chat.json" in capsys.readouterr().err
     assert json.loads(source.read_text(encoding="utf-8")) == [{"role": "user", "content": "hi"}]
+
+
+@needs_shared
+def test_import_report_says_what_came_in_and_what_did_not(capsys):
+    rollout = SHARED / "real-sessions" / "codex" / "rollout-small.jsonl"
+    assert main(["import", str(rollout), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["format"] == "codex" and report["messages"] == 103
+    assert report["cameIn"] == {
+        "systemPrompts": 0,
+        "userTurns": 2,
+        "assistantTurns": 35,
+        "toolCalls": 34,
+        "toolResults": 34,
+        "thoughts": 32,
+        "summaries": 0,
+        "images": 0,
+    }
+    assert report["leftOut"][-1] == {
+        "reason": "reasoning without a readable summary (encrypted)",
+        "count": 1,
+        "firstLines": [177],
+    }
+    assert {left["reason"]: left["count"] for left in report["leftOut"]}[
+        "event_msg token_count (a UI echo)"
+    ] == 35
+    assert report["problems"] == [] and report["unpaired"] == []
+    assert main(["import", str(rollout)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == (
+        "  came in: 0 system prompts, 2 user turns, 35 assistant turns, 34 tool calls, 34 tool results, "
+        "32 thoughts, 0 summaries, 0 images"
+    )
+    assert "  left out 35: event_msg token_count (a UI echo) (lines 7, 13, 19, 25, 31…)" in out
+
+
+def test_conversation_picks_one_of_several(tmp_path, capsys):
+    data = tmp_path / "data.json"
+    convs = [
+        {"conversations": [{"from": "human", "value": f"q{n}"}, {"from": "gpt", "value": "a"}]}
+        for n in range(3)
+    ]
+    data.write_text(json.dumps(convs), encoding="utf-8")
+    assert main(["build", str(data), "--conversation", "-1", "--json"]) == 0
+    assert [m["content"] for m in json.loads(capsys.readouterr().out)["wire"]][0] == "q2"
+    assert main(["import", str(data), "--conversation", "1"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "  one of 3 conversations in the file (choose with --conversation N)"
+    )
+    assert main(["replay", str(data), "--conversation", "5"]) == 2
+    assert (
+        capsys.readouterr().err == f"error: conversation 5 is out of range: {data} holds 3 conversation(s)\n"
+    )
+
+
+def test_import_onto_an_existing_file_needs_force(tmp_path, capsys):
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps([{"role": "user", "content": "hi"}]), encoding="utf-8")
+    target = tmp_path / "out.jsonl"
+    target.write_text("keep me", encoding="utf-8")
+    assert main(["import", str(source), "-o", str(target)]) == 2
+    assert capsys.readouterr().err == f"error: {target}: already exists; pass --force to replace it\n"
+    assert target.read_text(encoding="utf-8") == "keep me"
+    assert main(["import", str(source), "-o", str(target), "--force"]) == 0
+    assert [json.loads(line)["content"] for line in target.read_text(encoding="utf-8").split("\n")[1:-1]] == [
+        "hi"
+    ]
+    assert main(["import", str(source), "-o", str(source), "--force"]) == 2  # never over the transcript
+    assert "is the transcript being imported" in capsys.readouterr().err
+
+
+def test_skipped_lines_are_never_silent_in_build_and_replay(tmp_path, capsys):
+    session = tmp_path / "s.jsonl"
+    good = {"id": "u1", "role": "user", "type": "user_input", "content": "hi", "timestamp": 1}
+    session.write_text(json.dumps(good) + "\ngarbage\n", encoding="utf-8")
+    skipped = f"{session}:2: json: not valid JSON: Expecting value at column 1"
+    assert main(["build", str(session), "--json"]) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["warnings"] == [skipped] and captured.err == skipped + "\n"
+    assert main(["replay", str(session), "--json"]) == 1
+    captured = capsys.readouterr()
+    totals = json.loads(captured.out.splitlines()[-1])["totals"]
+    counts = ("steps", "summariesMade", "overBudgetSteps", "reminderSteps", "failedSteps")
+    assert {name: totals[name] for name in counts} == {
+        "steps": 1,
+        "summariesMade": 0,
+        "overBudgetSteps": 0,
+        "reminderSteps": 0,
+        "failedSteps": 0,
+    }
+    prices = "prices: claude-sonnet-4-5 (default: the session names no priced model); table of 2026-12-03"
+    assert captured.err == skipped + "\n" + prices + "\n"
+
+
+@pytest.mark.parametrize("command", [["validate"], ["build"], ["replay"], ["import"], []])
+def test_an_unknown_format_is_one_line_and_exit_2(tmp_path, capsys, command):
+    path = tmp_path / "notes.jsonl"
+    path.write_text('{"a": 1}\n{"b": 2}\n', encoding="utf-8")
+    assert main([*command, str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    supported = ", ".join(format_names())
+    assert captured.err == f"error: {path}: unrecognised transcript format; supported: {supported}\n"
+    assert supported.startswith("claude-code, codex, gemini-cli, openai-responses")
 
 
 def test_validate_opens_a_transcript_directly_by_importing_it(tmp_path, capsys):

@@ -1,0 +1,98 @@
+"""OpenAI Codex CLI rollouts (`~/.codex/sessions/…/rollout-*.jsonl`) as linnkit messages.
+
+Each line is `{timestamp, type, payload}`. `session_meta` gives the session id and the instructions (the
+system prompt, `instructions` or `base_instructions.text`); `turn_context` the model; `response_item` lines
+are Responses API items, converted as `engine.importers.responses` describes; `compacted` is a compaction:
+a `history_summary` replacing everything before it except the user messages its `replacement_history`
+keeps. `event_msg` lines are the UI's echoes of the same items (and token counts): counted, not imported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.importers._common import Collector, ImportResult, iso_to_ms, iter_jsonl
+from engine.importers.responses import ItemConverter, flatten_content
+
+FORMAT = "codex"
+IDE_REQUEST = "## My request for Codex:"
+TITLE_CHARS = 80
+LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+
+
+def detect_codex(sniff: Any) -> bool:
+    return any(
+        item.get("type") in LINE_TYPES and isinstance(item.get("payload"), dict) for item in sniff.objects()
+    )
+
+
+def import_codex(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
+    """Read a Codex CLI rollout; malformed lines are reported in `problems` and skipped."""
+    out = Collector(path)
+    reader = _Rollout(out)
+    for number, entry, error in iter_jsonl(text):
+        if error:
+            out.problem(number, error)
+        elif not isinstance(entry, dict) or not isinstance(entry.get("payload"), dict):
+            out.problem(number, "expected {timestamp, type, payload} with an object payload")
+        else:
+            reader.line(number, entry)
+    reader.converter.flush()
+    requests = (_request(m.content) for m in out.messages if m.type == "user_input")
+    title = next((r.splitlines()[0][:TITLE_CHARS] for r in requests if r), None)
+    return out.result(FORMAT, session=reader.session, title=title)
+
+
+def _request(text: str) -> str:
+    """What the person typed in a user message, without the context Codex and its IDE extension inject."""
+    if IDE_REQUEST in text:
+        return text.split(IDE_REQUEST, 1)[1].strip()
+    return "" if text.lstrip().startswith(("<", "# AGENTS.md", "# Context from my IDE")) else text.strip()
+
+
+class _Rollout:
+    def __init__(self, out: Collector) -> None:
+        self.out = out
+        self.converter = ItemConverter(out, "cx")
+        self.session: dict[str, Any] = {}
+
+    def line(self, number: int, entry: dict[str, Any]) -> None:
+        kind, payload = entry.get("type"), entry["payload"]
+        ts = iso_to_ms(entry.get("timestamp"))
+        ts = number if ts is None else ts
+        if kind == "response_item":
+            self.converter.item(payload, number, ts)
+        elif kind == "session_meta":
+            self._meta(payload, number, ts)
+        elif kind == "turn_context":
+            if isinstance(payload.get("model"), str):
+                self.session.setdefault("model", payload["model"])
+        elif kind == "compacted":
+            self._compacted(payload, number, ts)
+        elif kind == "event_msg":
+            self.out.skip(f"event_msg {payload.get('type')} (a UI echo)", number)
+        else:
+            self.out.skip(f"line type {kind!r}", number)
+
+    def _meta(self, payload: dict[str, Any], number: int, ts: int) -> None:
+        for key in ("id", "cwd", "cli_version", "originator"):
+            if isinstance(payload.get(key), str):
+                self.session[key] = payload[key]
+        base = payload.get("base_instructions")
+        instructions = payload.get("instructions") or (base.get("text") if isinstance(base, dict) else base)
+        if isinstance(instructions, str) and instructions.strip():
+            self.converter.system(instructions, number, ts, {"field": "session_meta.instructions"})
+
+    def _compacted(self, payload: dict[str, Any], number: int, ts: int) -> None:
+        history = payload.get("replacement_history")
+        history = history if isinstance(history, list) else []
+        user_texts = [
+            flatten_content(item.get("content"))[0]
+            for item in history
+            if isinstance(item, dict) and item.get("type") == "message" and item.get("role") == "user"
+        ]
+        summary = payload.get("message") if isinstance(payload.get("message"), str) else ""
+        if not summary and user_texts:
+            summary = user_texts.pop()  # Codex puts the summary last, as a user message
+        source = {"line": number, "type": "compacted", "replacementHistoryItems": len(history)}
+        self.converter.compaction(summary, set(user_texts), number, ts, source)

@@ -1,0 +1,132 @@
+"""Gemini CLI sessions (`~/.gemini/tmp/<project>/chats/session-*.json`) as linnkit messages.
+
+One JSON object `{sessionId, projectHash, startTime, lastUpdated, messages: [...]}`. A message is
+`{id, timestamp, type: user|gemini|info|error|warning, content, thoughts?, toolCalls?, tokens?, model?}`.
+`user` → `user_input`; a `gemini` message → its `thoughts` (subject and description) as `thought`s, then one
+`tool_calls` message (the text with the calls) followed by each call's result as `tool_output` — results live
+inside the calling message —, or a `final_answer` when it calls nothing. `info`/`error`/`warning` are the
+CLI's own notices, never sent to the model: counted, not imported. No system prompt is stored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.importers._common import Collector, ImportResult, compact_json, iso_to_ms, load_json_document
+from engine.importers.responses import PART_SEPARATOR
+from engine.messages import AiMessage
+
+FORMAT = "gemini-cli"
+MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
+
+
+def detect_gemini(sniff: Any) -> bool:
+    doc = sniff.document
+    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+        return False
+    messages = [m for m in doc["messages"] if isinstance(m, dict)]
+    typed = bool(messages) and all(m.get("type") in MESSAGE_TYPES and "role" not in m for m in messages)
+    return typed or ("sessionId" in doc and "projectHash" in doc)
+
+
+def import_gemini(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
+    out = Collector(path)
+    doc, error, line = load_json_document(text)
+    if error is not None:
+        out.problem(line, error)
+        return out.result(FORMAT)
+    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+        out.problem(None, "expected an object with a 'messages' list")
+        return out.result(FORMAT)
+    for index, message in enumerate(doc["messages"]):
+        label = f"messages[{index}]"
+        if not isinstance(message, dict):
+            out.problem(None, f"{label}: expected a message object, found {type(message).__name__}")
+            continue
+        _message(out, index, label, message)
+    session = {k: doc[k] for k in ("sessionId", "startTime", "lastUpdated") if isinstance(doc.get(k), str)}
+    model = next((m.get("model") for m in doc["messages"] if isinstance(m, dict) and m.get("model")), None)
+    if model:
+        session["model"] = model
+    return out.result(FORMAT, session=session)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return PART_SEPARATOR.join(
+            p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+    return "" if content is None else compact_json(content)
+
+
+def _message(out: Collector, index: int, label: str, message: dict[str, Any]) -> None:
+    kind = message.get("type")
+    base = message["id"] if isinstance(message.get("id"), str) and message["id"] else f"gm-{index}"
+    ts = iso_to_ms(message.get("timestamp"))
+    ts = index if ts is None else ts
+    text = _text(message.get("content"))
+
+    def add(suffix: str, role: str, type_: str, content: str, meta: dict[str, Any] | None = None) -> None:
+        out.add(AiMessage(out.unique_id(base + suffix), role, type_, content, ts, meta or None))
+
+    if kind == "user":
+        add("", "user", "user_input", text)
+        return
+    if kind != "gemini":
+        out.skip(f"{kind} notice (shown by the CLI, not sent to the model)", index + 1)
+        return
+    thoughts = message.get("thoughts") if isinstance(message.get("thoughts"), list) else []
+    for n, thought in enumerate(thoughts):
+        if isinstance(thought, dict):
+            words = [thought.get("subject"), thought.get("description")]
+            add(
+                f"-thought-{n}",
+                "assistant",
+                "thought",
+                "\n".join(w for w in words if isinstance(w, str) and w),
+            )
+    calls = [c for c in message.get("toolCalls") or [] if isinstance(c, dict)]
+    meta = {"model": message["model"]} if isinstance(message.get("model"), str) else {}
+    if not calls:
+        if text:
+            add("", "assistant", "final_answer", text, meta)
+        elif not thoughts:
+            out.skip("empty reply", index + 1)
+        return
+    wire_calls = [_call(call, f"{base}-call-{n}") for n, call in enumerate(calls)]
+    add("", "assistant", "tool_calls", text, {**meta, "tool_calls": wire_calls})
+    for call, wire in zip(calls, wire_calls, strict=True):
+        output, extra = _result(call)
+        name = wire["function"]["name"]
+        head = {"tool_call_id": wire["id"], "raw_output": output, "tool_name": name}
+        add(f"-result-{wire['id']}", "tool", "tool_output", output, {**head, **extra})
+
+
+def _call(call: dict[str, Any], fallback_id: str) -> dict[str, Any]:
+    call_id = call["id"] if isinstance(call.get("id"), str) and call["id"] else fallback_id
+    args = call.get("args")
+    arguments = args if isinstance(args, str) else compact_json(args if args is not None else {})
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": call.get("name") or "", "arguments": arguments},
+    }
+
+
+def _result(call: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The text the model got back for a call: its functionResponse output (or error), else the display."""
+    extra = {"status": call["status"]} if isinstance(call.get("status"), str) else {}
+    texts: list[str] = []
+    for part in call.get("result") or []:
+        response = part.get("functionResponse") if isinstance(part, dict) else None
+        body = response.get("response") if isinstance(response, dict) else None
+        if isinstance(body, dict):
+            value = body.get("output", body.get("error", body))
+            texts.append(value if isinstance(value, str) else compact_json(value))
+        elif isinstance(part, dict) and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+    if not texts and isinstance(call.get("resultDisplay"), str):
+        texts.append(call["resultDisplay"])
+    return PART_SEPARATOR.join(texts), extra

@@ -1,0 +1,147 @@
+"""The importer protocol: one small record per format, built-ins and plug-ins alike.
+
+An `Importer` says whether it recognises a file (`detect`, given a `Sniff` of its first items) and reads it
+(`read` → `ImportResult`: messages plus the account of what did not come in). Built-in formats are listed
+in `BUILTIN`, in detection order: specific formats first, the generic API-payload shapes last. Other
+packages add formats through the entry point group `linn_playground.importers`; each entry point names an
+`Importer` (or a function returning one). Plug-ins are tried after the specific built-ins and before the
+generic ones, so a plug-in cannot take a Claude Code file but can claim what would pass for OpenAI chat.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import entry_points
+from typing import Any
+
+from engine.importers._common import ImportResult, UnknownFormatError, iter_jsonl, load_json_document
+
+ENTRY_POINT_GROUP = "linn_playground.importers"
+SAMPLE_ITEMS = 200
+SAMPLE_LINES = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Sniff:
+    """What detection looks at: the text, its name, the parsed whole document (when the text is one JSON
+    document) and the first top-level items (array elements, the document, or the JSONL lines that parse)."""
+
+    name: str
+    text: str
+    document: Any
+    items: tuple[Any, ...]
+
+    @classmethod
+    def of(cls, text: str, name: str = "<text>") -> Sniff:
+        if not text.lstrip().startswith(("{", "[", '"')):  # not JSON nor JSONL at all (e.g. Markdown)
+            return cls(name, text, None, ())
+        value, error, _ = load_json_document(text)
+        if error is None:
+            items = tuple(value[:SAMPLE_ITEMS]) if isinstance(value, list) else (value,)
+            return cls(name, text, value, items)
+        return cls(name, text, None, tuple(_jsonl_items(text)))
+
+    def objects(self) -> Iterator[dict[str, Any]]:
+        return (item for item in self.items if isinstance(item, dict))
+
+
+def _jsonl_items(text: str) -> Iterator[Any]:
+    """The first SAMPLE_ITEMS lines that parse, looking no further than SAMPLE_LINES lines (a Markdown file
+    of 10,000 lines is not parsed line by line only to find it is not JSON)."""
+    taken = 0
+    for tried, (_, item, error) in enumerate(iter_jsonl(text), 1):
+        if error is None:
+            yield item
+            taken += 1
+        if taken >= SAMPLE_ITEMS or tried >= SAMPLE_LINES:
+            return
+
+
+# read(text, source name, conversation): `conversation` picks one of several conversations or sessions in
+# one file (None: the format's default, e.g. the first request, the last Aider session)
+Reader = Callable[[str, str, "int | None"], ImportResult]
+
+
+@dataclass(frozen=True, slots=True)
+class Importer:
+    """One transcript format. `summary` is one line for users: what is kept and what is not."""
+
+    name: str
+    summary: str
+    detect: Callable[[Sniff], bool]
+    read: Reader
+    generic: bool = False  # a shape many tools share (API payloads): tried after every specific format
+
+
+_builtins: list[Importer] = []
+
+
+def register_builtin(importer: Importer) -> Importer:
+    if any(i.name == importer.name for i in _builtins):
+        raise ValueError(f"importer {importer.name!r} is registered twice")
+    _builtins.append(importer)
+    return importer
+
+
+@cache
+def plugins() -> tuple[Importer, ...]:
+    """Importers other packages declare under the `linn_playground.importers` entry point group.
+
+    A plug-in that fails to load is left out with a warning naming it; it never stops an import."""
+    found: list[Importer] = []
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            value = point.load()
+            importer = value() if callable(value) and not isinstance(value, Importer) else value
+        except Exception as exc:  # noqa: BLE001 - a broken plug-in must not break the built-in formats
+            warnings.warn(f"importer plug-in {point.name!r} failed to load: {exc}", stacklevel=2)
+            continue
+        if not isinstance(importer, Importer):
+            warnings.warn(
+                f"importer plug-in {point.name!r} is not an engine.importers.Importer", stacklevel=2
+            )
+            continue
+        found.append(importer)
+    return tuple(found)
+
+
+def importers() -> list[Importer]:
+    """Every importer in detection order: specific built-ins, plug-ins, then the generic built-ins."""
+    return (
+        [i for i in _builtins if not i.generic]
+        + [i for i in plugins() if i.name not in {b.name for b in _builtins}]
+        + [i for i in _builtins if i.generic]
+    )
+
+
+def format_names() -> list[str]:
+    return [i.name for i in importers()]
+
+
+def find(name: str) -> Importer:
+    for importer in importers():
+        if importer.name == name:
+            return importer
+    raise ValueError(f"unknown format {name!r}; choose one of {', '.join(format_names())}")
+
+
+def unrecognised(name: str) -> UnknownFormatError:
+    """The one line a user sees for a file no importer recognises."""
+    return UnknownFormatError(
+        f"{name}: unrecognised transcript format; supported: {', '.join(format_names())}"
+    )
+
+
+def detect(sniff: Sniff) -> Importer | None:
+    for importer in importers():
+        try:
+            if importer.detect(sniff):
+                return importer
+        except Exception as exc:  # noqa: BLE001 - a plug-in's detect must not break detection
+            if importer in _builtins:
+                raise
+            warnings.warn(f"importer plug-in {importer.name!r} failed to detect: {exc}", stacklevel=2)
+    return None

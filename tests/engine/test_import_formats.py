@@ -1,0 +1,533 @@
+"""Codex CLI rollouts, Responses API items, Gemini CLI sessions; detection through the importer registry."""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import pytest
+
+from engine.build import build_context
+from engine.importers import (
+    ENTRY_POINT_GROUP,
+    Importer,
+    ImportResult,
+    UnknownFormatError,
+    detect_format,
+    format_names,
+    import_file,
+    import_text,
+    registry,
+)
+from engine.invariants import check_invariants
+from engine.messages import AiMessage
+from engine.policy import define_context_policy
+from engine.replay import replay_session
+
+REAL = Path(__file__).resolve().parents[2].parent / "shared" / "real-sessions"
+needs_real = pytest.mark.skipif(not REAL.is_dir(), reason=f"real transcripts not found at {REAL}")
+# one long turn: its tool loop is must-keep, so a tight budget overflows by design (C6); use the defaults
+POLICY = define_context_policy({})
+
+
+def rollout(*lines: tuple[str, dict]) -> str:
+    stamp = "2025-10-28T04:00:{:02d}.000Z"
+    return "\n".join(
+        json.dumps({"timestamp": stamp.format(n), "type": kind, "payload": payload})
+        for n, (kind, payload) in enumerate(lines)
+    )
+
+
+def user(text: str) -> tuple[str, dict]:
+    return "response_item", {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": text}],
+    }
+
+
+def say(text: str) -> tuple[str, dict]:
+    content = [{"type": "output_text", "text": text}]
+    return "response_item", {"type": "message", "role": "assistant", "content": content}
+
+
+def call(call_id: str, command: str) -> tuple[str, dict]:
+    arguments = json.dumps({"command": command})
+    return "response_item", {
+        "type": "function_call",
+        "name": "shell",
+        "arguments": arguments,
+        "call_id": call_id,
+    }
+
+
+def output(call_id: str, text: str) -> tuple[str, dict]:
+    wrapped = json.dumps({"output": text, "metadata": {"exit_code": 0}})  # Codex 0.40 wraps outputs
+    return "response_item", {"type": "function_call_output", "call_id": call_id, "output": wrapped}
+
+
+def test_codex_turns_pair_calls_and_unwrap_outputs() -> None:
+    text = rollout(
+        ("session_meta", {"id": "s1", "instructions": "You are Codex.", "cli_version": "0.40.0"}),
+        ("turn_context", {"model": "gpt-5-codex"}),
+        user("list the files"),
+        ("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "plan"}]}),
+        say("Looking."),
+        call("c1", "ls"),
+        call("c2", "pwd"),
+        output("c1", "a.py"),
+        output("c2", "/repo"),
+        ("event_msg", {"type": "token_count"}),
+        ("response_item", {"type": "reasoning", "summary": [], "encrypted_content": "xyz"}),
+        say("Two files."),
+    )
+    result = import_text(text, name="r.jsonl")
+    assert result.format == "codex"
+    assert [(m.id, m.type, m.content) for m in result.messages] == [
+        ("cx-1", "system_prompt", "You are Codex."),
+        ("cx-3", "user_input", "list the files"),
+        ("cx-4", "thought", "plan"),
+        ("cx-5", "tool_calls", "Looking."),
+        ("cx-8", "tool_output", "a.py"),
+        ("cx-9", "tool_output", "/repo"),
+        ("cx-12", "final_answer", "Two files."),
+    ]
+    assert [c["id"] for c in result.messages[3].tool_calls] == ["c1", "c2"]
+    assert result.messages[4].meta("tool_name") == "shell"
+    assert result.messages[4].meta("outputMetadata") == {"exit_code": 0}
+    assert result.unpaired == []
+    assert result.skipped_lines == {
+        "event_msg token_count (a UI echo)": [10],
+        "reasoning without a readable summary (encrypted)": [11],
+    }
+    assert result.session == {"id": "s1", "cli_version": "0.40.0", "model": "gpt-5-codex"}
+
+
+def test_codex_compaction_replaces_all_but_the_user_messages_it_keeps() -> None:
+    kept_user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "second"}]}
+    summary_item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "SUMMARY"}]}
+    text = rollout(
+        user("first"),
+        say("one"),
+        user("second"),
+        say("two"),
+        ("compacted", {"message": "", "replacement_history": [kept_user, summary_item]}),
+        user("third"),
+    )
+    result = import_text(text)
+    summary = next(m for m in result.messages if m.type == "history_summary")
+    assert summary.content == "SUMMARY"
+    assert summary.meta("replacedMessageIds") == ["cx-1", "cx-2", "cx-4"]  # ids name rollout lines
+    assert summary.meta("source") == {"line": 5, "type": "compacted", "replacementHistoryItems": 2}
+    built = build_context(result.messages, define_context_policy({}))
+    assert [m.id for m in built.messages] == ["cx-5", "cx-3", "cx-6"]  # linnkit puts a summary first
+
+
+def test_responses_request_body_images_custom_tools_and_web_search() -> None:
+    image = {"type": "input_image", "image_url": "data:image/png;base64," + "A" * 400}
+    body = {
+        "model": "gpt-5",
+        "instructions": "Be brief.",
+        "input": [
+            {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "what is this"}, image],
+            },
+            {"type": "web_search_call", "id": "ws1", "status": "completed", "action": {"query": "png"}},
+            {"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin Patch", "call_id": "p1"},
+            {"type": "custom_tool_call_output", "call_id": "p1", "output": "Done!"},
+        ],
+    }
+    result = import_text(json.dumps(body))
+    assert result.format == "openai-responses" and result.session == {"model": "gpt-5"}
+    kinds = [(m.type, m.content) for m in result.messages]
+    assert kinds[0] == ("system_prompt", "Be brief.")
+    assert kinds[1] == ("user_input", "what is this\n\n[image: image/png, 300 bytes]")
+    assert result.messages[1].meta("images") == [{"media_type": "image/png", "base64Chars": 400}]
+    calls = result.messages[2].tool_calls
+    assert [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls] == [
+        ("ws1", "web_search", '{"query":"png"}'),
+        ("p1", "apply_patch", '{"input":"*** Begin Patch"}'),
+    ]
+    outputs = [(m.tool_call_id, m.content, m.meta("synthetic")) for m in result.messages[3:]]
+    assert outputs == [
+        ("ws1", "[web search run by the provider; its results are not in the transcript]", True),
+        ("p1", "Done!", None),
+    ]
+    assert result.unpaired == []
+
+
+def test_gemini_results_live_in_the_calling_message() -> None:
+    session = {
+        "sessionId": "g1",
+        "projectHash": "abc",
+        "messages": [
+            {"id": "m1", "type": "user", "content": "read it", "timestamp": "2025-01-05T14:00:00Z"},
+            {"id": "m2", "type": "info", "content": "Switched model"},
+            {
+                "id": "m3",
+                "type": "gemini",
+                "content": [{"text": "Reading."}],
+                "thoughts": [{"subject": "Plan", "description": "read the file"}],
+                "toolCalls": [
+                    {
+                        "id": "t1",
+                        "name": "read_file",
+                        "args": {"path": "a"},
+                        "result": [{"functionResponse": {"id": "t1", "response": {"output": "hello"}}}],
+                        "status": "success",
+                    },
+                    {"id": "t2", "name": "ls", "args": {}, "result": [], "resultDisplay": "a b"},
+                ],
+            },
+            {"id": "m4", "type": "gemini", "content": "It says hello."},
+        ],
+    }
+    result = import_text(json.dumps(session))
+    assert result.format == "gemini-cli"
+    assert [(m.id, m.type, m.content) for m in result.messages] == [
+        ("m1", "user_input", "read it"),
+        ("m3-thought-0", "thought", "Plan\nread the file"),
+        ("m3", "tool_calls", "Reading."),
+        ("m3-result-t1", "tool_output", "hello"),
+        ("m3-result-t2", "tool_output", "a b"),
+        ("m4", "final_answer", "It says hello."),
+    ]
+    assert result.skipped_lines == {"info notice (shown by the CLI, not sent to the model)": [2]}
+    assert result.unpaired == []
+
+
+@needs_real
+@pytest.mark.parametrize(
+    ("path", "fmt", "calls"),
+    [
+        ("codex/rollout-small.jsonl", "codex", 34),
+        ("codex/compaction-synthetic.jsonl", "codex", 2),
+        ("gemini-cli/session-synthetic.json", "gemini-cli", 1),
+        ("swe-agent/function_calling_simple.traj", "swe-agent", 5),
+        ("sharegpt/glaive_toolcall_excerpt.json", "sharegpt", 1),
+        ("openhands/basic.json", "openhands", 1),
+        ("letta/memgpt_agent_with_convo.af", "letta", 0),
+        ("aider/chat-history-excerpt.md", "aider", 0),
+        ("claude-code-variants/subagent-agent.jsonl", "claude-code", 0),
+        ("claude-code-variants/sidechain_integrated.jsonl", "claude-code", 1),
+        ("claude-code-variants/compact-boundary.jsonl", "claude-code", 3),
+        ("claude-code/long_session/subagents/agent-aac57f5.jsonl", "claude-code", None),
+    ],
+)
+def test_real_files_import_paired_and_replay_cleanly(path: str, fmt: str, calls: int | None) -> None:
+    assert detect_format(REAL / path) == fmt
+    result = import_file(REAL / path)
+    assert result.unpaired == [] and result.problems == []
+    if calls is not None:
+        assert sum(len(m.tool_calls) for m in result.messages if m.type == "tool_calls") == calls
+    for step in replay_session(result.messages, POLICY):
+        assert step.result.error is None
+        assert check_invariants(step.result).errors == ()
+
+
+def test_swe_agent_tool_messages_answer_every_call_they_name() -> None:
+    call = {"type": "function", "function": {"name": "open", "arguments": "{}"}}
+    traj = {
+        "history": [
+            {
+                "role": "system",
+                "content": "You are an agent.",
+                "agent": "main",
+                "message_type": "system_prompt",
+            },
+            {"role": "user", "content": [{"type": "text", "text": "fix it"}], "agent": "main"},
+            {
+                "role": "assistant",
+                "content": "Open both.",
+                "thought": "Open both.",
+                "action": "open a",
+                "tool_calls": [{**call, "id": "c1"}, {**call, "id": "c2"}],
+            },
+            {
+                "role": "tool",
+                "content": "a and b",
+                "tool_call_ids": ["c1", "c2"],
+                "message_type": "observation",
+            },
+        ],
+        "info": {"exit_status": "submitted"},
+    }
+    result = import_text(json.dumps(traj), name="run.traj")
+    assert result.format == "swe-agent" and result.session == {"exit_status": "submitted"}
+    assert [(m.type, m.content, m.tool_call_id) for m in result.messages] == [
+        ("system_prompt", "You are an agent.", None),
+        ("user_input", "fix it", None),
+        ("tool_calls", "Open both.", None),
+        ("tool_output", "a and b", "c1"),
+        ("tool_output", "[the output of call c1 answers this call too]", "c2"),
+    ]
+    assert result.unpaired == []
+
+
+def test_sharegpt_pairs_function_calls_with_observations_and_picks_a_conversation() -> None:
+    first = {"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]}
+    second = {
+        "system": "Use tools.",
+        "tools": '[{"name": "weather"}]',
+        "conversations": [
+            {"from": "human", "value": "weather?"},
+            {"from": "function_call", "value": '{"name": "weather", "arguments": {"city": "Oslo"}}'},
+            {"from": "observation", "value": '{"temp": 3}'},
+            {"from": "gpt", "value": "3 degrees."},
+        ],
+    }
+    text = json.dumps([first, second])
+    assert [m.content for m in import_text(text).messages] == ["hi", "hello"]
+    result = import_text(text, conversation=1)
+    assert result.format == "sharegpt" and result.conversations == 2
+    assert [(m.id, m.type) for m in result.messages] == [
+        ("system", "system_prompt"),
+        ("sg-0", "user_input"),
+        ("sg-1", "tool_calls"),
+        ("sg-2", "tool_output"),
+        ("sg-3", "final_answer"),
+    ]
+    assert result.messages[2].tool_calls[0]["function"] == {"name": "weather", "arguments": '{"city":"Oslo"}'}
+    assert (
+        result.messages[3].tool_call_id == "sg-call-1" and result.messages[3].meta("tool_name") == "weather"
+    )
+    assert result.session == {"tools": '[{"name": "weather"}]'} and result.unpaired == []
+
+
+def test_langchain_dump_reads_as_chat_messages() -> None:
+    dump = [
+        {"type": "system", "data": {"content": "Be brief."}},
+        {"type": "human", "data": {"content": "2+2?", "id": "h1"}},
+        {
+            "type": "ai",
+            "data": {
+                "content": "",
+                "id": "a1",
+                "tool_calls": [{"name": "calc", "args": {"x": "2+2"}, "id": "t1"}],
+            },
+        },
+        {"type": "tool", "data": {"content": "4", "tool_call_id": "t1", "name": "calc"}},
+        {"type": "ai", "data": {"content": "4.", "id": "a2"}},
+    ]
+    result = import_text(json.dumps({"messages": dump}))
+    assert result.format == "langchain"
+    assert [(m.id, m.type, m.content) for m in result.messages] == [
+        ("oa-0", "system_prompt", "Be brief."),
+        ("h1", "user_input", "2+2?"),
+        ("a1", "tool_calls", ""),
+        ("oa-3", "tool_output", "4"),
+        ("a2", "final_answer", "4."),
+    ]
+    assert result.messages[2].tool_calls[0]["function"] == {"name": "calc", "arguments": '{"x":"2+2"}'}
+    assert result.messages[3].meta("tool_name") == "calc" and result.unpaired == []
+
+
+def test_openhands_groups_a_response_s_parallel_calls_and_pairs_observations() -> None:
+    calls = [
+        {"id": "t1", "type": "function", "function": {"name": "run", "arguments": '{"command": "ls"}'}},
+        {"id": "t2", "type": "function", "function": {"name": "run", "arguments": '{"command": "pwd"}'}},
+    ]
+    response = {"id": "r1", "model": "m", "choices": [{"message": {"content": "Both.", "tool_calls": calls}}]}
+
+    def meta(call_id: str) -> dict:
+        return {"tool_call_id": call_id, "function_name": "run", "model_response": response}
+
+    events = [
+        {"id": 1, "source": "user", "action": "message", "args": {"content": "look"}},
+        {
+            "id": 2,
+            "source": "agent",
+            "action": "run",
+            "args": {"command": "ls"},
+            "tool_call_metadata": meta("t1"),
+        },
+        {
+            "id": 3,
+            "source": "agent",
+            "action": "run",
+            "args": {"command": "pwd"},
+            "tool_call_metadata": meta("t2"),
+        },
+        {
+            "id": 4,
+            "source": "agent",
+            "observation": "run",
+            "content": "a.py",
+            "tool_call_metadata": meta("t1"),
+        },
+        {"id": 5, "source": "agent", "observation": "run", "content": "/w", "tool_call_metadata": meta("t2")},
+        {"id": 6, "source": "environment", "observation": "agent_state_changed", "content": ""},
+        {"id": 7, "source": "agent", "action": "finish", "message": "Done.", "args": {}},
+    ]
+    result = import_text(json.dumps(events))
+    assert result.format == "openhands" and result.session == {"model": "m"}
+    assert [(m.id, m.type, m.content) for m in result.messages] == [
+        ("oh-1", "user_input", "look"),
+        ("oh-2", "tool_calls", "Both."),
+        ("oh-4-out", "tool_output", "a.py"),
+        ("oh-5-out", "tool_output", "/w"),
+        ("oh-7", "final_answer", "Done."),
+    ]
+    assert [c["id"] for c in result.messages[1].tool_calls] == ["t1", "t2"]
+    assert result.skipped == {"observation agent_state_changed without a call": 1}
+    assert result.unpaired == []
+
+
+def test_letta_agent_file_even_as_a_json_string() -> None:
+    wrapped = json.dumps({"type": "user_message", "message": "hi Sam", "time": "now"})
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "send_message", "arguments": '{"message":"hi"}'},
+    }
+    agent = {
+        "name": "sam",
+        "system": "You are Sam.",
+        "llm_config": {"model": "gpt-4o-mini"},
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": wrapped}], "id": "message-1"},
+            {"role": "assistant", "content": [], "tool_calls": [call], "id": "message-2"},
+            {"role": "tool", "content": [{"type": "text", "text": '{"status": "OK"}'}], "tool_call_id": "c1"},
+        ],
+    }
+    result = import_text(json.dumps(json.dumps({"agents": [agent]})))  # a JSON string holding the JSON
+    assert result.format == "letta" and result.session == {"agent": "sam", "model": "gpt-4o-mini"}
+    assert [(m.type, m.content) for m in result.messages] == [
+        ("system_prompt", "You are Sam."),
+        ("user_input", "hi Sam"),
+        ("tool_calls", ""),
+        ("tool_output", '{"status": "OK"}'),
+    ]
+    assert result.unpaired == []
+
+
+def test_aider_sessions_default_to_the_last_and_skip_console_and_commands() -> None:
+    text = "\n".join(
+        [
+            "# aider chat started at 2024-08-05 19:33:02",
+            "> Model: gpt-4o-mini with whole edit format  ",
+            "#### first question  ",
+            "first answer",
+            "# aider chat started at 2024-08-05 20:00:00",
+            "> Models: claude-3-5-sonnet with diff edit format  ",
+            "#### fix the bug  ",
+            "#### in utils.py  ",
+            "",
+            "Here is the fix:",
+            "```python",
+            "x = 1",
+            "```",
+            "> Applied edit to utils.py  ",
+            "#### /diff  ",
+        ]
+    )
+    result = import_text(text, name="chat.md")
+    assert result.format == "aider" and result.conversations == 2
+    assert [(m.id, m.type, m.content) for m in result.messages] == [
+        ("ad-7", "user_input", "fix the bug\nin utils.py"),
+        ("ad-9", "final_answer", "Here is the fix:\n```python\nx = 1\n```"),
+    ]
+    assert result.skipped_lines == {
+        "aider console output (not sent to the model)": [6, 14],
+        "aider command (not sent to the model)": [15],
+    }
+    assert result.session == {"model": "claude-3-5-sonnet", "startedAt": "2024-08-05 20:00:00"}
+    assert [m.content for m in import_text(text, conversation=0).messages] == [
+        "first question",
+        "first answer",
+    ]
+
+
+def test_an_unknown_file_names_the_supported_formats(tmp_path: Path) -> None:
+    path = tmp_path / "notes.json"
+    path.write_text('{"hello": "world"}', encoding="utf-8")
+    with pytest.raises(UnknownFormatError) as caught:
+        import_file(path)
+    assert str(caught.value) == f"{path}: unrecognised transcript format; supported: " + ", ".join(
+        format_names()
+    )
+
+
+def test_a_plugin_registered_by_entry_point_imports_its_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    def read(text: str, name: str, conversation: int | None) -> ImportResult:
+        words = text.split(":", 1)[1].strip()
+        return ImportResult([AiMessage("p1", "user", "user_input", words)], "shout")
+
+    plugin = Importer("shout", "SHOUT: lines", lambda sniff: sniff.text.startswith("SHOUT:"), read)
+    point = EntryPoint("shout", "tests.engine.test_import_formats:PLUGIN", ENTRY_POINT_GROUP)
+    monkeypatch.setitem(globals(), "PLUGIN", plugin)
+    monkeypatch.setattr(registry, "entry_points", lambda group: [point] if group == ENTRY_POINT_GROUP else [])
+    registry.plugins.cache_clear()
+    try:
+        assert format_names()[-3:] == ["shout", "anthropic", "openai"]
+        assert [m.content for m in import_text("SHOUT: hello").messages] == ["hello"]
+    finally:
+        registry.plugins.cache_clear()
+
+
+def claude_line(uuid: str, parent: str | None, kind: str, content, **extra) -> str:
+    message = {"role": kind, "content": content}
+    if kind == "assistant":
+        message["id"] = extra.pop("message_id", f"msg-{uuid}")
+    return json.dumps({"type": kind, "uuid": uuid, "parentUuid": parent, "message": message, **extra})
+
+
+def test_claude_code_rewind_keeps_the_live_branch_and_counts_the_abandoned_one() -> None:
+    use = [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}]
+    use2 = [{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]
+    result1 = [{"type": "tool_result", "tool_use_id": "t1", "content": "a"}]
+    result2 = [{"type": "tool_result", "tool_use_id": "t2", "content": "b"}]
+    text = "\n".join(
+        [
+            claude_line("u1", None, "user", "read both files"),
+            claude_line("a1", "u1", "assistant", use, message_id="m1"),
+            claude_line("a2", "a1", "assistant", use2, message_id="m1"),  # a parallel call, same message
+            claude_line("r1", "a1", "user", result1),  # parallel results share a parent: not a branch
+            claude_line("r2", "a2", "user", result2),
+            claude_line("a3", "r2", "assistant", [{"type": "text", "text": "old answer"}]),
+            claude_line("u2", "a3", "user", "make it shorter"),
+            claude_line("a4", "u2", "assistant", [{"type": "text", "text": "short"}]),
+            claude_line("u3", "a3", "user", "make it longer"),  # rewound to a3: u2 and a4 are abandoned
+            claude_line("a5", "u3", "assistant", [{"type": "text", "text": "long"}]),
+        ]
+    )
+    result = import_text(text)
+    assert [m.id for m in result.messages] == ["u1", "a1", "r1", "r2", "a3", "u3", "a5"]
+    assert result.skipped_lines == {"abandoned branch (rewound)": [7, 8]}
+    assert [c["id"] for c in result.messages[1].tool_calls] == ["t1", "t2"]
+
+
+def test_claude_code_sidechains_open_on_their_own() -> None:
+    lines = [
+        claude_line("u1", None, "user", "research it"),
+        claude_line("s1", None, "user", "sub-agent prompt", isSidechain=True),
+        claude_line("s2", "s1", "assistant", [{"type": "text", "text": "found it"}], isSidechain=True),
+        claude_line("a1", "u1", "assistant", [{"type": "text", "text": "done"}]),
+    ]
+    main = import_text("\n".join(lines))
+    assert [m.id for m in main.messages] == ["u1", "a1"] and main.conversations == 2
+    assert main.skipped_lines == {"sidechain (a sub-agent's own conversation)": [2, 3]}
+    side = import_text("\n".join(lines), conversation=1)
+    assert [(m.id, m.type) for m in side.messages] == [("s1", "user_input"), ("s2", "final_answer")]
+    assert side.skipped_lines == {"not in the chosen sidechain": [1, 4]}
+    subagent_file = import_text("\n".join(lines[1:3]))  # <session>/subagents/agent-*.jsonl
+    assert [m.id for m in subagent_file.messages] == ["s1", "s2"] and subagent_file.skipped_lines == {}
+
+
+@needs_real
+def test_claude_code_variants_from_real_files() -> None:
+    variants = REAL / "claude-code-variants"
+    subagent = import_file(variants / "subagent-agent.jsonl")
+    assert [m.type for m in subagent.messages] == ["user_input", "final_answer"]
+    compacted = import_file(variants / "compact-boundary.jsonl")
+    summary = next(m for m in compacted.messages if m.type == "history_summary")
+    assert summary.content.startswith("Previous conversation summary: Working on authentication module.")
+    assert summary.meta("source")["compactMetadata"] == {"trigger": "auto", "preTokens": 155116}
+    assert len(summary.meta("replacedMessageIds")) == 10  # every message before it
+    built = build_context(compacted.messages, POLICY)
+    assert built.messages[0].id == summary.id and "cu1-comp" not in {m.id for m in built.messages}
+    sidechain = import_file(variants / "sidechain_integrated.jsonl", conversation=1)
+    assert [m.type for m in sidechain.messages] == ["final_answer", "tool_calls", "tool_output"]
