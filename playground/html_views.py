@@ -32,10 +32,12 @@ __all__ = [
     "budget_bar",
     "category_order",
     "events_list",
+    "step_bars",
     "step_chart",
     "tokens_text",
     "trace_view",
     "wire_cards",
+    "wire_summary",
 ]
 
 ROLE_COLOURS = {"system": "#64748b", "user": "#2563eb", "assistant": "#059669", "tool": "#d97706"}
@@ -59,28 +61,34 @@ CATEGORY_COLOURS = {
     "reminder": "#db2777",
 }
 STYLE = """<style>
-.lp-view{font-family:system-ui,sans-serif;font-size:13px;line-height:1.35}
-.lp-card{border:1px solid #cbd5e1;border-left:5px solid var(--lp-role);border-radius:4px;margin:4px 0;
- padding:3px 6px;background:#fff;color:#0f172a}
-.lp-head{font-size:12px;color:#334155}.lp-role{font-weight:600;color:var(--lp-role)}
+.lp-view{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;line-height:1.35;
+ color:var(--jp-ui-font-color1,#0f172a)}
+.lp-card{border:1px solid var(--jp-border-color1,#cbd5e1);border-left:5px solid var(--lp-role);
+ border-radius:4px;margin:4px 0;padding:3px 6px;background:var(--jp-layout-color1,#fff);
+ color:var(--jp-content-font-color1,#0f172a)}
+.lp-head{font-size:12px;color:var(--jp-ui-font-color1,#334155)}.lp-role{font-weight:600;color:var(--lp-role)}
 .lp-body{white-space:pre-wrap;word-break:break-word;margin:2px 0;font-family:ui-monospace,monospace;
  font-size:12px}
 .lp-mark{display:inline-block;border-radius:3px;padding:0 4px;margin-left:4px;color:#fff;font-size:11px}
-.lp-src,.lp-more{font-size:11px;color:#64748b}
+.lp-src,.lp-more{font-size:11px;color:var(--jp-ui-font-color2,#64748b)}
 .lp-reminder{background:#fce7f3;color:#831843}
-.lp-call{font-family:ui-monospace,monospace;font-size:12px;color:#065f46}
-.lp-dropped{border:1px dashed #dc2626;color:#991b1b;border-radius:4px;margin:4px 0;padding:2px 6px;
- font-size:12px;background:#fef2f2}
-.lp-replaced{border-color:#7c3aed;color:#5b21b6;background:#f5f3ff}
-.lp-bar{position:relative;display:flex;height:22px;border:1px solid #94a3b8;background:#f8fafc;margin:4px 0}
+.lp-call{font-family:ui-monospace,monospace;font-size:12px;color:var(--jp-success-color0,#065f46)}
+.lp-dropped{border:1px dashed #dc2626;color:var(--jp-error-color0,#991b1b);border-radius:4px;margin:4px 0;
+ padding:2px 6px;font-size:12px;background:var(--jp-layout-color2,#fef2f2)}
+.lp-replaced{border-color:#7c3aed;color:var(--jp-ui-font-color1,#5b21b6);background:var(--jp-layout-color2,#f5f3ff)}
+.lp-bar{position:relative;display:flex;height:22px;border:1px solid var(--jp-border-color1,#94a3b8);
+ background:var(--jp-layout-color2,#f8fafc);margin:4px 0}
 .lp-seg{height:100%}.lp-reserved{position:absolute;top:0;right:0;height:100%;
  background:repeating-linear-gradient(45deg,#cbd5e1,#cbd5e1 3px,#f1f5f9 3px,#f1f5f9 6px)}
 .lp-line{position:absolute;top:-4px;height:30px;border-left:2px solid}
 .lp-table{border-collapse:collapse;font-size:12px}.lp-table td{padding:1px 6px}
 .lp-num{text-align:right;font-variant-numeric:tabular-nums}
 .lp-swatch{display:inline-block;width:10px;height:10px;margin-right:4px}
-.lp-over{color:#dc2626;font-weight:600}.lp-error{color:#dc2626}.lp-muted{color:#64748b}
+.lp-over{color:#dc2626;font-weight:600}.lp-error{color:var(--jp-error-color1,#dc2626)}
+.lp-muted{color:var(--jp-ui-font-color2,#64748b)}
 .lp-kind{font-weight:600;color:#7c3aed;margin-right:6px}
+.lp-chart .lp-current{fill:var(--jp-ui-font-color0,#0f172a)}
+.lp-chart .lp-axis{fill:var(--jp-ui-font-color2,#64748b)}
 </style>"""
 
 BODY_LIMIT = 4000  # characters of one message shown before "… N more characters"
@@ -116,6 +124,30 @@ def wire_cards(result: BuildResult, *, show_dropped: bool = False, limit: int = 
         f'<div class="lp-muted">{len(result.cards)} messages · {tokens_text(result.tokens.final_tokens)} tok'
     )
     return f'{STYLE}<div class="lp-view lp-wire">{head}</div>{"".join(parts)}</div>'
+
+
+def wire_summary(result: BuildResult) -> str:
+    """The wire as a compact table, one row per message: position, role, type, tokens, marks."""
+    if result.error is not None:
+        return _error_box(result)
+    rows = "".join(
+        _row(
+            f'<td class="lp-num">#{card.index}</td>',
+            _role_cell(str(card.message.get("role", "?"))),
+            f"<td>{escape(card.type)}</td>",
+            f'<td class="lp-num">{tokens_text(card.tokens)}</td>',
+            f"<td>{''.join(_mark(mark) for mark in card.marks)}</td>",
+        )
+        for card in sorted(result.cards, key=lambda c: c.index)
+    )
+    tokens = tokens_text(result.tokens.final_tokens)
+    head = f'<div class="lp-muted">{len(result.cards)} messages · {tokens} tok</div>'
+    return f'{STYLE}<div class="lp-view lp-wire-summary">{head}<table class="lp-table">{rows}</table></div>'
+
+
+def _role_cell(role: str) -> str:
+    colour = ROLE_COLOURS.get(role, "#475569")
+    return f'<td><span class="lp-role" style="--lp-role:{colour}">{escape(role)}</span></td>'
 
 
 def _card(card: WireCard, result: BuildResult, limit: int) -> str:
@@ -332,9 +364,12 @@ def _trace_entries(result: BuildResult, message_id: str) -> str:
 # -- tokens per step ----------------------------------------------------------------------------------
 
 
-def step_chart(samples: Sequence[StepSample], current: int | None = None, *, width: int = 640) -> str:
-    """Plain SVG: one bar per step (final tokens), the budget and trigger lines, S/C/R markers.
-    `current` is the 1-based step drawn highlighted."""
+def step_chart(
+    samples: Sequence[StepSample], current: int | None = None, *, width: int = 640, stacked: bool = False
+) -> str:
+    """Plain SVG: one bar per step (final tokens; with `stacked`, one segment per token category), the
+    budget and trigger lines, S/C/R markers. `current` is the 1-based step drawn highlighted (a bar in
+    the theme's foreground colour and a ▼ above it)."""
     height, top, bottom = 110, 14, 96
     if not samples:
         return '<div class="lp-muted">no steps</div>'
@@ -344,31 +379,91 @@ def step_chart(samples: Sequence[StepSample], current: int | None = None, *, wid
     def y(value: float) -> float:
         return bottom - (bottom - top) * value / peak
 
-    shapes = [_step_bar(s, i * slot, slot, y, s.step == current) for i, s in enumerate(samples)]
+    shapes = [_step_bar(s, i * slot, slot, y, s.step == current, stacked) for i, s in enumerate(samples)]
     shapes.append(_hline(y(samples[-1].total_budget), width, "#dc2626", "budget"))
     shapes.append(_hline(y(samples[-1].trigger_tokens), width, "#7c3aed", "trigger", dash=True))
     label = f"{len(samples)} steps · peak {tokens_text(max(s.final_tokens for s in samples))} tok"
-    shapes.append(f'<text x="2" y="{height - 2}" font-size="10" fill="#64748b">{label}</text>')
+    shapes.append(
+        f'<text class="lp-axis" x="2" y="{height - 2}" font-size="10" fill="#64748b">{label}</text>'
+    )
     return (
         f'<svg class="lp-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}">{"".join(shapes)}</svg>'
     )
 
 
-def _step_bar(sample: StepSample, x: float, slot: float, y, current: bool) -> str:
+def _step_bar(sample: StepSample, x: float, slot: float, y, current: bool, stacked: bool = False) -> str:
     top = y(sample.final_tokens)
     colour = "#0f172a" if current else ("#dc2626" if sample.final_tokens > sample.total_budget else "#64748b")
     tip = f"step {sample.step}: {tokens_text(sample.final_tokens)} tok {escape(sample.markers)}".strip()
-    bar = (
-        f'<rect x="{x + slot * 0.1:.2f}" y="{top:.2f}" width="{max(slot * 0.8, 0.5):.2f}" '
-        f'height="{y(0) - top:.2f}" fill="{colour}"><title>{tip}</title></rect>'
-    )
+    left, bar_width = f"{x + slot * 0.1:.2f}", f"{max(slot * 0.8, 0.5):.2f}"
+    css = ' class="lp-current"' if current else ""
+    counts = dict(getattr(sample, "by_category", ()))
+    if stacked and counts and not current:
+        parts, base = [], 0
+        for name in category_order(counts):
+            upper, lower = y(base + counts[name]), y(base)
+            parts.append(
+                f'<rect x="{left}" y="{upper:.2f}" width="{bar_width}" height="{lower - upper:.2f}" '
+                f'fill="{_category_colour(name)}"><title>{tip} · {escape(name)} {tokens_text(counts[name])}'
+                "</title></rect>"
+            )
+            base += counts[name]
+        bar = "".join(parts)
+    else:
+        bar = (
+            f'<rect{css} x="{left}" y="{top:.2f}" width="{bar_width}" '
+            f'height="{y(0) - top:.2f}" fill="{colour}"><title>{tip}</title></rect>'
+        )
+    if current:
+        bar += (
+            f'<text class="lp-current" x="{x + slot / 2:.2f}" y="{max(top - 2, 20):.2f}" font-size="10" '
+            f'text-anchor="middle" fill="{colour}">▼</text>'
+        )
     if sample.markers:
         bar += (
             f'<text x="{x + slot / 2:.2f}" y="10" font-size="9" text-anchor="middle" '
             f'fill="#7c3aed">{escape(sample.markers)}</text>'
         )
     return bar
+
+
+def step_bars(samples: Sequence[StepSample], current: int | None = None, *, height: int = 90) -> str:
+    """The step chart as plain HTML boxes (no SVG): what a front end that sanitizes SVG away (an untrusted
+    notebook in JupyterLab, GitHub) still draws. One column per step, stacked by category; the current
+    step outlined; the budget and the markers in the caption."""
+    if not samples:
+        return '<div class="lp-muted">no steps</div>'
+    peak = max(max(s.final_tokens for s in samples), max(s.total_budget for s in samples), 1) * 1.05
+    columns = []
+    for sample in samples:
+        counts = dict(getattr(sample, "by_category", ()))
+        total = sum(counts.values()) or 1
+        parts = (
+            "".join(
+                f'<div style="height:{100 * counts[name] / total:.2f}%;'
+                f'background:{_category_colour(name)}"></div>'
+                for name in reversed(category_order(counts))
+            )
+            or '<div style="height:100%;background:#64748b"></div>'
+        )
+        edge = "border:2px solid #0f172a;" if sample.step == current else ""
+        tip = f"step {sample.step}: {tokens_text(sample.final_tokens)} tok {sample.markers}".strip()
+        columns.append(
+            f'<div class="lp-step-col" title="{escape(tip)}" style="flex:1 1 0;min-width:0;{edge}'
+            f'height:{100 * sample.final_tokens / peak:.2f}%">{parts}</div>'
+        )
+    marked = {m: [str(s.step) for s in samples if m in s.markers] for m in "SCR"}
+    notes = " · ".join(f"{m} at {', '.join(steps[:12])}" for m, steps in marked.items() if steps)
+    caption = (
+        f"{len(samples)} steps · peak {tokens_text(max(s.final_tokens for s in samples))} tok · "
+        f"budget {tokens_text(samples[-1].total_budget)} tok" + (f" · {notes}" if notes else "")
+    )
+    return (
+        f'<div class="lp-step-bars" style="display:flex;align-items:flex-end;height:{height}px;'
+        f'border-bottom:1px solid #94a3b8">{"".join(columns)}</div>'
+        f'<div class="lp-muted">{escape(caption)}</div>'
+    )
 
 
 def _hline(y: float, width: int, colour: str, name: str, dash: bool = False) -> str:

@@ -66,11 +66,13 @@ class StepSample(NamedTuple):
     total_budget: int
     trigger_tokens: float
     markers: str
+    by_category: tuple[tuple[str, int], ...] = ()  # tokens per budget category (`TokenAccount.by_category`)
 
     @classmethod
     def of(cls, step: int, result: BuildResult, markers: str) -> StepSample:
         tokens = result.tokens
-        return cls(step, tokens.final_tokens, tokens.total_budget, tokens.trigger_tokens, markers)
+        categories = tuple(tokens.by_category.items())
+        return cls(step, tokens.final_tokens, tokens.total_budget, tokens.trigger_tokens, markers, categories)
 
     @classmethod
     def pending(cls, step: int) -> StepSample:

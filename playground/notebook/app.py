@@ -1,12 +1,21 @@
 """`Playground`: the policy, fences and step as widgets; the build result as HTML views.
 
-The flow is ipywidgets' `interactive_output`: inputs are observed on `value`, a debounced `refresh`
-builds once with the latest inputs and redraws the `HTML` views. Nothing here decides anything: the
-engine builds (`engine.replay.build_at_step`), `html` renders, the widgets only edit inputs.
+Inputs are observed on `value`; each edit rebuilds at once (a build takes milliseconds; sliders send
+one value on release, text boxes on enter) and redraws the `HTML` views. The current step is built with
+the summaries the series has replayed so far and rebuilt when the series, filling in the background
+in short slices, finds it lacked one (as the TUI does). Nothing here decides anything: the engine
+builds, the application layer (`playground.workspace`, `playground.compare`) tracks inputs and
+compares, `html` renders, the widgets only edit inputs.
+
+A Playground shows as its widgets and, for a saved notebook, GitHub or nbviewer, as a static HTML view
+of the same build (`_repr_mimebundle_`). Repeated rows (cards, events, the step chart) are HTML, not a
+widget each; `close()` releases every widget model.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Iterator
 from html import escape
 from pathlib import Path
@@ -28,6 +37,7 @@ from engine import (
     build_context,
     dump_fences,
     dump_policy,
+    effective_policy,
     write_atomic,
 )
 from playground import html_views as html
@@ -35,6 +45,7 @@ from playground.building import Persisted, run_build, series_steps
 from playground.compare import compare_builds
 from playground.explain import summarization_verdict
 from playground.lessons import load_lesson_for
+from playground.notebook import data
 from playground.notebook.controls import PolicyControls
 from playground.notebook.cost import CostView
 from playground.notebook.fences import FenceEditor
@@ -48,15 +59,17 @@ from playground.workspace import DEFAULTS_PROFILES, Workspace
 
 __all__ = ["Playground"]
 
+CHART_EVERY = 0.5  # seconds between redraws of the step chart while the series fills in
+
 
 class Playground:
     """The playground in a notebook: `Playground("s.jsonl", policy="p.yaml", fences="f.yaml")`.
 
     `session` is a JSONL path, a loaded `Session` or a list of messages (AiMessage or dicts). `policy`
     (a file, a ContextPolicy or a camelCase dict layer) and `fences` (a file, a registry or descriptors)
-    replace the session header's. `debounce` is the delay in seconds between the last edit and the
-    rebuild; 0 builds at once, inside the edit (tests). `.policy`, `.fences`, `.result` are the current
-    objects; the other keyword arguments go to `build_context`.
+    replace the session header's. `debounce` is a delay in seconds between the last edit and the
+    rebuild; 0 (the default) builds at once, inside the edit. `.policy`, `.fences`, `.result` are the
+    current objects; the other keyword arguments go to `build_context`.
     """
 
     def __init__(
@@ -66,7 +79,7 @@ class Playground:
         fences: FencesInput = None,
         *,
         defaults: str = "seed",
-        debounce: float = 0.3,
+        debounce: float = 0.0,
         scheduler: Scheduler | None = None,
         show_dropped: bool = False,
         copy: str = "zh",
@@ -83,9 +96,17 @@ class Playground:
         self._result: BuildResult | None = None
         self._series_stale = True
         self._inputs_version = 0
+        self._closed = False
+        self._cost_pending = False
+        self._chart_shown = 0.0
+        self._lesson_checked = -1  # the inputs version the lesson was last checked under
+        self._provisional = False  # the shown build lacks summaries the series has not replayed yet
+        self._rebuild_wanted = False
+        self._baseline: BuildResult | None = None  # the build before the edit being answered
+        self._edited: tuple[str, tuple[str, ...] | None] | None = None  # ("policy", path) or ("fences", None)
         self._debouncer = Debouncer(self.refresh, debounce, scheduler or loop_scheduler)
-        later = None if debounce <= 0 else scheduler or loop_scheduler
-        self._series = SeriesRunner(self._series_steps, self._show_series, later)
+        self._later = scheduler or (loop_scheduler if _loop_running() else None)  # no loop: all at once
+        self._series = SeriesRunner(self._series_steps, self._show_series, self._later, chunk=64)
         path = self.workspace.inputs.session.path
         found = load_lesson_for(path) if path is not None else None
         self.lesson = LessonView(found, self.workspace, self._lesson_reset) if found is not None else None
@@ -129,8 +150,12 @@ class Playground:
 
     @property
     def result(self) -> BuildResult:
-        """The result for the current inputs (a pending rebuild runs first)."""
+        """The result for the current inputs (a pending rebuild runs first, and the steps before the
+        current one are replayed when the shown build still lacks their summaries)."""
         self._debouncer.flush()
+        if self._provisional:
+            self._series.finish()
+        self._update_cost()
         if self._result is None:
             raise RuntimeError(f"no build yet: {self.status.value}")
         return self._result
@@ -195,14 +220,50 @@ class Playground:
         self.workspace.unpin()
         self._show_comparison()
 
+    def compare(self, policy_b: ContextPolicy | dict[str, Any], *, step: int | None = None) -> Any:
+        """What a build under `policy_b` (a policy, or a camelCase layer over the current one) adds, drops
+        and re-counts against A (the pinned build, else the current one), as a DataFrame
+        (`playground.notebook.data.comparison_frame`); the widgets are left as they are."""
+        ws = self.workspace
+        if not isinstance(policy_b, ContextPolicy):
+            policy_b = effective_policy(policy_b, ws.policy, ws.defaults)
+        a = ws.pinned.result if ws.pinned is not None else self.result
+        return data.comparison_frame(compare_builds(a, self.build(policy_b, step=step)))
+
     def _show_comparison(self) -> None:
-        self.cost.update()  # the session's cost, and A vs B (computed once a policy)
+        # the session's cost, and A vs B (computed once a policy): it replays the session, so in a kernel
+        # it runs after the edit's views are shown (reading `.result` runs it at once)
+        self._cost_pending = True
+        if self._later is None:
+            self._update_cost()
+        else:
+            self._later(0, self._update_cost)
         pinned = self.workspace.pinned
         if pinned is None or self._result is None:
-            self.compare.value = ""
+            self.compare_view.value = (
+                "<span class='lp-muted'>pin A to compare the builds after it with it</span>"
+            )
             return
         comparison = compare_builds(pinned.result, self._result)
-        self.compare.value = html.comparison(comparison, self.workspace.changes_since_pin())
+        self.compare_view.value = html.comparison(comparison, self.workspace.changes_since_pin())
+
+    # -- data out ---------------------------------------------------------------------------------
+
+    def decisions_frame(self) -> Any:
+        """The current build's decisions, one row per message, as a pandas DataFrame."""
+        return data.decisions_frame(self.result)
+
+    def events_frame(self) -> Any:
+        """The current build's events as a pandas DataFrame."""
+        return data.events_frame(self.result)
+
+    def steps_frame(self) -> Any:
+        """Tokens per step and per category, with the markers, as a pandas DataFrame indexed by step."""
+        return data.steps_frame(self.series)
+
+    def plot_steps(self, width: int = 720) -> data.StepChart:
+        """The step series as a chart object (SVG, stacked by category, the current step marked)."""
+        return data.StepChart(tuple(self.series), self.step, width)
 
     # -- export -----------------------------------------------------------------------------------
 
@@ -233,7 +294,7 @@ class Playground:
     # -- rebuilding -------------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """Build with the current inputs and redraw (what the debouncer calls)."""
+        """Build with the current inputs and redraw (what an edit calls)."""
         try:
             result = self._build_current()
         except EngineError as err:
@@ -245,43 +306,79 @@ class Playground:
         self.timeline.show_verdict(summarization_verdict(result))
         self._show_header()
         self._show_comparison()
-        if self.lesson is not None:
-            self.lesson.check()
+        self._note_unchanged(result)
+        if self.lesson is not None and self._lesson_checked != self._inputs_version:
+            # it replays the whole session: a step move cannot change its verdict, and an edit shows first
+            self._lesson_checked = self._inputs_version
+            if self._later is None:
+                self.lesson.check()
+            else:
+                self._later(0, self._check_lesson)
         if self._series_stale:
             self._series_stale = False
             self._series.start(self.step_count)
         else:
-            self.timeline.show(self._series.samples, self._series.total)
+            self.timeline.show(self._series.samples, self._series.total)  # unchanged: nothing is sent
+
+    def _update_cost(self) -> None:
+        if self._cost_pending and not self._closed:
+            self._cost_pending = False
+            self.cost.update()
+
+    def _check_lesson(self) -> None:
+        if self.lesson is not None and self._lesson_checked == self._inputs_version and not self._closed:
+            self.lesson.check()
+
+    def _note_unchanged(self, result: BuildResult) -> None:
+        """Beside the edited control: say when the edit changed nothing at the shown step (the application
+        layer's comparison of the builds decides; the final word waits for a build with every summary)."""
+        if self._edited is None or self._baseline is None:
+            return
+        where, path = self._edited
+        same = compare_builds(self._baseline, result).identical
+        text = ""
+        if same:
+            text = f"no change at step {self.step}: the model receives the same messages and tokens"
+            if not self.step_count:
+                text = "no change: the model receives the same messages and tokens"
+        if where == "policy":
+            self.controls.note(path, text)
+        else:
+            self.fence_editor.note(text)
+        if not self._provisional:
+            self._edited = self._baseline = None
 
     def _build_current(self) -> BuildResult:
         """The workspace's build of its step: with the summaries earlier steps made, from the series when
         it has replayed them, else by replaying up to the step here."""
-        ws = self.workspace
-        request = ws.build_request(policy_changed=self._series_stale)
-        if request.summaries_complete:
-            outcome = run_build(request)
-            if outcome.result is None:
-                raise EngineError(outcome.error or "build failed")
-            return outcome.result
-        options = ws.options.kwargs()
-        name = ws.policy.checkpoint.trigger_tool_name
-        return build_at_step(
-            ws.messages, ws.step or 1, ws.policy, checkpoint_tool_name=name, max_steps=ws.max_steps,
-            available_tools=ws.available_tools, **options,
-        )[2]  # fmt: skip
+        request = self.workspace.build_request(policy_changed=self._series_stale)
+        outcome = run_build(request)
+        if outcome.result is None:
+            raise EngineError(outcome.error or "build failed")
+        self._provisional = not request.summaries_complete
+        return outcome.result
 
     def _lesson_reset(self, policy: ContextPolicy) -> None:
         self.policy = policy
 
     def _policy_edited(self) -> None:
+        self._remember_edit("policy", self.controls.last_edited)
         self._inputs_changed()
 
     def _fences_edited(self) -> None:
+        self._remember_edit("fences", None)
         self.controls.sync()  # a renamed kind may change the fence fields' choices
         self._inputs_changed()
 
+    def _remember_edit(self, where: str, path: tuple[str, ...] | None) -> None:
+        if self._edited is None or self._edited != (where, path):
+            self._baseline = self._result
+        self._edited = (where, path)
+
     def _step_moved(self) -> None:
         self.workspace.set_step(self.timeline.step)
+        self._edited = self._baseline = None
+        self.controls.note(None, "")
         self._debouncer.trigger()
 
     def _defaults_switched(self, name: str) -> None:
@@ -305,11 +402,24 @@ class Playground:
             if persisted is not None:
                 summaries.append(persisted)
             if version == self._inputs_version:
-                self.workspace.record_series(sample.step, summaries)
+                verdict = self.workspace.record_series(sample.step, summaries)
+                if verdict == "rebuild":
+                    self._rebuild_wanted = True
+                elif verdict == "complete":
+                    self._provisional = False
             yield sample
 
     def _show_series(self, samples: list[StepSample], total: int) -> None:
-        self.timeline.show(samples, total)
+        """Redraw the chart as the series fills in: at most every CHART_EVERY seconds (a long session's
+        chart is tens of kB; redrawing it each slice would keep the browser busy), and at the end."""
+        if self._rebuild_wanted:  # the shown step now has the summaries the steps before it made
+            self._rebuild_wanted = False
+            self.refresh()
+            return
+        now = time.monotonic()
+        if len(samples) >= total or now - self._chart_shown >= CHART_EVERY:
+            self._chart_shown = now
+            self.timeline.show(samples, total)
 
     # -- widgets ----------------------------------------------------------------------------------
 
@@ -323,38 +433,60 @@ class Playground:
             options=DEFAULTS_PROFILES, value=self.workspace.defaults, description="defaults"
         )
         self.defaults_switch.observe(lambda change: self._defaults_switched(change["new"]), "value")
-        self.pin_button = W.Button(description="pin A", icon="thumb-tack", tooltip="pin this build as A")
+        fits = W.Layout(width="auto", min_width="fit-content")  # a button's label is never clipped
+        self.pin_button = W.Button(
+            description="pin A",
+            icon="thumb-tack",
+            tooltip="pin this build as A; edits then build B",
+            layout=fits,
+        )
         self.pin_button.on_click(lambda _b: self.pin())
-        self.unpin_button = W.Button(description="unpin", tooltip="forget build A")
+        self.unpin_button = W.Button(description="unpin", tooltip="forget build A", layout=fits)
         self.unpin_button.on_click(lambda _b: self.unpin())
-        self.compare = W.HTML()
+        self.compare_view = W.HTML()
         self.cost = CostView(self.workspace)
         self.timeline.slider.add_class("lp-step-view")
         self.title = W.HTML()
         self.status = W.HTML()
         self.export_path = W.Text(
-            str(self.sources.export_path), description="export to", continuous_update=False
+            str(self.sources.export_path), description="export to", continuous_update=False,
+            layout=W.Layout(flex="1 1 220px", min_width="160px"),
+        )  # fmt: skip
+        self.export_only_changed = W.Checkbox(
+            True, description="only changed", indent=False, layout=W.Layout(width="auto")
         )
-        self.export_only_changed = W.Checkbox(True, description="only changed", indent=False)
-        self.export_button = W.Button(description="Export", icon="save", tooltip="write the policy YAML")
+        self.export_button = W.Button(
+            description="Export", icon="save", tooltip="write the policy YAML", layout=fits
+        )
         self.export_button.on_click(self._export_clicked)
         self.export_status = W.HTML()
         self.widget = self._layout()
 
     def _layout(self) -> W.VBox:
-        self.controls.accordion.layout = W.Layout(max_height="640px", overflow="auto")
-        export = W.HBox([self.export_path, self.export_only_changed, self.export_button])
-        left = W.VBox([self.controls.widget, export, self.export_status], layout=W.Layout(width="36%"))
+        """Three columns that wrap under each other in a narrow pane (flex-wrap with minimum widths)."""
+        _restyle(self.controls.accordion.layout, max_height="640px", overflow="auto")
+        wrap = W.Layout(flex_flow="row wrap", align_items="flex-start", width="100%")
+        export = W.HBox([self.export_path, self.export_only_changed, self.export_button], layout=wrap)
+        left = W.VBox(
+            [self.controls.widget, export, self.export_status],
+            layout=W.Layout(flex="1 1 480px", min_width="min(480px, 100%)", max_width="100%"),
+        )
         middle, right = self.views.middle(), self.views.right()
-        middle.layout, right.layout = W.Layout(width="40%"), W.Layout(width="24%")
+        _restyle(middle.layout, flex="1 1 360px", min_width="min(300px, 100%)", max_width="100%")
+        _restyle(right.layout, flex="1 1 240px", min_width="min(240px, 100%)", max_width="100%")
         fences = W.Accordion([self.fence_editor.widget], titles=("Fences",))
         fences.selected_index = 0 if self.fences else None
-        tools = W.HBox([self.defaults_switch, self.pin_button, self.unpin_button])
-        body = W.HBox([left, middle, right])
+        tools = W.HBox([self.defaults_switch, self.pin_button, self.unpin_button], layout=wrap)
+        body = W.HBox([left, middle, right], layout=wrap)
         lesson = [self.lesson.widget] if self.lesson is not None else []
-        parts = [self.title, *lesson, self.status, tools, body, self.compare, self.timeline.widget]
+        compare = W.VBox(
+            [W.HTML("<b>COMPARE</b> <span class='lp-muted'>A pinned · B current</span>"), self.compare_view]
+        )
+        parts = [self.title, *lesson, self.status, tools, body, compare, self.timeline.widget]
         parts += [self.cost.widget, fences]
-        return W.VBox(parts)
+        box = W.VBox(parts, layout=W.Layout(width="100%", max_width="100%", overflow="hidden"))
+        box.add_class("lp-playground")
+        return box
 
     def _show_header(self) -> None:
         count, step = self.step_count, self.step
@@ -364,10 +496,82 @@ class Playground:
         line += f"defaults: {escape(self.defaults)} · {where}"
         lesson = self.sources.lesson
         if lesson:
-            line += f"<div style='color:#475569;white-space:pre-line'>{escape(lesson)}</div>"
+            line += f"<div class='lp-muted' style='white-space:pre-line'>{escape(lesson)}</div>"
         self.title.value = line
         notes = "".join(f"<div>{escape(note)}</div>" for note in self.sources.notes[:5])
         self.status.value = f'<div style="color:#b45309">{notes}</div>' if notes else ""
 
+    # -- showing and closing -------------------------------------------------------------------
+
+    def static_html(self) -> str:
+        """The build as one HTML page fragment with no widget: the title, the wire summary, the budget
+        bar and the step chart. What a saved notebook, GitHub or nbviewer show without a kernel."""
+        result = self.result
+        count = self.step_count
+        where = f"step {self.step}/{count}" if count else "whole session"
+        head = (
+            f"<b>linn-playground</b> · {escape(self.sources.title)} ({len(self.messages)} msgs) · "
+            f"defaults: {escape(self.defaults)} · {where}"
+        )
+        chart = html.step_bars(self.series, self.step) if count else ""
+        parts = [
+            f"<div>{head}</div>",
+            "<div style='display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start'>",
+            f"<div style='flex:1 1 360px;min-width:0'><b>WIRE</b>{html.wire_summary(result)}</div>",
+            "<div style='flex:1 1 260px;min-width:0'><b>BUDGET</b>"
+            f"{html.budget_bar(result.tokens, result.summarization_check)}</div></div>",
+            f"<div><b>TOKENS PER STEP</b><div>{chart}</div></div>" if chart else "",
+        ]
+        return f"{html.STYLE}<div class='lp-view lp-static'>{''.join(parts)}</div>"
+
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        """The widgets for a live kernel, and the static view beside them: front ends that cannot show
+        the widgets (no kernel, GitHub, nbviewer, an untrusted notebook) show the HTML."""
+        bundle = {} if self._closed else self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/html"] = self.static_html()
+        tokens = self.result.tokens
+        bundle["text/plain"] = (
+            f"Playground({self.sources.title!r}: {len(self.result.cards)} wire messages, "
+            f"{tokens.final_tokens} of {tokens.total_budget} tokens)"
+        )
+        return bundle
+
+    def close(self) -> None:
+        """Close every widget of this Playground (their models leave the kernel and the page) and stop
+        the background series. The Playground's data (`result`, `policy`, frames) stay usable."""
+        self._debouncer.cancel()
+        self._series.cancel()
+        _close_tree(self.widget)
+        for layout in vars(self.controls.layouts).values():  # the shared row layouts of unopened groups
+            layout.close()
+        self._closed = True
+
+
+def _restyle(layout: W.Layout, **traits: str) -> None:
+    """Set a widget's layout traits in place (a new Layout would leave the old model behind)."""
+    for name, value in traits.items():
+        setattr(layout, name, value)
+
+
+def _close_tree(widget: W.Widget) -> None:
+    """Close a widget, its layout and style and, for a box, its children (recursively)."""
+    seen: set[int] = set()
+    stack = [widget]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        for name in item.keys:
+            value = getattr(item, name, None)
+            values = value if isinstance(value, tuple | list) else (value,)
+            stack += [v for v in values if isinstance(v, W.Widget)]
+        item.close()
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

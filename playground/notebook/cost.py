@@ -30,13 +30,17 @@ class CostView:
         self.prices = prices
         self.model = W.Dropdown(options=[SESSION_CHOICE, *prices.names()], description="price row")
         self.shape = W.ToggleButtons(options=["openai", "anthropic"], description="cache shape")
-        self.button = W.Button(description="compute cost", icon="calculator")
+        self.button = W.Button(
+            description="compute cost",
+            icon="calculator",
+            layout=W.Layout(width="auto", min_width="fit-content"),
+        )  # its label is never clipped
         self.button.on_click(lambda _b: self.update(compute=True))
         self.note = W.HTML()
         self.totals_html, self.chart, self.compare = W.HTML(), W.HTML(), W.HTML()
         for control in (self.model, self.shape):
             control.observe(lambda _c: self.update(compute=True), "value")
-        head = W.HBox([self.model, self.shape, self.button])
+        head = W.HBox([self.model, self.shape, self.button], layout=W.Layout(flex_flow="row wrap"))
         self.widget = W.VBox([head, self.note, W.HBox([self.totals_html, self.compare]), self.chart])
         self.totals: SessionCost | None = None
         self.steps: list[StepCost] = []

@@ -18,7 +18,7 @@ from playground.workspace import Workspace
 __all__ = ["COLUMNS", "FenceEditor", "FenceRow"]
 
 COLUMNS = ("kind", "llmRole", "placement", "lifetime", "mustKeep", "maxBudgetFraction", "formatter", "")
-_GRID = "150px 80px 190px 100px 80px 135px minmax(160px, 1fr) 40px"
+_GRID = "150px 90px 190px 100px 80px 150px minmax(160px, 1fr) 40px"
 
 
 class FenceRow:
@@ -59,6 +59,13 @@ class FenceRow:
             self.formatter,
         ]
 
+    def close(self) -> None:
+        for widget in self.cells:
+            for part in (getattr(widget, "style", None), widget.layout):
+                if isinstance(part, W.Widget):
+                    part.close()
+            widget.close()
+
     def descriptor(self) -> FenceDescriptor:
         """The row as a descriptor; raises FenceError naming the bad field."""
         text = self.fraction.value.strip()
@@ -87,6 +94,7 @@ class FenceEditor:
         self.workspace = workspace
         self.on_change = on_change
         self.rows: list[FenceRow] = []
+        self._header: list[W.HTML] = []
         self.grid = W.GridBox(layout=W.Layout(grid_template_columns=_GRID, grid_gap="2px 4px"))
         self.error = W.HTML()
         self.add_button = W.Button(description="add fence", icon="plus", tooltip="register a new fence kind")
@@ -113,14 +121,17 @@ class FenceEditor:
     def delete(self, row: FenceRow) -> None:
         self.rows.remove(row)
         self._layout()
+        row.close()
         self._apply()
 
     def sync(self) -> None:
         """Show the workspace's descriptors, without reporting it as an edit."""
-        self.rows = []
+        old, self.rows = self.rows, []
         for descriptor in self.workspace.fences or ():
             self._append(descriptor, descriptor.kind)
         self._layout()
+        for row in old:
+            row.close()
         self.error.value = ""
 
     def _append(self, descriptor: FenceDescriptor, origin: str | None = None) -> FenceRow:
@@ -132,10 +143,16 @@ class FenceEditor:
         return row
 
     def _layout(self) -> None:
-        header = [W.HTML(f"<b>{name}</b>") for name in COLUMNS]
-        self.grid.children = (
-            [*header, *(cell for row in self.rows for cell in row.cells)] if self.rows else []
-        )
+        if self.rows and not self._header:
+            head = W.Layout(overflow="hidden", min_width="0")  # a header cell never runs into the next
+            self._header = [W.HTML(f"<b>{name}</b>", layout=head) for name in COLUMNS]
+        cells = [cell for row in self.rows for cell in row.cells]
+        self.grid.children = [*self._header, *cells] if self.rows else []
+
+    def note(self, text: str) -> None:
+        """A note under the table (e.g. that the last edit changed nothing at the shown step)."""
+        if not self.error.value.startswith('<span style="color:#dc2626">'):
+            self.error.value = f'<span class="lp-muted lp-note">{escape(text)}</span>' if text else ""
 
     def _new_kind(self) -> str:
         kinds = {row.kind.value for row in self.rows}

@@ -10,6 +10,7 @@ no scheduler it runs it all at once (tests, scripts).
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Iterator, Sequence
 from html import escape
 
@@ -21,6 +22,8 @@ from playground.notebook.schedule import Handle, Scheduler
 from playground.views import StepSample
 
 __all__ = ["SeriesRunner", "StepSample", "Timeline"]
+
+CHART_WIDTH = 640
 
 
 class Timeline:
@@ -40,7 +43,8 @@ class Timeline:
         self.info = W.HTML()
         self.verdict = W.HTML()  # why the shown step made a summary or not
         self.chart = W.HTML()
-        self.widget = W.VBox([W.HBox([self.slider, self.info]), self.verdict, self.chart])
+        self.marker = W.HTML()  # the current step, drawn over the chart: a step move resends only this
+        self.widget = W.VBox([W.HBox([self.slider, self.info]), self.verdict, self.marker, self.chart])
 
     @property
     def step(self) -> int:
@@ -71,11 +75,29 @@ class Timeline:
         made = sum("S" in s.markers for s in samples)
         count = f"<div style='color:#64748b'>summaries made over the session: {made}</div>"
         progress = building if len(samples) < total else count
-        self.chart.value = f"{STYLE}<div class='lp-view'>{step_chart(samples, self.step)}{progress}</div>"
+        self.chart.value = (
+            f"{STYLE}<div class='lp-view'>{step_chart(samples, width=CHART_WIDTH)}{progress}</div>"
+        )
+        self.show_marker(len(samples), total)
+
+    def show_marker(self, built: int, total: int) -> None:
+        """A band over the current step's bar (the chart has one slot per step built so far)."""
+        if not built or self.step > built:
+            self.marker.value = ""
+            return
+        slot = CHART_WIDTH / built
+        self.marker.value = (
+            "<div style='position:relative;height:0'><div class='lp-current-marker' title='current step' "
+            f"style='position:absolute;top:4px;left:{(self.step - 1) * slot:.2f}px;"
+            f"width:{max(slot, 2):.2f}px;"
+            "height:92px;box-sizing:border-box;border:2px solid var(--jp-ui-font-color0,#0f172a);"
+            "pointer-events:none;z-index:1'></div></div>"
+        )
 
 
 class SeriesRunner:
-    """Pulls the samples of one replay, `chunk` at a time; `start` drops the run before it."""
+    """Pulls the samples of one replay, at most `chunk` at a time and no longer than `slice_seconds` (so
+    an edit waiting behind a slice waits at most about one step build); `start` drops the run before it."""
 
     def __init__(
         self,
@@ -83,9 +105,10 @@ class SeriesRunner:
         on_progress: Callable[[list[StepSample], int], None],
         scheduler: Scheduler | None = None,
         chunk: int = 8,
+        slice_seconds: float = 0.015,
     ) -> None:
         self.steps, self.on_progress = steps, on_progress
-        self.scheduler, self.chunk = scheduler, chunk
+        self.scheduler, self.chunk, self.slice_seconds = scheduler, chunk, slice_seconds
         self.samples: list[StepSample] = []
         self.total = 0
         self._handle: Handle | None = None
@@ -104,7 +127,8 @@ class SeriesRunner:
         if self.scheduler is None:
             self.finish()
             return
-        self._next(self._run)
+        run = self._run  # the first slice runs after the edit's views are sent, not inside the edit
+        self._handle = self.scheduler(0, lambda: self._next(run))
 
     def finish(self) -> None:
         """Replay the steps still missing now."""
@@ -126,7 +150,13 @@ class SeriesRunner:
         self._handle = None
         if run != self._run:
             return
-        self._pull(self.chunk)
+        deadline, pulled = time.perf_counter() + self.slice_seconds, 0
+        while pulled < self.chunk and not self.done and time.perf_counter() < deadline:
+            before = len(self.samples)
+            self._pull(1)
+            if len(self.samples) == before:  # the replay ended early
+                self.total = len(self.samples)
+            pulled += 1
         self.on_progress(self.samples, self.total)
         if not self.done and self.scheduler is not None:
             self._handle = self.scheduler(0, lambda: self._next(run))

@@ -58,7 +58,8 @@ class ResultViews:
         chosen = self.trace_picker.value
         options = [(_label(d), d.message_id) for d in result.decisions]
         ids = [value for _, value in options]
-        self.trace_picker.options = options
+        if list(self.trace_picker.options) != options:  # resend a long list only when it changes
+            self.trace_picker.options = options
         if chosen in ids:
             self.trace_picker.value = chosen
         elif ids:

@@ -159,7 +159,7 @@ def test_series_steps_match_the_replay_and_stop_when_asked(ws: Workspace) -> Non
     steps = replay_session(ws.messages, ws.policy, fences=ws.fences, max_steps=12, available_tools=())
     assert points == [
         (s.number, s.result.tokens.final_tokens, s.result.tokens.total_budget, s.result.tokens.trigger_tokens,
-         s.markers)
+         s.markers, tuple(s.result.tokens.by_category.items()))
         for s in steps
     ]
     calls = iter(range(100))
@@ -179,7 +179,7 @@ def test_a_step_after_a_summary_is_built_with_it_once_the_series_has_replayed_th
     first = ws.build_request()
     assert not first.summaries_complete  # nothing replayed yet: step 13's summary is still unknown
     series = list(series_steps(ws.timeline_request()))
-    assert [n for (n, _, _, _, marks), _ in series if "S" in marks] == [13, 21]
+    assert [sample.step for sample, _ in series if "S" in sample.markers] == [13, 21]
     summaries = [persisted for _, persisted in series if persisted]
     assert [after for after, _ in summaries] == [ws.points[12].message_count, ws.points[20].message_count]
     assert ws.record_series(len(series), summaries) == "rebuild"

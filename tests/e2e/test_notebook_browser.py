@@ -47,7 +47,7 @@ messages = [AiMessage("s", "system", "system_prompt", "Be brief.", 0)]
 for i in range(30):
     messages.append(AiMessage(f"u{i}", "user", "user_input", f"question {i} " + "why " * 100, i))
     messages.append(AiMessage(f"a{i}", "assistant", "final_answer", f"answer {i} " + "because " * 100, i))
-pg = Playground(messages, {"budget": {"maxTokens": 12000, "reservedForResponse": 1000}}, debounce=1.0, now=0)
+pg = Playground(messages, {"budget": {"maxTokens": 12000, "reservedForResponse": 1000}}, now=0)
 pg.controls.accordion.selected_index = 0  # open the budget group
 
 import ipywidgets as W  # a probe for the test: how many builds the kernel ran
@@ -113,6 +113,13 @@ def wire_header(page) -> str:
     return page.locator(".lp-wire-view .lp-wire .lp-muted").first.inner_text()
 
 
+def wait_for_builds(page, count: int) -> None:
+    """The probe label is set after the wire view changed: wait for it rather than read it at once."""
+    page.wait_for_function(
+        "(n) => document.querySelector('.e2e-builds').innerText === `builds ${n}`", arg=count, timeout=30_000
+    )
+
+
 def test_moving_sliders_changes_the_wire_view(voila_url):
     from playwright.sync_api import sync_playwright
 
@@ -123,24 +130,26 @@ def test_moving_sliders_changes_the_wire_view(voila_url):
             page.goto(voila_url, timeout=120_000)
             page.wait_for_selector(".lp-wire-view .lp-card", timeout=120_000)
             assert wire_header(page) == "60 messages · 6\u202f439 tok"  # step 30: before the last answer
-            assert page.locator(".e2e-builds").inner_text() == "builds 1"
+            wait_for_builds(page, 1)
 
-            # a policy slider, by keyboard: seven steps of 1000 down from 12000
-            handle = page.locator(".lp-field-budget-maxTokens .noUi-handle")
-            handle.focus()
-            for _ in range(7):
-                handle.press("ArrowLeft")
+            # a policy slider (log scale), by typing into its readout: 12000 → 5000
+            readout = page.locator(".lp-field-budget-maxTokens .widget-readout")
+            readout.click()
+            page.keyboard.press("Control+A")
+            page.keyboard.type("5000")
+            page.keyboard.press("Enter")
             page.wait_for_function(
                 "() => document.querySelector('.lp-wire-view .lp-muted').innerText.startsWith('26 messages')",
                 timeout=30_000,
             )
             assert wire_header(page) == "26 messages · 2\u202f733 tok"
-            assert page.locator(".e2e-builds").inner_text() == "builds 2"  # seven moves, one rebuild
+            wait_for_builds(page, 2)  # one edit, one rebuild (the counter follows the wire)
             budget = page.locator(".lp-budget-view").inner_text()
             assert "max tokens\t5\u202f000" in budget
 
             # the step slider, by mouse: drag the handle to the far left (step 1)
             step = page.locator(".lp-step-view .noUi-handle")
+            step.scroll_into_view_if_needed()
             track = page.locator(".lp-step-view .noUi-base").bounding_box()
             box = step.bounding_box()
             page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
@@ -152,7 +161,7 @@ def test_moving_sliders_changes_the_wire_view(voila_url):
                 timeout=30_000,
             )
             assert page.locator(".lp-wire-view .lp-card").count() == 2
-            assert page.locator(".e2e-builds").inner_text() == "builds 3"  # a drag, one rebuild
+            wait_for_builds(page, 3)  # a drag, one rebuild
             page.screenshot(path=str(SCREENSHOT), full_page=True)
         finally:
             browser.close()

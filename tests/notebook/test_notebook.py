@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import yaml
 from engine.build import build_context
 from engine.fences import FenceDescriptor, FenceRegistry
 from engine.messages import AiMessage
-from engine.policy import PolicyFileError, define_context_policy, policy_controls
+from engine.policy import PolicyFileError, control_for, define_context_policy, policy_controls
 from engine.result import BuildResult, Decision, ReminderOutcome, TokenAccount
 from engine.session import SessionHeader, save_session
 from playground import html_views as html
@@ -89,11 +90,13 @@ def test_import_without_ipywidgets_gives_the_install_hint():
 
 def test_every_policy_field_has_a_control_of_its_kind():
     pg = playground()
-    assert set(pg.controls.editors) == {spec.path for spec in policy_controls()}
+    assert pg.controls.editors == {}  # no group opened yet: no row made
     assert len(pg.controls.accordion.children) == 12
-    slider = pg.controls.input(("budget", "maxTokens"))
-    assert isinstance(slider, W.IntSlider)
-    assert (slider.min, slider.max, slider.step, slider.value) == (1000, 1000000, 1000, 120000)
+    for index in range(12):
+        pg.controls.accordion.selected_index = index
+    assert set(pg.controls.editors) == {spec.path for spec in policy_controls()}
+    budget = pg.controls.input(("budget", "reservedForResponse"))
+    assert isinstance(budget, W.IntSlider)
     share = pg.controls.input(("budget", "workingMemoryBudgetPercentage"))
     assert isinstance(share, W.FloatSlider) and share.readout_format == ".2f"
     strategy = pg.controls.input(("toolHistory", "strategy"))
@@ -105,6 +108,20 @@ def test_every_policy_field_has_a_control_of_its_kind():
     assert isinstance(pg.controls.input(("checkpoint", "triggerToolName")), W.Text)
 
 
+def test_max_tokens_slides_on_the_log_scale_the_control_description_asks_for():
+    pg = playground()
+    slider = pg.controls.input(("budget", "maxTokens"))
+    assert control_for(("budget", "maxTokens")).log_scale
+    assert isinstance(slider, W.FloatLogSlider)
+    assert (slider.base, slider.min, slider.max, slider.value) == (10, 3, 6, 120000)
+    assert slider.readout_format == ",.0f"
+    # 12 000 sits a third of the way along the track, not at 1.1 %
+    assert (math.log10(12000) - slider.min) / (slider.max - slider.min) == pytest.approx(0.36, abs=0.01)
+    slider.value = 12022.6  # where a drag lands: the policy gets the field's step
+    assert pg.policy.budget.max_tokens == 12000
+    assert pg.result.tokens.max_tokens == 12000
+
+
 def test_moving_a_slider_rebuilds_and_marks_the_field():
     pg = playground()
     builds = pg.builds
@@ -114,8 +131,8 @@ def test_moving_a_slider_rebuilds_and_marks_the_field():
     assert pg.result.tokens.total_budget == 8000 - 2400
     assert f'<td>max tokens</td><td class="lp-num">8{NNBSP}000</td>' in pg.views.budget.value
     assert f'<td>budget</td><td class="lp-num">5{NNBSP}600</td>' in pg.views.budget.value
-    assert "●" in pg.controls.editors[("budget", "maxTokens")].label.value
-    assert "●" not in pg.controls.editors[("budget", "reservedForResponse")].label.value
+    assert "●" in pg.controls.editor(("budget", "maxTokens")).label.value
+    assert "●" not in pg.controls.editor(("budget", "reservedForResponse")).label.value
     assert pg.controls.accordion.titles[:2] == ("Budget ●", "Tool history")
 
 
@@ -142,7 +159,7 @@ def test_reset_buttons_bring_fields_back():
     pg = playground()
     pg.controls.input(("budget", "maxTokens")).value = 8000
     pg.controls.input(("budget", "reservedForResponse")).value = 1000
-    pg.controls.editors[("budget", "maxTokens")].reset_button.click()
+    pg.controls.editor(("budget", "maxTokens")).reset_button.click()
     assert pg.policy.budget.max_tokens == 120000
     assert pg.controls.input(("budget", "maxTokens")).value == 120000
     assert pg.policy.budget.reserved_for_response == 1000
@@ -156,7 +173,7 @@ def test_an_engine_config_problem_is_shown_and_keeps_the_last_result():
     pg = playground()
     before = pg.result
     pg.controls.input(("budget", "reservedForResponse")).value = 0
-    editor = pg.controls.editors[("budget", "reservedForResponse")]
+    editor = pg.controls.editor(("budget", "reservedForResponse"))
     assert "reservedForResponse must be &gt; 0 and &lt; maxTokens" in editor.error.value
     assert pg.status.value.startswith('<span style="color:#dc2626">not rebuilt: Invalid AgentContextManager')
     assert pg.result is before
@@ -168,9 +185,9 @@ def test_an_engine_config_problem_is_shown_and_keeps_the_last_result():
 def test_bad_json_is_reported_and_changes_nothing():
     pg = playground()
     builds = pg.builds
-    editor = pg.controls.editors[("mustKeep", "truncationRules")]
+    editor = pg.controls.editor(("mustKeep", "truncationRules"))
     editor.input.value = "[{"
-    assert editor.error.value.startswith('<span style="color:#dc2626">not valid JSON: ')
+    assert editor.error.value.startswith('<span class="lp-error">not valid JSON: ')
     assert pg.builds == builds
     editor.input.value = '[{"fenceKind": "memory-context", "maxBudgetFraction": 0.1, "strategyName": "tail"}]'
     assert pg.policy.must_keep.truncation_rules[0].fence_kind == "memory-context"
@@ -179,7 +196,7 @@ def test_bad_json_is_reported_and_changes_nothing():
 
 def test_optional_fields_have_a_set_toggle():
     pg = playground()
-    editor = pg.controls.editors[("summarization", "agentId")]
+    editor = pg.controls.editor(("summarization", "agentId"))
     assert (editor.toggle.value, editor.input.disabled, editor.input.value) == (
         False,
         True,
@@ -202,9 +219,11 @@ def test_setting_the_policy_from_code_updates_the_widgets():
 
 
 def test_a_loaded_value_beyond_the_slider_range_widens_it():
-    pg = playground(policy={"budget": {"maxTokens": 2000000}})
-    slider = pg.controls.input(("budget", "maxTokens"))
-    assert (slider.max, slider.value) == (2000000, 2000000)
+    pg = playground(policy={"budget": {"maxTokens": 2000000, "reservedForResponse": 200000}})
+    slider = pg.controls.input(("budget", "maxTokens"))  # a log slider: its bounds are exponents
+    assert (10**slider.max, slider.value) == (pytest.approx(2000000), 2000000)
+    linear = pg.controls.input(("budget", "reservedForResponse"))
+    assert (linear.max, linear.value) == (200000, 200000)
 
 
 # -- steps ------------------------------------------------------------------------------------------
@@ -408,6 +427,8 @@ def test_series_runner_builds_in_slices_and_latest_wins():
         chunk=3,
     )
     runner.start(7)
+    assert seen == []  # the first slice runs after the edit that started the run
+    scheduler.live[0].fire()
     assert seen == [(3, 7)]
     runner.start(5)  # a newer run: the old one never continues
     scheduler.run()
@@ -558,7 +579,7 @@ def test_linnkit_defaults_profile_marks_against_its_own_defaults():
     pg = playground(defaults="linnkit-0.21")
     assert pg.policy.budget.max_tokens == 232000
     assert pg.policy.tool_history.retention_mode == "drop"
-    assert "●" not in pg.controls.editors[("budget", "maxTokens")].label.value
+    assert "●" not in pg.controls.editor(("budget", "maxTokens")).label.value
     assert "defaults: linnkit-0.21" in pg.title.value
 
 

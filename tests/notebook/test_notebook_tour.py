@@ -18,11 +18,13 @@ def text_of(cell) -> str:
 
 @pytest.fixture(scope="module")
 def executed():
+    stored = TOUR.read_bytes()
     notebook = nbformat.read(TOUR, as_version=4)
     client = NotebookClient(
         notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(TOUR.parent)}}
     )
     client.execute()  # raises CellExecutionError, naming the cell, if any cell fails
+    assert TOUR.read_bytes() == stored  # a run leaves the stored tour as it was
     return notebook
 
 
@@ -33,12 +35,26 @@ def test_the_tour_is_stored_without_outputs():
     assert code and all(cell.outputs == [] and cell.execution_count is None for cell in code)
 
 
+def test_the_tour_carries_no_machine_specific_metadata():
+    notebook = nbformat.read(TOUR, as_version=4)
+    assert notebook.metadata == {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    }  # no interpreter version, no widget state, no kernel id
+    assert all(cell.metadata == {} for cell in notebook.cells)
+
+
 def test_every_code_cell_runs_and_every_playground_shows(executed):
     code = [cell for cell in executed.cells if cell.cell_type == "code"]
     assert all(cell.execution_count is not None for cell in code)
     assert not [out for cell in code for out in cell.outputs if out.output_type == "error"]
     shown = [cell for cell in code if any(WIDGET in out.get("data", {}) for out in cell.outputs)]
     assert len(shown) == 8  # one Playground per sample section
+    for cell in shown:  # each with its static view for a front end without the kernel
+        data = next(out["data"] for out in cell.outputs if WIDGET in out.get("data", {}))
+        assert "lp-wire-summary" in data["text/html"] and "lp-budget" in data["text/html"]
+    charts = [out for cell in code for out in cell.outputs if "image/svg+xml" in out.get("data", {})]
+    assert len(charts) == 1  # plot_steps()
 
 
 def test_the_tour_prints_each_lesson(executed):
@@ -51,6 +67,10 @@ def test_the_tour_prints_each_lesson(executed):
     assert "<system-reminder>" in text
     assert "duplicate id" in text
     assert "retentionMode: drop" in text  # the exported policy
+    assert "final_tokens  working_memory  tool_history markers" in text  # steps_frame()
+    assert "WORKING_MEMORY" in text or "kept_by_WORKING_MEMORY" in text  # decisions_frame()
+    assert " added compressed:s71:m076 final_answer" in text  # compare(): B compresses what A dropped
+    assert "tokens A → B: 4791 → 6978" in text
     # the summary sends fewer tokens and costs more: it rewrites the start of the prompt
     assert "triggerThreshold 0.5: sent 9240, cached 80%, breaks {'summary': 1}, cost $0.0319" in text
     assert "triggerThreshold 0.9: sent 10187, cached 86%, breaks {}, cost $0.0253" in text
