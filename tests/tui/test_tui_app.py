@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input, RadioButton, Select, SelectionList, Switch
 
@@ -119,6 +120,22 @@ def test_keys_faster_than_rebuilds_are_not_lost(tmp_path: Path) -> None:
             slider.action_move(direction)
         await settle(app, pilot)
         assert slider.value == 13000 and app.main.result.tokens.max_tokens == 13000
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_a_number_typed_while_a_rebuild_finishes_is_applied(tmp_path: Path) -> None:
+    """Keys come as a terminal sends them, all queued before the first is handled: the step key starts a
+    rebuild, enter opens the value editor, the digits and enter go to it, not to the slider."""
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        slider = (await focus_field(app, pilot, "budget.maxTokens")).input
+        for key in ("right", "enter", "5", "0", "0", "0", "enter"):
+            app.post_message(events.Key(key, key if len(key) == 1 else None))
+        await settle(app, pilot)
+        assert not slider.has_class("-editing") and not slider.has_class("-invalid")
+        assert slider.value == 5000 and app.workspace.policy.budget.max_tokens == 5000
+        assert app.main.result.tokens.max_tokens == 5000 and app.screen.focused is slider
 
     run(write_session(tmp_path), scenario)
 
