@@ -292,6 +292,26 @@ def test_editing_a_fence_moves_its_wire_message(tmp_path: Path) -> None:
     run(write_session(tmp_path), scenario)
 
 
+def test_n_opens_the_new_fence_form_every_time(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await pilot.click("#left Tab#--content-tab-tab-fences")  # the focus is on the tabs now
+        for _ in range(3):
+            await pilot.press("n")
+            await pilot.pause()
+            form = app.screen
+            assert isinstance(form, FenceForm) and form.query_one("#fence-kind", Input).value == "new-fence"
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, MainScreen)
+        app.main.query_one("#left").active = "tab-policy"
+        app.main.query_one("WireList").focus()
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, FenceForm) and app.main.query_one("#left").active == "tab-fences"
+
+    run(write_session(tmp_path), scenario)
+
+
 def test_fence_form_shows_the_registry_error(tmp_path: Path) -> None:
     async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
         app.main.action_fence("add")

@@ -272,6 +272,7 @@ class MainScreen(Screen[None]):
         self.app.push_screen(FenceForm(title, start, apply), lambda d: self.fences_changed() if d else None)
 
     def action_fence(self, mode: str) -> None:
+        self.query_one("#left", TabbedContent).active = "tab-fences"  # where the new or edited kind shows
         self.query_one(FencePanel).action_request(mode)
 
     def action_fence_delete(self) -> None:
