@@ -11,7 +11,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, RadioButton, Select, SelectionList, Switch
 
 from engine.policy import load_policy
-from playground.inputs import load_inputs
+from playground.inputs import SAMPLES_DIR, load_inputs
 from playground.tui.app import PlaygroundApp, make_app
 from playground.tui.commands import palette_commands
 from playground.tui.keys import APP_BINDINGS, MAIN_BINDINGS
@@ -418,6 +418,30 @@ def test_a_bad_session_opens_with_the_notice(tmp_path: Path) -> None:
         assert isinstance(app.screen, MainScreen) and app.main.result.kept_ids == ALL_KEPT
 
     run(write_session(tmp_path, "bad.jsonl", bad_lines=True), scenario)
+
+
+def test_a_wire_a_provider_would_reject_is_shown_in_red(tmp_path: Path) -> None:
+    policy = tmp_path / "keep_calls.yaml"
+    policy.write_text("budget: {maxTokens: 6000}\nmustKeep: {alwaysKeepTypes: [tool_calls]}\n")
+    app = make_app(load_inputs(SAMPLES_DIR / "tool_loop_runs.jsonl", policy))
+    first = "OpenAI would reject this request: call call_Bcp93xq4dAO8UVAvsriC3bYW has no result"
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            events = app.main.query_one(EventsView)
+            prompt = events.get_option_at_index(0).prompt
+            assert str(prompt) == f"provider  {first}"
+            assert {str(span.style) for span in prompt.spans} == {"$error bold", "$error"}
+            assert app.main.provider_problems[0] == first
+            assert app.main._status == (f"ready · {first}", "$error")
+            app.workspace.edit(("mustKeep", "alwaysKeepTypes"), [])
+            app.main.policy_loaded()
+            await settle(app, pilot)
+            assert app.main.provider_problems == () and app.main._status == ("ready", "$success")
+            assert not str(events.get_option_at_index(0).prompt).startswith("provider")
+
+    asyncio.run(main())
 
 
 def test_pin_and_compare(tmp_path: Path) -> None:
