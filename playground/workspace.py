@@ -37,7 +37,7 @@ from engine.policy import (
     get_value,
     policy_controls,
     policy_diff,
-    read_policy_layer,
+    read_policy_file,
     reset_group,
     reset_path,
     runtime_problems,
@@ -282,11 +282,14 @@ class Workspace:
         self.refused.clear()
         self._use_policy(effective_policy(changes, None, self.defaults))
 
-    def load_policy_file(self, path: str | Path) -> None:
-        """Replace the policy by a file's layer over the defaults; raises `PolicyFileError`."""
-        policy = effective_policy(read_policy_layer(path), None, self.defaults)
+    def load_policy_file(self, path: str | Path) -> list[str]:
+        """Replace the policy by a file's layer over the defaults; raises `PolicyFileError`. Returns the
+        file's warnings (unknown or misspelt keys, keys written twice: loaded, but not all of it used)."""
+        policy_file = read_policy_file(path)
+        policy = effective_policy(policy_file.layer, None, self.defaults)
         self.refused.clear()
         self._use_policy(policy)
+        return [str(w) for w in policy_file.warnings]
 
     # -- fences ---------------------------------------------------------------------------------
     def _use_fences(self, registry: FenceRegistry, origins: dict[str, str]) -> None:

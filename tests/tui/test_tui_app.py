@@ -405,6 +405,30 @@ def test_open_policy_file(tmp_path: Path) -> None:
     run(write_session(tmp_path), scenario)
 
 
+def test_open_policy_file_shows_its_warnings(tmp_path: Path) -> None:
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("budget:\n  maxToken: 3000\n  reservedForResponse: 300\n")
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        app.screen.query_one(Input).value = str(typo)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        notice = app.screen
+        assert isinstance(notice, NoticeScreen)
+        text = [str(s.render()) for s in notice.query("Static")]
+        assert text[0] == "The policy loaded with 1 warning(s): these keys were not used"
+        assert f"{typo}:2: budget.maxToken: unknown key, ignored; did you mean `maxTokens`?" in text
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+        assert app.main.result.tokens.max_tokens == 120000  # the misspelt key was not used
+        assert app.workspace.policy.budget.reserved_for_response == 300
+
+    run(write_session(tmp_path), scenario)
+
+
 def test_a_bad_session_opens_with_the_notice(tmp_path: Path) -> None:
     async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
         notice = app.screen
