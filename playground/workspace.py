@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.build import build_context
+from engine.copyset import check_copy
 from engine.fences import FenceDescriptor, FenceError, FenceRegistry, dump_fences, load_fences
 from engine.messages import AiMessage
 from engine.policy import DEFAULTS_PROFILES as PROFILES
@@ -94,7 +95,7 @@ class Workspace:
         self.inputs = inputs
         self._engine = {"now": now, "tokenizer": tokenizer, "summarizer": summarizer}
         self._options: BuildOptions | None = None
-        self._options_for: tuple[object, str] | None = None
+        self._options_for: tuple[object, str, str] | None = None
         self.defaults = inputs.defaults
         self.policy = inputs.policy
         self.fences: FenceRegistry | None = inputs.fences.copy() if inputs.fences is not None else None
@@ -104,6 +105,7 @@ class Workspace:
         self.step: int | None = None
         self.generation = 0
         self.pinned: Pinned | None = None
+        self.copy = inputs.copy  # the words of tool summaries and built-in reminders (engine.copyset)
         self.refused: dict[Path_, str] = {}  # fields whose last edit the engine refused, with its message
         # Summaries the replayed steps made under the current inputs, and how many steps that covers
         self.summaries: list[Persisted] = []
@@ -145,7 +147,7 @@ class Workspace:
     def options(self) -> BuildOptions:
         """What every build of the current state gets besides messages, policy and tick: one frozen value,
         made again only when the fences or the defaults profile change."""
-        made_for = (self.fences, self.defaults)
+        made_for = (self.fences, self.defaults, self.copy)
         if self._options is None or self._options_for != made_for:
             self._options, self._options_for = self._make_options(), made_for
         return self._options
@@ -155,7 +157,7 @@ class Workspace:
             fences=self.fences,  # never changed in place: every fence edit makes a new registry
             honour_fence_descriptors=self.honour_fence_descriptors,
             observation_store=self.inputs.observation_store,
-            copy=self.inputs.copy,
+            copy=self.copy,
             model_id=self.header.model_id,
             **self._engine,
         )
@@ -274,6 +276,10 @@ class Workspace:
     def errors(self) -> dict[Path_, str]:
         """Every field's problem: the engine-config rules it fails, and the values it refused."""
         return {**self.problems(), **self.refused}
+
+    def set_copy(self, name: str) -> None:
+        """Write tool summaries and built-in reminders in `name` ("zh", linnkit's own, or "en")."""
+        self.copy = check_copy(name)
 
     def switch_defaults(self, name: str) -> None:
         """Use another defaults profile, keeping the fields changed against the old one."""

@@ -468,6 +468,33 @@ def test_a_wire_a_provider_would_reject_is_shown_in_red(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
+def test_E_switches_tool_summaries_and_reminders_to_english_and_back() -> None:
+    app = make_app(load_inputs(SAMPLES_DIR / "tool_loop_runs.jsonl"))
+
+    def first_compressed() -> tuple[tuple[str, ...], str]:
+        rows = app.main.query_one(WireView).query_one("WireList").rows
+        row = next(r for r in rows if "compressed" in r.marks)
+        return row.marks, row.text
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            marks, text = first_compressed()
+            assert marks == ("compressed",) and text.startswith("我已经调用了工具「grep」")
+            await pilot.press("E")
+            await settle(app, pilot)
+            marks, text = first_compressed()
+            assert marks == ("compressed", "copy:en")
+            assert text.startswith('I called the tool "grep" (arguments: ')
+            assert app.workspace.copy == "en"
+            assert " ─ copy en ─ " in str(app.main.query_one("TopBar").render())
+            await pilot.press("E")
+            await settle(app, pilot)
+            assert first_compressed()[0] == ("compressed",) and app.workspace.copy == "zh"
+
+    asyncio.run(main())
+
+
 def test_pin_and_compare(tmp_path: Path) -> None:
     async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
         main = app.main

@@ -198,6 +198,13 @@ class MainScreen(Screen[None]):
         self.workspace.switch_defaults("linnkit-0.21" if self.workspace.defaults == "seed" else "seed")
         self._policy_changed()
 
+    def action_toggle_copy(self) -> None:
+        ws = self.workspace
+        ws.set_copy("en" if ws.copy == "zh" else "zh")
+        self._policy_changed()  # like a policy edit: every step's reminders and summaries change
+        language = "English" if ws.copy == "en" else "中文 (zh)"
+        self.notify(f"tool summaries and built-in reminders now in {language}")
+
     def action_focus_field(self, key: str) -> None:
         self.query_one("#left", TabbedContent).active = "tab-policy"
         self.query_one(PolicyPanel).focus_field(control_for(tuple(key.split("."))).path)
@@ -385,4 +392,5 @@ class MainScreen(Screen[None]):
             len(ws.changed()),
             ws.pinned is not None,
             *self._status,
+            ws.copy,
         )
