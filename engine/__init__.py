@@ -13,6 +13,7 @@ the CLI) import the engine only from here, and `tests/test_engine_exports.py` pi
 from engine.build import build_context
 from engine.conformance import load_cases, run_all
 from engine.copyset import check_copy
+from engine.cost import MECHANISMS, CostTracker, SessionCost, StepCost, iter_step_costs, session_cost
 from engine.errors import ConfigurationError, ContextProviderError, EngineError
 from engine.fences import (
     DEFAULT_TEMPLATE,
@@ -51,6 +52,15 @@ from engine.policy import (
     read_policy_layer,
     write_atomic,
 )
+from engine.policy.ranges import ValueRange, value_range
+from engine.prices import (
+    BUILTIN_PRICES,
+    DEFAULT_PRICE_MODEL,
+    Price,
+    PriceTable,
+    load_price_table,
+    resolve_price,
+)
 from engine.provider_check import WireProblem, check_wire
 from engine.reminders import DEFAULT_MAX_STEPS
 from engine.replay import build_at_step, iter_session_steps
@@ -72,11 +82,14 @@ from engine.tokens import DefaultTokenizer, MockTokenizer, TokenizerPort, tokeni
 from engine.wire import to_anthropic
 
 __all__ = [
+    "BUILTIN_PRICES",
     "CATEGORY_ORDER",
     "DEFAULT_MAX_STEPS",
+    "DEFAULT_PRICE_MODEL",
     "DEFAULT_TEMPLATE",
     "LIFETIMES",
     "LLM_ROLES",
+    "MECHANISMS",
     "PLACEMENTS",
     "AiMessage",
     "BuildFailure",
@@ -85,6 +98,7 @@ __all__ = [
     "ContextPolicy",
     "ContextProviderError",
     "ControlSpec",
+    "CostTracker",
     "Decision",
     "DefaultTokenizer",
     "EngineError",
@@ -104,14 +118,19 @@ __all__ = [
     "OfflineSummarizer",
     "PolicyFileError",
     "PolicyValidationError",
+    "Price",
+    "PriceTable",
     "ReminderOutcome",
     "Session",
+    "SessionCost",
     "SessionLoadError",
     "SessionSaveError",
+    "StepCost",
     "StepPoint",
     "SummarizerPort",
     "TokenAccount",
     "TokenizerPort",
+    "ValueRange",
     "WireCard",
     "WireProblem",
     "as_registry",
@@ -132,9 +151,11 @@ __all__ = [
     "hygiene_checks",
     "import_file",
     "iter_session_steps",
+    "iter_step_costs",
     "load_cases",
     "load_fences",
     "load_policy",
+    "load_price_table",
     "load_session",
     "merge_context_policy",
     "policy_controls",
@@ -142,9 +163,12 @@ __all__ = [
     "policy_groups",
     "read_policy_file",
     "read_policy_layer",
+    "resolve_price",
     "run_all",
     "save_session",
+    "session_cost",
     "to_anthropic",
     "tokenizer_from_policy",
+    "value_range",
     "write_atomic",
 ]

@@ -5,25 +5,32 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from engine.build import Pipeline, final_order, wire_of
+from engine.pipeline import Pipeline, final_order, wire_of
 from engine.providers.state import KEEP_CORE, State
-from engine.reminders import reminder_policy_warnings
+from engine.reminders import ReminderRegistry, apply_reminders, reminder_context, reminder_policy_warnings
 from engine.result import (
     BuildFailure,
     BuildResult,
     Decision,
+    Deferred,
     Event,
     ReminderOutcome,
     TokenAccount,
     WireCard,
 )
+from engine.ticks import TickState
 from engine.trace import decision_reason
 
 
 def assemble_result(
-    run: Pipeline, registry, tick, effective_policy: dict, reminder_registry, *, detail: bool = True
+    run: Pipeline,
+    tick: TickState | None,
+    effective_policy: dict[str, Any],
+    reminder_registry: ReminderRegistry | None,
+    *,
+    detail: bool = True,
 ) -> BuildResult:
-    ctx = run.ctx
+    ctx, registry = run.ctx, run.registry
     final = final_order(run.states)
     final_messages = [s.current for s in final]
     final_tokens = sum(ctx.estimate(m) for m in final_messages)
@@ -45,10 +52,10 @@ def assemble_result(
         run.events.append(_overflow_event(final, final_tokens, ctx.total_budget))
     return BuildResult(
         wire=tuple(wire),
-        cards=tuple(_cards(final, wire, wire_positions, run, reminder)) if detail else (),
+        cards=Deferred(lambda: _cards(final, wire, wire_positions, run, reminder)) if detail else (),
         messages=tuple(final_messages),
         preprocessed=tuple(run.preprocessed),
-        decisions=tuple(_decisions(run, final, wire_positions)) if detail else (),
+        decisions=Deferred(lambda: _decisions(run, final, wire_positions)) if detail else (),
         tokens=_token_account(run, final, final_tokens, reminder),
         events=tuple(run.events) + _reminder_events(reminder),
         trace=trace,
@@ -91,9 +98,9 @@ def failed_result(run: Pipeline, failure: BuildFailure) -> BuildResult:
     )
 
 
-def _apply_reminders(run: Pipeline, wire: list[dict], tick, reminder_registry):
-    from engine.reminders import apply_reminders, reminder_context
-
+def _apply_reminders(
+    run: Pipeline, wire: list[dict], tick: TickState, reminder_registry: ReminderRegistry | None
+) -> tuple[list[dict], ReminderOutcome]:
     reminder_ctx = reminder_context(tick, run.session, run.ctx.policy)
     new_wire, outcome = apply_reminders(wire, run.ctx.policy.system_reminder, reminder_ctx, reminder_registry)
     if outcome.appended_text:
@@ -320,7 +327,7 @@ def _reminder_events(reminder: ReminderOutcome) -> tuple[Event, ...]:
 
 
 def trigger_summary(run: Pipeline) -> dict[str, Any] | None:
-    check = run.ctx.trigger_check
+    check = run.trigger_check
     if check is None:
         return None
     return {

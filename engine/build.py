@@ -1,22 +1,27 @@
 """`build_context`: the one entry of the engine. Session + policy + fences + tick → BuildResult.
 
 The pipeline, in linnkit's order (spec §5): preprocess → states → providers → order → wire → reminders.
-Each step lives in its own module; this one only calls them in order and assembles the result.
+Each step lives in its own module; this one only calls them in order and hands the `Pipeline` to
+`engine.assemble`. Preprocessor outputs are reused across builds when a stage's inputs did not change
+(`engine.stage_cache`): a policy edit that a stage does not read costs that stage nothing.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from operator import attrgetter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from engine.copyset import mark_copy, reminder_registry_for, use_copy
+from engine.assemble import assemble_result, failed_result
+from engine.copyset import active_copy, mark_copy, reminder_registry_for, use_copy
 from engine.errors import ContextProviderError
+from engine.fences import FenceDescriptor, FenceRegistry, as_registry
 from engine.hygiene import hygiene_warnings
 from engine.messages import AiMessage
-from engine.preprocess.base import Entry, Removal, StageOutput
+from engine.observation import ObservationPreviewPort
+from engine.pipeline import BuildContext, ContextProvider, MustKeep, Pipeline, TruncationRule
+from engine.policy import ContextPolicy, check_runtime, define_context_policy, to_wire
+from engine.preprocess.base import ID_SCOPE, Entry, StageOutput
 from engine.preprocess.fence_assembly import assemble_current_turn
 from engine.preprocess.fence_lifetime import apply_fence_lifetime
 from engine.preprocess.observation_sim import simulate_governance
@@ -24,71 +29,37 @@ from engine.preprocess.purification import purify_history
 from engine.preprocess.replay_guard import guard_tool_replay
 from engine.preprocess.tool_history import compress_tool_history
 from engine.providers.checkpoint import run_checkpoint
-from engine.providers.core import MustKeep, TruncationRule, run_core
-from engine.providers.state import ProviderReport, State, kept_count, kept_tokens
-from engine.providers.summarization import TriggerCheck, run_summarization
+from engine.providers.core import run_core
+from engine.providers.state import ProviderReport, State
+from engine.providers.summarization import run_summarization
 from engine.providers.working_memory import run_working_memory
-from engine.result import BuildFailure, BuildResult, Event
+from engine.reminders import ReminderRegistry
+from engine.result import BuildFailure, BuildResult
+from engine.session import Session
+from engine.stage_cache import STAGE_CACHE, entries_for
 from engine.summarizer import OfflineSummarizer, SummarizerPort
-from engine.tokens import TokenizerPort, content_token_count, tokenizer_from_policy
+from engine.ticks import TickState
+from engine.tokens import TokenizerPort, tokenizer_from_policy
 from engine.trace import TraceRecorder
-from engine.wire import format_message
 
 DEFAULT_MODEL_ID = "default"
 
-
-@dataclass(slots=True)
-class BuildContext:
-    """What every stage may read: the effective policy, budget numbers, the tokenizer, the summarizer."""
-
-    policy: Any
-    tokenizer: TokenizerPort
-    total_budget: int
-    avg_chars_per_token: float
-    summarizer: SummarizerPort | None
-    model_id: str
-    now: int
-    trigger_check: TriggerCheck | None = None
-
-    def estimate(self, message: AiMessage) -> int:
-        return self.tokenizer.estimate_message(message, self.model_id)
-
-    def content_tokens(self, texts: list[str]) -> int:
-        """The summarization pre-check's count: tiktoken by the model id, as linnkit (spec §5.4, §9 D8)."""
-        return content_token_count(texts, self.model_id, self.avg_chars_per_token)
-
-
-@dataclass(slots=True)
-class Pipeline:
-    """Intermediate products of one build, handed to `engine.assemble` to make the result."""
-
-    ctx: BuildContext
-    session: list[AiMessage]
-    entries: list[Entry] = field(default_factory=list)
-    removals: list[Removal] = field(default_factory=list)
-    states: list[State] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
-    strategies: list[str] = field(default_factory=list)
-    summary_events: list[dict[str, Any]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    preprocessed: list[AiMessage] = field(default_factory=list)
-    preprocess_done: bool = False
-    trace: TraceRecorder | None = None
+Fences = FenceRegistry | Iterable[FenceDescriptor] | Mapping[str, Any] | None
 
 
 def build_context(
-    session: Sequence[AiMessage] | Any,
-    policy: Any = None,
+    session: Sequence[AiMessage] | Session,
+    policy: ContextPolicy | Mapping[str, Any] | None = None,
     *,
-    fences: Any = None,
-    tick: Any = None,
+    fences: Fences = None,
+    tick: TickState | None = None,
     tokenizer: TokenizerPort | None = None,
     summarizer: SummarizerPort | None = None,
     model_id: str | None = None,
     now: int | None = None,
     honour_fence_descriptors: bool = True,
-    reminder_registry: Any = None,
-    observation_store: Any = None,
+    reminder_registry: ReminderRegistry | None = None,
+    observation_store: ObservationPreviewPort | None = None,
     copy: str = "zh",
     detail: bool = True,
 ) -> BuildResult:
@@ -102,11 +73,7 @@ def build_context(
     `detail=False` leaves out what only a reader of one build needs (cards, decisions, the trace, hygiene
     warnings): a replay's series reads tokens, markers and summaries, and is several times faster so.
     """
-    from engine.assemble import assemble_result, failed_result
-    from engine.fences import as_registry
-    from engine.policy import check_runtime, define_context_policy, to_wire
-
-    messages = list(getattr(session, "messages", session))
+    messages = list(getattr(session, "messages", session))  # a Session, or anything holding .messages
     effective = define_context_policy(policy)
     check_runtime(effective)
     registry = as_registry(fences)
@@ -119,39 +86,89 @@ def build_context(
         summarizer=summarizer if summarizer is not None else OfflineSummarizer(),
         model_id=model_id or DEFAULT_MODEL_ID,
         now=now if now is not None else int(time.time() * 1000),
+        must_keep=must_keep_of(effective, registry, honour_fence_descriptors),
     )
-    run = Pipeline(ctx, messages, warnings=hygiene_warnings(messages) if detail else [])
+    run = Pipeline(ctx, messages, registry, warnings=hygiene_warnings(messages) if detail else [])
     if copy != "zh" and reminder_registry is None:
         reminder_registry = reminder_registry_for(copy)
     with use_copy(copy):
         try:
-            _preprocess(run, registry, observation_store)
-            wire_policy = to_wire(effective)
-            _run_providers(run, registry, honour_fence_descriptors, wire_policy)
+            _preprocess(run, observation_store)
+            wire_policy = _wire_form(effective)
+            _run_providers(run, wire_policy)
         except ContextProviderError as error:
             return failed_result(run, BuildFailure(error.code, str(error.args[0]), error.provider_name))
-        result = assemble_result(run, registry, tick, wire_policy, reminder_registry, detail=detail)
+        result = assemble_result(run, tick, wire_policy, reminder_registry, detail=detail)
     return result if copy == "zh" else mark_copy(result, copy)
 
 
-def _preprocess(run: Pipeline, registry, observation_store) -> None:
-    checkpoint_tool = run.ctx.policy.checkpoint.trigger_tool_name
-    entries = [Entry(m, (i,)) for i, m in enumerate(run.session)]
-    stages = (
-        []
-        if observation_store is None
-        else [lambda e: simulate_governance(e, run.ctx.policy.tool_output, observation_store)]
-    )
+# The policy's wire form for the result and the trace: a frozen policy object gives the same dict every
+# time (a replay's steps and a TUI's rebuilds pass the same object), so it is made once per object. The
+# dict is shared between results: like the rest of a BuildResult, it is read, never changed.
+_WIRE_FORMS: list[tuple[ContextPolicy, dict[str, Any]]] = []
+
+
+def _wire_form(policy: ContextPolicy) -> dict[str, Any]:
+    for held, wire in _WIRE_FORMS:
+        if held is policy:
+            return wire
+    wire = to_wire(policy)
+    _WIRE_FORMS.insert(0, (policy, wire))
+    del _WIRE_FORMS[4:]
+    return wire
+
+
+Stage = tuple[str, Callable[[list[Entry]], StageOutput], tuple[Any, ...] | None]
+
+
+def _stages(run: Pipeline, observation_store: ObservationPreviewPort | None) -> list[Stage]:
+    """The preprocessors in order, each with the inputs besides its entries that it reads (its policy
+    group, the checkpoint tool's name, the fence descriptors), or None when those cannot be compared (an
+    observation store is read from disk). The function itself is part of the key, so a stage swapped
+    for another (a test's stand-in) never meets the other's outputs."""
+    policy, registry = run.ctx.policy, run.registry
+    checkpoint_tool = policy.checkpoint.trigger_tool_name
+    scope = (ID_SCOPE.get(), active_copy())  # created ids and summary wording
+    stages: list[Stage] = []
+    if observation_store is not None:
+        tool_output = policy.tool_output
+        stages.append(("governance", lambda e: simulate_governance(e, tool_output, observation_store), None))
+    tool_history, replay = policy.tool_history, policy.provider_replay
     stages += [
-        lambda e: compress_tool_history(e, run.ctx.policy.tool_history, checkpoint_tool),
-        lambda e: guard_tool_replay(e, run.ctx.policy.provider_replay, checkpoint_tool),
-        purify_history,
+        (
+            "tool_history",
+            lambda e: compress_tool_history(e, tool_history, checkpoint_tool),
+            (compress_tool_history, tool_history, checkpoint_tool, scope),
+        ),
+        (
+            "replay_guard",
+            lambda e: guard_tool_replay(e, replay, checkpoint_tool),
+            (guard_tool_replay, replay, checkpoint_tool, scope),
+        ),
+        ("purification", purify_history, (purify_history,)),
     ]
     if registry is not None:
-        stages += [lambda e: assemble_current_turn(e, registry), lambda e: apply_fence_lifetime(e, registry)]
-    for stage in stages:
+        descriptors = tuple(registry.list())
+        stages += [
+            (
+                "fence_assembly",
+                lambda e: assemble_current_turn(e, registry),
+                (assemble_current_turn, descriptors, scope),
+            ),
+            (
+                "fence_lifetime",
+                lambda e: apply_fence_lifetime(e, registry),
+                (apply_fence_lifetime, descriptors),
+            ),
+        ]
+    return stages
+
+
+def _preprocess(run: Pipeline, observation_store: ObservationPreviewPort | None) -> None:
+    entries = entries_for(run.session)
+    for name, stage, key in _stages(run, observation_store):
         try:
-            output: StageOutput = stage(entries)
+            output = STAGE_CACHE.run(name, stage, entries, key)
         except Exception as error:  # linnkit: only a fatal ContextProviderError aborts (spec §5.1)
             if isinstance(error, ContextProviderError) and error.fatal:
                 raise
@@ -167,7 +184,7 @@ def _preprocess(run: Pipeline, registry, observation_store) -> None:
     run.preprocess_done = True
 
 
-def must_keep_of(policy: Any, registry, honour_descriptors: bool) -> MustKeep:
+def must_keep_of(policy: ContextPolicy, registry: FenceRegistry | None, honour_descriptors: bool) -> MustKeep:
     """Core's must-keep policy; descriptor `mustKeep`/`maxBudgetFraction` join it (spec §9 D6)."""
     must_keep = policy.must_keep
     kinds = set(must_keep.always_keep_fence_kinds)
@@ -185,41 +202,68 @@ def must_keep_of(policy: Any, registry, honour_descriptors: bool) -> MustKeep:
     return MustKeep(frozenset(must_keep.always_keep_types), frozenset(kinds), tuple(rules))
 
 
-def _run_providers(run: Pipeline, registry, honour_descriptors: bool, effective_policy: dict) -> None:
+def _providers() -> list[tuple[str, ContextProvider]]:
+    """Core, working memory, checkpoint (spec §5.2); summarization runs after them with its own skip rule."""
+    return [
+        ("CoreContextProvider", run_core),
+        ("WorkingMemoryProvider", run_working_memory),
+        ("CheckpointProvider", run_checkpoint),
+    ]
+
+
+def _run_providers(run: Pipeline, effective_policy: dict[str, Any]) -> None:
     ctx = run.ctx
-    run.states = [State(e.message, i, e.origins, ctx.estimate(e.message)) for i, e in enumerate(run.entries)]
+    run.states = _initial_states(run)
     run.trace = TraceRecorder(ctx.policy.context_trace, effective_policy, ctx.total_budget)
     available = ctx.total_budget
-    must_keep = must_keep_of(ctx.policy, registry, honour_descriptors)
-    providers = [
-        ("CoreContextProvider", lambda: (*run_core(run.states, must_keep, ctx), [])),
-        ("WorkingMemoryProvider", lambda: (*run_working_memory(run.states, ctx), [])),
-        ("CheckpointProvider", lambda: (*run_checkpoint(run.states, ctx), [])),
-    ]
-    for name, provider in providers:
-        available = _run_one(run, name, provider, available)
+    done: list[tuple[ContextProvider, int]] = []
+    for name, provider in _providers():
+        available = _run_one(run, name, provider, available, done)
     # Summarization has its own skip rule (its pre-check), so it runs even when nothing is left.
-    summarize = lambda: run_summarization(run.states, available, ctx)  # noqa: E731
-    _run_one(run, "SummarizationProvider", summarize, available, may_skip=False)
+    _run_one(run, "SummarizationProvider", run_summarization, available, done, may_skip=False)
 
 
-def _run_one(run: Pipeline, name: str, provider, available: int, *, may_skip: bool = True) -> int:
-    """Run one provider, trace it, and return the remaining budget (spec §5.2)."""
-    before = (kept_tokens(run.states), kept_count(run.states))
+def _initial_states(run: Pipeline) -> list[State]:
+    tokens = STAGE_CACHE.tokens(run.entries, run.ctx.tokenizer, run.ctx.model_id)
+    pairs = enumerate(zip(run.entries, tokens, strict=True))
+    return [State(e.message, i, e.origins, t) for i, (e, t) in pairs]
+
+
+def _kept(states: list[State]) -> tuple[int, int]:
+    """Kept tokens and kept count, for the trace's provider event."""
+    kept = [s.tokens for s in states if s.kept]
+    return sum(kept), len(kept)
+
+
+def _run_one(
+    run: Pipeline,
+    name: str,
+    provider: ContextProvider,
+    available: int,
+    done: list[tuple[ContextProvider, int]],
+    *,
+    may_skip: bool = True,
+) -> int:
+    """Run one provider, trace it, and return the remaining budget (spec §5.2). `done` lists the providers
+    that ran before it with the budget each was given."""
+    before = _kept(run.states)
     started = time.perf_counter()
     if may_skip and available <= 0:
-        report, events, persisted = ProviderReport(name, skipped=True), [], []
+        report, events, persisted = ProviderReport(name, skipped=True), (), ()
     else:
-        saved = _snapshot(run.states)
         try:
-            report, events, persisted = provider()
+            outcome = provider(run.states, available, run.ctx)
         except Exception as error:  # linnkit swallows a failing provider and loses its changes
             if isinstance(error, ContextProviderError) and error.fatal:
                 raise
-            run.states[:] = _restore(saved)
+            run.states = _states_before(run, done)
             run.warnings.append(f"{name} failed; its changes were discarded: {error!r}")
             return available
-    after = (kept_tokens(run.states), kept_count(run.states))
+        done.append((provider, available))
+        report, events, persisted = outcome.report, outcome.events, outcome.persisted
+        if outcome.trigger_check is not None:
+            run.trigger_check = outcome.trigger_check
+    after = _kept(run.states)
     available -= report.tokens_used
     run.trace.provider(report, before, after, (time.perf_counter() - started) * 1000, available)
     run.events.extend(events)
@@ -228,42 +272,10 @@ def _run_one(run: Pipeline, name: str, provider, available: int, *, may_skip: bo
     return available
 
 
-_STATE_FIELDS = (
-    "action",
-    "phase",
-    "strategy",
-    "processed",
-    "tokens",
-    "replacement_source_ids",
-    "truncation",
-    "kept",
-)
-
-
-_read_state = attrgetter(*_STATE_FIELDS)
-
-
-def _snapshot(states: list[State]) -> list[tuple[State, tuple]]:
-    return [(s, _read_state(s)) for s in states]
-
-
-def _restore(saved: list[tuple[State, tuple]]) -> list[State]:
-    for state, values in saved:
-        for field_name, value in zip(_STATE_FIELDS, values, strict=True):
-            setattr(state, field_name, value)
-    return [state for state, _ in saved]
-
-
-def final_order(states: list[State]) -> list[State]:
-    """Kept states: system_prompt, then summaries, then the rest, each by originalIndex (spec §5.5)."""
-    kept = [s for s in states if s.kept]
-
-    def block(state: State) -> int:
-        kind = state.message.type
-        return 0 if kind == "system_prompt" else 1 if kind == "history_summary" else 2
-
-    return sorted(kept, key=lambda s: (block(s), s.index))
-
-
-def wire_of(states: list[State], registry) -> list[dict[str, Any] | None]:
-    return [format_message(s.current, registry) for s in states]
+def _states_before(run: Pipeline, done: list[tuple[ContextProvider, int]]) -> list[State]:
+    """The states as they were before a failed provider: the providers before it run again on fresh states
+    (they are deterministic). Cheaper than a snapshot before every provider, and failures are rare."""
+    states = _initial_states(run)
+    for provider, available in done:
+        provider(states, available, run.ctx)
+    return states

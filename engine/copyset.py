@@ -15,9 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import Any
 
 from engine.reminders.context import ReminderContext, display_step, js_trim
+from engine.reminders.registry import default_registry
 
 COPY_SETS = ("zh", "en")
 DEFAULT_COPY = "zh"
@@ -169,8 +171,6 @@ ENGLISH_TEMPLATES = {
 
 def reminder_registry_for(name: str) -> Any:
     """linnkit's default registry with the built-in templates in copy set `name`."""
-    from engine.reminders.registry import default_registry
-
     registry = default_registry()
     if check_copy(name) == "en":
         for template, fn in ENGLISH_TEMPLATES.items():
@@ -183,8 +183,6 @@ _WORDED_MARKS = frozenset({"compressed", "truncated", "reminder"})  # cards whos
 
 def mark_copy(result: Any, name: str) -> Any:
     """`result` with `copy:<name>` on each wire card carrying tool summaries or a built-in reminder."""
-    from dataclasses import replace
-
     mark = f"copy:{name}"
     cards = tuple(
         replace(card, marks=(*card.marks, mark)) if _WORDED_MARKS.intersection(card.marks) else card

@@ -85,10 +85,13 @@ def _build_groups(
     declared: dict[str, ToolGroup] = {}
     user_inputs = 0
     for index, message in enumerate(messages):
-        if message.type == "user_input" and message.role == "user":
-            user_inputs += 1
-        elif is_anchor(message):
+        kind = message.type
+        if kind == "user_input":
+            user_inputs += message.role == "user"
+        elif kind == "tool_calls" and message.role == "assistant":  # an anchor if a call has an id
             calls = [c for c in message.tool_calls if call_id(c).strip()]
+            if not calls:
+                continue
             group = ToolGroup(
                 anchor_index=index,
                 anchor_id=message.id,
@@ -101,12 +104,15 @@ def _build_groups(
             groups.append(group)
             for cid in group.call_ids:
                 declared[cid] = group
-        elif message.type == "tool_output" and message.tool_call_id in declared:
-            group = declared[message.tool_call_id]
+        elif kind == "tool_output":
+            answered = message.tool_call_id
+            group = declared.get(answered) if answered is not None else None
+            if group is None:
+                continue
             if max_pairing_distance is not None and index - group.anchor_index > max_pairing_distance:
                 continue
             group.output_indices.append(index)
-            group.answered.add(message.tool_call_id)
+            group.answered.add(answered)
     for group in groups:
         group.is_checkpoint = _is_checkpoint(group, messages, checkpoint_tool)
     return groups

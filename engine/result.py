@@ -5,10 +5,63 @@ Nothing here decides anything: the pipeline fills these records, front ends only
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 from engine.messages import AiMessage
+from engine.provider_check import check_wire
+
+T = TypeVar("T")
+
+
+class Deferred(Sequence[T], Generic[T]):
+    """A tuple made on first read: a build's cards and decisions cost nothing until a reader asks.
+
+    Reads as the tuple it makes (indexing, slicing, iteration, `==` with a tuple, `+`)."""
+
+    __slots__ = ("_items", "_make")
+
+    def __init__(self, make: Callable[[], Iterable[T]]) -> None:
+        self._make: Callable[[], Iterable[T]] | None = make
+        self._items: tuple[T, ...] | None = None
+
+    def items(self) -> tuple[T, ...]:
+        if self._items is None:
+            make, self._make = self._make, None
+            self._items = tuple(make()) if make is not None else ()
+        return self._items
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[T, ...]: ...
+    def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
+        return self.items()[index]
+
+    def __len__(self) -> int:
+        return len(self.items())
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.items())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Deferred):
+            other = other.items()
+        return self.items() == other if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.items())
+
+    def __add__(self, other: tuple[T, ...]) -> tuple[T, ...]:
+        return self.items() + tuple(other)
+
+    def __radd__(self, other: tuple[T, ...]) -> tuple[T, ...]:
+        return tuple(other) + self.items()
+
+    def __repr__(self) -> str:
+        return repr(self.items())
+
 
 # Budget-bar categories, in the order the bars stack them. Fence kinds are added as `fence:<kind>`.
 CATEGORY_ORDER: tuple[str, ...] = (
@@ -114,10 +167,10 @@ class BuildFailure:
 @dataclass(frozen=True, slots=True)
 class BuildResult:
     wire: tuple[dict[str, Any], ...]
-    cards: tuple[WireCard, ...]
+    cards: Sequence[WireCard]  # a tuple, or a Deferred one made on first read
     messages: tuple[AiMessage, ...]  # final context messages, before wire formatting
     preprocessed: tuple[AiMessage, ...]  # what the providers received
-    decisions: tuple[Decision, ...]
+    decisions: Sequence[Decision]  # a tuple, or a Deferred one made on first read
     tokens: TokenAccount
     events: tuple[Event, ...]
     trace: dict[str, Any] | None
@@ -136,8 +189,6 @@ class BuildResult:
     @property
     def provider_problems(self) -> list[Any]:
         """Why OpenAI or Anthropic would reject this wire (`engine.provider_check`); empty if both accept."""
-        from engine.provider_check import check_wire
-
         return check_wire(self.wire) if self.error is None else []
 
     @property

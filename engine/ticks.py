@@ -90,9 +90,13 @@ class TickState:
 
 def count_tool_call_streak(messages: Sequence[MessageLike]) -> int:
     """The number of `tool_calls` messages after the last `user_input` (all of them if there is none)."""
-    types = [_type(m) for m in messages]
-    start = next((i + 1 for i in range(len(types) - 1, -1, -1) if types[i] == "user_input"), 0)
-    return sum(1 for kind in types[start:] if kind == "tool_calls")
+    streak = 0
+    for message in reversed(messages):  # from the end: a replay step reads only its latest turn
+        kind = _type(message)
+        if kind == "user_input":
+            break
+        streak += kind == "tool_calls"
+    return streak
 
 
 @dataclass(frozen=True, slots=True)

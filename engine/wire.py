@@ -81,16 +81,26 @@ def to_anthropic(wire: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> dic
     """Project OpenAI-shaped wire messages onto the Anthropic Messages API: `system` apart, tool calls as
     `tool_use` blocks, tool results as `tool_result` blocks in user turns, same-role turns merged."""
     system = [m["content"] for m in wire if m["role"] == "system" and m.get("content")]
-    messages: list[dict[str, Any]] = []
-    for message in wire:
+    messages = []
+    for role, indexes in anthropic_turns(wire):
+        blocks = [block for i in indexes for block in _anthropic_blocks(wire[i])[1]]
+        messages.append({"role": role, "content": blocks})
+    return {"system": "\n\n".join(system), "messages": messages}
+
+
+def anthropic_turns(wire: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[tuple[str, list[int]]]:
+    """The Anthropic messages `to_anthropic` makes of a wire: each one's role and the indexes of the
+    OpenAI-shaped messages it carries (system messages apart; consecutive same-role turns merged)."""
+    turns: list[tuple[str, list[int]]] = []
+    for index, message in enumerate(wire):
         if message["role"] == "system":
             continue
-        role, blocks = _anthropic_blocks(message)
-        if messages and messages[-1]["role"] == role:
-            messages[-1]["content"].extend(blocks)
+        role = "user" if message["role"] == "tool" else message["role"]
+        if turns and turns[-1][0] == role:
+            turns[-1][1].append(index)
         else:
-            messages.append({"role": role, "content": blocks})
-    return {"system": "\n\n".join(system), "messages": messages}
+            turns.append((role, [index]))
+    return turns
 
 
 def _anthropic_blocks(message: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:

@@ -6,6 +6,7 @@
     linn-playground replay SESSION ... [--json]                             the context at every step
     linn-playground conformance CASE_OR_DIR... [--json]                    compare with linnkit 0.21.0
     linn-playground import FILE [-o OUT [--force]] [--from FORMAT]         transcripts → session
+    linn-playground sweep SESSIONS_OR_DIRS... --vary F=V1,V2 [--out R.csv]  policies × sessions: cost
 
 Exit codes: 0 fine, 1 problems found (or a build failed / violated an invariant), 2 nothing could load.
 """
@@ -28,6 +29,7 @@ SUBCOMMANDS = {
     "conformance": commands.run_conformance,
     "import": commands.run_import,
     "serve": commands.run_serve,
+    "sweep": commands.run_sweep,
 }
 
 
@@ -54,6 +56,14 @@ def _inputs_arguments(parser: argparse.ArgumentParser, *, session_optional: bool
     )
 
 
+def _cost_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wire", choices=("openai", "anthropic"), default="openai", help="wire shape the prompt cache sees"
+    )
+    parser.add_argument("--model", help="price row when the session header names no priced modelId")
+    parser.add_argument("--prices", metavar="PRICES.yaml", help="price table rows over the built-in ones")
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="linn-playground", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command")
@@ -74,6 +84,7 @@ def make_parser() -> argparse.ArgumentParser:
     replay.add_argument("--max-steps", type=int)
     replay.add_argument("--json", action="store_true")
     replay.add_argument("--html", metavar="OUT", help="write a self-contained HTML report of the replay")
+    _cost_arguments(replay)
     conformance = commands.add_parser("conformance", help="run linnkit conformance cases")
     conformance.add_argument("cases", nargs="+", help="case files or folders")
     conformance.add_argument("--json", action="store_true", help="print one result line per case")
@@ -88,7 +99,20 @@ def make_parser() -> argparse.ArgumentParser:
     _inputs_arguments(serve, session_optional=True)
     serve.add_argument("--port", type=int, help="port to listen on (default: a free one)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    _sweep_parser(commands)
     return parser
+
+
+def _sweep_parser(commands) -> None:
+    sweep = commands.add_parser("sweep", help="every session under every policy of a grid: cost, losses")
+    sweep.add_argument("sessions", nargs="+", help="session or transcript files, or folders of them")
+    sweep.add_argument("--policy", help="base policy YAML/JSON (replaces each session header's policy)")
+    axis = "a grid axis, e.g. budget.maxTokens=16000,32000 (repeat for more axes)"
+    sweep.add_argument("--vary", action="append", default=[], metavar="FIELD=V1,V2", help=axis)
+    sweep.add_argument("--out", help="results file: .csv, .jsonl or .parquet (resumed when it exists)")
+    sweep.add_argument("--jobs", type=int, help="local processes (default: every core)")
+    sweep.add_argument("--scheduler", metavar="ADDRESS", help="a Dask distributed scheduler (scale extra)")
+    _cost_arguments(sweep)
 
 
 def make_open_parser() -> argparse.ArgumentParser:

@@ -10,16 +10,20 @@ from typing import Any
 
 from engine import (
     BuildResult,
+    CostTracker,
     PolicyFileError,
+    Price,
     build_at_step,
     build_context,
     check_invariants,
     hygiene_checks,
     iter_session_steps,
+    iter_step_costs,
     policy_diff,
     to_anthropic,
     tokenizer_from_policy,
 )
+from playground.costing import price_choice, price_table
 from playground.html_report import build_report, replay_report, steps_of, write_report
 from playground.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
 from playground.report import build_json, print_build_table, printable
@@ -167,14 +171,18 @@ def run_replay(args) -> int:
         if not _write_html(args.html, page, inputs):
             return 2
         return 1 if any("!" in row.markers for row in rows) or noticed else 0
-    steps = iter_session_steps(
-        inputs.session.messages,
-        inputs.policy,
-        **_replay_options(args, inputs),
-        detail=False,  # a step line reads tokens, markers, events and summaries only
-    )
+    price = _replay_price(args, inputs)
+    if price is False:
+        return 2
+    tracker = CostTracker(
+        inputs.session.messages, policy=inputs.policy, model_id=inputs.build_options["model_id"],
+        shape=args.wire, price=price,
+    )  # fmt: skip
+    steps = iter_step_costs(
+        inputs.session.messages, inputs.policy, tracker=tracker, **_replay_options(args, inputs)
+    )  # streamed: one step is held at a time (and the one before, for its cached prefix)
     totals = Counter()
-    for step in steps:  # streamed: one step is held at a time
+    for step, cost in steps:
         line = step.summary()
         totals.update(
             steps=1,
@@ -184,22 +192,35 @@ def run_replay(args) -> int:
             reminderSteps=int(bool(line["reminders"])),
         )
         if args.json:
-            print(json.dumps(line, ensure_ascii=False), flush=True)
+            print(json.dumps({**line, **cost.to_json()}, ensure_ascii=False), flush=True)
         else:
             reminders = ",".join(line["reminders"]) or "-"
+            broke = f"{cost.mechanism}@{cost.break_at}" if cost.mechanism else "-"
             print(
                 f"step {line['step']:>4}  msgs {line['messages']:>5}  tokens {line['finalTokens']:>7}/"
                 f"{line['totalBudget']:<7} kept {line['kept']:>5}  {line['markers'] or '-':<3} "
-                f"carried {len(line['summariesCarried']):>2}  "
+                f"carried {len(line['summariesCarried']):>2}  cached {cost.cached_tokens:>7}  break {broke}  "
                 f"events {','.join(sorted(set(line['events']))) or '-'}  reminders {reminders}"
             )
     names = ("steps", "summariesMade", "overBudgetSteps", "reminderSteps", "failedSteps")
-    summary = {name: totals[name] for name in names}
+    summary = {name: totals[name] for name in names} | tracker.totals().to_json()
     if args.json:
         print(json.dumps({"totals": summary}, ensure_ascii=False))
     else:
         print("totals: " + ", ".join(f"{name} {value}" for name, value in summary.items()))
     return 1 if totals["failedSteps"] or noticed else 0
+
+
+def _replay_price(args, inputs: PlaygroundInputs) -> Price | None | bool:
+    """The price row of the replay (header modelId, else --model); False when the price file is bad."""
+    try:
+        table = price_table(args.prices)
+    except LOAD_ERRORS as error:
+        print(f"error: {error}", file=sys.stderr)
+        return False
+    price, note = price_choice(table, inputs.build_options["model_id"], args.model)
+    print(f"prices: {note}; table of {table.date}", file=sys.stderr)
+    return price
 
 
 def _replay_options(args, inputs: PlaygroundInputs) -> dict[str, Any]:
@@ -237,6 +258,75 @@ def _write_html(out: str, page: str, inputs: PlaygroundInputs) -> bool:
         return False
     print(f"report written to {out}")
     return True
+
+
+def run_sweep(args) -> int:
+    from playground import sweep
+
+    try:
+        table = price_table(args.prices)
+        jobs = sweep.plan_sweep(
+            args.sessions, args.vary, base_policy=args.policy, shape=args.wire, model=args.model, prices=table
+        )
+        store_check = sweep.ResultStore(args.out, []) if args.out else None  # a bad suffix fails here
+        del store_check
+    except (sweep.SweepError, *LOAD_ERRORS) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    _, skipped = sweep.find_sessions(args.sessions)
+    sessions = len({job.session for job in jobs})
+    note = f"; {len(skipped)} files skipped (not a session or transcript)" if skipped else ""
+    policies = len(jobs) // sessions
+    print(f"sweep: {sessions} sessions × {policies} policies = {len(jobs)} replays{note}", file=sys.stderr)
+    try:
+        rows = _with_progress(lambda on_row: sweep.run_sweep(
+            jobs, out=args.out, workers=args.jobs, scheduler=args.scheduler, on_row=on_row
+        ), len(jobs))  # fmt: skip
+    except (sweep.SweepError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    summary = sweep.summarize(rows)
+    _print_sweep_summary(summary)
+    failed = dict.fromkeys((row["session"], row["error"]) for row in rows if row.get("error"))
+    for session, error in failed:  # one line a session (its error is the same under every policy)
+        print(f"{printable(session)}: {printable(error)}", file=sys.stderr)
+    if args.out:
+        print(f"rows written to {args.out}; per-policy summary to {sweep.write_summary(args.out, summary)}")
+    return 0 if any(not row.get("error") for row in rows) else 1
+
+
+def _with_progress(run, total: int):
+    """Run with a progress bar and ETA on stderr (rich)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+
+    columns = ("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), "eta", TimeRemainingColumn())  # fmt: skip
+    with Progress(*columns, console=Console(stderr=True)) as progress:
+        task = progress.add_task("replaying", total=total)
+        return run(lambda _row, done, _total: progress.update(task, completed=done))
+
+
+SUMMARY_COLUMNS = (  # header, summary key, format, width
+    ("cost $ sum", "costUsd.sum", ".4f", 11),
+    ("median", "costUsd.median", ".4f", 9),
+    ("p90", "costUsd.p90", ".4f", 9),
+    ("sent sum", "tokensSent.sum", ",.0f", 12),
+    ("cached med", "cachedShare.median", ".1%", 10),
+    ("breaks", "cacheBreaks.sum", ".0f", 7),
+    ("lost", "userRequestsDropped.sum", ".0f", 5),
+)
+
+
+def _print_sweep_summary(summary: list[dict[str, Any]]) -> None:
+    """One line per policy: sessions, cost (sum, median, p90 over sessions), tokens, cache, losses."""
+    width = min(max([len(line["policy"]) for line in summary] + [6]), 100)
+    print(f"{'policy':<{width}} {'sessions':>8} " + " ".join(f"{h:>{w}}" for h, _, _, w in SUMMARY_COLUMNS))
+    for line in summary:
+        cells = ["-" if line[key] is None else format(line[key], fmt) for _, key, fmt, _ in SUMMARY_COLUMNS]
+        widths = [w for *_, w in SUMMARY_COLUMNS]
+        print(f"{printable(line['policy'])[:width]:<{width}} {line['sessions']:>8} "
+              + " ".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True)))  # fmt: skip
 
 
 def run_conformance(args) -> int:

@@ -114,6 +114,7 @@ class Workspace:
         self._shown_summaries: list[Persisted] = []  # the ones it had
         self._refresh_points()
         self.step = len(self.points) or None
+        self._saved = {"policy": self.export_text("policy-full"), "fences": self.export_text("fences")}
 
     # -- what is open ---------------------------------------------------------------------------
     @property
@@ -396,7 +397,16 @@ class Workspace:
     def export(self, kind: str, path: str | Path) -> Path:
         """Write atomically, never over the open session; raises `PolicyFileError` or `OSError`."""
         protected = [self.inputs.session.path] if self.inputs.session.path else []
-        return write_atomic(path, self.export_text(kind), protected=protected)
+        written = write_atomic(path, self.export_text(kind), protected=protected)
+        saved = "fences" if kind == "fences" else "policy" if kind != "html-report" else None
+        if saved:
+            self._saved[saved] = self.export_text("fences" if saved == "fences" else "policy-full")
+        return written
+
+    def unsaved(self) -> list[str]:
+        """What was edited since the session opened or since it was last exported: 'policy', 'fences'."""
+        now = {"policy": self.export_text("policy-full"), "fences": self.export_text("fences")}
+        return [what for what in ("policy", "fences") if now[what] != self._saved[what]]
 
     # -- compare --------------------------------------------------------------------------------
     def pin(self, result: BuildResult) -> None:

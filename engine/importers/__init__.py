@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.importers._common import ImportResult, Problem, UnknownFormatError
+from engine.importers.aider import detect_aider, import_aider
 from engine.importers.anthropic_messages import import_anthropic
 from engine.importers.claude_code import import_claude_code
 from engine.importers.codex import detect_codex, import_codex
@@ -26,7 +27,9 @@ from engine.importers.detect import (
 )
 from engine.importers.gemini_cli import detect_gemini, import_gemini
 from engine.importers.langchain import detect_langchain, import_langchain
+from engine.importers.letta import detect_letta, import_letta
 from engine.importers.openai_chat import import_openai
+from engine.importers.openhands import detect_openhands, import_openhands
 from engine.importers.registry import (
     ENTRY_POINT_GROUP,
     Importer,
@@ -64,7 +67,7 @@ BUILTIN = [
         "Claude Code transcripts: text, thinking, tool uses and results, compactions; "
         "hooks and UI lines left out",
         detect_claude_code,
-        lambda text, name, conversation: import_claude_code(text, name),
+        import_claude_code,
     ),
     Importer(
         "codex",
@@ -88,11 +91,25 @@ BUILTIN = [
         import_responses,
     ),
     Importer(
+        "openhands",
+        "OpenHands event streams: user messages, each model response's text and tool calls, the "
+        "observations answering them, finish; state changes and recalls left out",
+        detect_openhands,
+        import_openhands,
+    ),
+    Importer(
         "swe-agent",
         "SWE-agent trajectories (.traj): the history sent to the model, tool results paired by "
         "tool_call_ids; the per-step trajectory left out",
         detect_swe_agent,
         import_swe_agent,
+    ),
+    Importer(
+        "letta",
+        "Letta agent files (.af, also as a JSON string): the first agent's messages with their tool calls "
+        "and returns, user messages unwrapped; memory blocks stay in the system message",
+        detect_letta,
+        import_letta,
     ),
     Importer(
         "sharegpt",
@@ -106,6 +123,13 @@ BUILTIN = [
         "LangChain messages_to_dict dumps: human, ai (with tool calls), tool, system messages",
         detect_langchain,
         import_langchain,
+    ),
+    Importer(
+        "aider",
+        "Aider chat histories (Markdown): the user's #### lines and the model's replies of one session "
+        "(default the last); console output and edits' results left out, no structured tool calls",
+        detect_aider,
+        import_aider,
     ),
     Importer(
         "anthropic",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from engine.importers._common import compact_json, image_note, unmapped_note
+from engine.importers._common import compact_json, image_note, image_placeholder, unmapped_note
 from engine.messages import AiMessage
 
 # OpenRouter's `format` for Anthropic reasoning details; the thinking text itself is the thought's content.
@@ -40,8 +40,9 @@ def flatten_blocks(blocks: list[Any]) -> tuple[str, dict[str, Any]]:
         if kind == "text":
             if block.get("text"):
                 texts.append(block["text"])
-        elif kind == "image":
+        elif kind == "image":  # a placeholder with its size, so its tokens can be estimated
             images.append(image_note(block.get("source")))
+            texts.append(image_placeholder(images[-1]))
         else:
             other.append(unmapped_note(block))
     notes: dict[str, Any] = {}

@@ -268,6 +268,14 @@ def image_note(source: Any) -> dict[str, Any]:
     return {"media_type": source.get("media_type"), "base64Chars": len(data) if isinstance(data, str) else 0}
 
 
+def image_placeholder(note: dict[str, Any]) -> str:
+    """The text an image stands for: its kind and size (base64 length → bytes), never an empty string."""
+    if "url" in note:
+        return f"[image: {note['url']}]"
+    size = int(note.get("base64Chars") or 0) * 3 // 4
+    return f"[image: {note.get('media_type') or 'unknown type'}, {size:,} bytes]"
+
+
 def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 

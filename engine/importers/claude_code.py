@@ -15,7 +15,11 @@ Decisions:
   `<local-command-stdout>`, ...) are skipped and counted: they are the tool's own bookkeeping, and as
   `user_input` they would open fake runs. `[Request interrupted by user...]` lines are kept as
   `user_input` (the model saw them) with `metadata.interrupted`.
-- Whitespace-only text blocks are skipped (`empty_text`); sidechain (sub-agent) lines are skipped.
+- A compaction written as a `compact_boundary` system line followed by a `summary` line is a
+  `history_summary` too (the boundary's `compactMetadata` kept on it).
+- Whitespace-only text blocks are skipped (`empty_text`). Which lines are read at all — the live branch
+  after a rewind, the main conversation or one sidechain, a subagent file on its own — is decided first, by
+  `engine.importers.claude_branches`; the rest is counted by reason.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 
 from engine.importers._blocks import AssistantTurn, as_blocks, flatten_blocks, tool_output
 from engine.importers._common import Collector, ImportResult, iso_to_ms, iter_jsonl
+from engine.importers.claude_branches import select
 from engine.messages import AiMessage
 
 FORMAT = "claude-code"
@@ -39,17 +44,33 @@ COMMAND_TAGS = (
 INTERRUPTED_PREFIX = "[Request interrupted by user"
 
 
-def import_claude_code(text: str, path: str = "<text>") -> ImportResult:
-    """Read a Claude Code transcript. Malformed lines are reported in `problems` and skipped."""
+def import_claude_code(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
+    """Read a Claude Code transcript: its live branch (see `claude_branches`), or one of its sidechains.
+    Malformed lines are reported in `problems` and skipped."""
     reader = _Reader(Collector(path))
+    entries: list[tuple[int, dict[str, Any]]] = []
     for number, entry, error in iter_jsonl(text):
         if error:
             reader.out.problem(number, error)
         elif not isinstance(entry, dict):
             reader.out.problem(number, f"expected a JSON object, found {type(entry).__name__}")
         else:
+            entries.append((number, entry))
+    selection = select(entries, conversation, path)
+    if selection.subagent_file is not None:
+        chosen = selection.subagent_file
+        result = import_claude_code(chosen.read_text(encoding="utf-8-sig"), str(chosen))
+        result.conversations = selection.conversations
+        return result
+    for number, entry in entries:
+        reason = selection.left_out.get(number)
+        if reason:
+            reader.out.skip(reason, number)
+            if isinstance(entry.get("uuid"), str):
+                reader.uuids.add(entry["uuid"])
+        else:
             reader.read(number, entry)
-    return reader.finish()
+    return reader.finish(selection.conversations)
 
 
 class _Reader:
@@ -61,6 +82,7 @@ class _Reader:
         self.titles: list[tuple[str, Any]] = []
         self.uuids: set[str] = set()
         self.compact_metadata: dict[str, Any] | None = None
+        self.boundary: tuple[int, dict[str, Any]] | None = None  # a compact_boundary awaiting its summary
         self.summary_seq = -1
 
     # -- dispatch ---------------------------------------------------------------------------------
@@ -70,6 +92,8 @@ class _Reader:
             self.uuids.add(entry["uuid"])
         if not isinstance(kind, str):
             self.out.problem(number, "line without a 'type'")
+        elif kind == "summary" and self.boundary is not None and _is_compaction_summary(entry):
+            self._compact_summary(number, entry, _summary_blocks(entry))
         elif kind == "summary":
             self.titles.append((str(entry.get("summary") or ""), entry.get("leafUuid")))
             self.out.skip("session_title", number)
@@ -77,12 +101,12 @@ class _Reader:
             self._system(number, entry)
         elif kind not in ("user", "assistant"):
             self.out.skip(kind, number)
-        elif entry.get("isSidechain"):
-            self.out.skip("sidechain", number)
         elif not isinstance(entry.get("message"), dict):
             self.out.problem(number, f"'{kind}' line without a message object")
         else:
             self._note_session(entry)
+            if self.boundary is not None and not entry.get("isCompactSummary"):
+                self._missing_summary()
             if kind == "assistant":
                 self._assistant(number, entry, entry["message"])
             else:
@@ -91,9 +115,22 @@ class _Reader:
     def _system(self, number: int, entry: dict[str, Any]) -> None:
         subtype = entry.get("subtype")
         if subtype == "compact_boundary":
+            if self.boundary is not None:
+                self._missing_summary()
             meta = entry.get("compactMetadata")
             self.compact_metadata = meta if isinstance(meta, dict) else {}
+            self.boundary = (number, entry)
         self.out.skip(f"system:{subtype}" if subtype else "system", number)
+
+    def _missing_summary(self) -> None:
+        """A compact_boundary with no summary after it: what came before is still gone from the model's
+        view, so it becomes a history_summary of the boundary's own text, marked `summaryMissing`."""
+        if self.boundary is None:
+            return
+        number, entry = self.boundary
+        content = entry.get("content")
+        text = content if isinstance(content, str) and content else "Conversation compacted"
+        self._compact_summary(number, entry, [{"type": "text", "text": text}], missing=True)
 
     # -- user lines --------------------------------------------------------------------------------
     def _user(self, number: int, entry: dict[str, Any], message: dict[str, Any]) -> None:
@@ -140,8 +177,11 @@ class _Reader:
         else:
             self.out.add(message)
 
-    def _compact_summary(self, number: int, entry: dict[str, Any], blocks: list[Any]) -> None:
+    def _compact_summary(
+        self, number: int, entry: dict[str, Any], blocks: list[Any], missing: bool = False
+    ) -> None:
         self._close_turn()
+        self.boundary = None
         text, notes = flatten_blocks(blocks)
         replaced = [m for m in self.out.messages if m.type != "system_prompt"]
         replaced_chars = sum(len(m.content) for m in replaced)
@@ -157,6 +197,7 @@ class _Reader:
             "includedOldSummary": any(m.type == "history_summary" for m in replaced),
             "replacedMessageIds": [m.id for m in replaced],
             "summarySeq": self.summary_seq,
+            **({"summaryMissing": True} if missing else {}),
             **notes,
             "source": source,
         }
@@ -216,7 +257,24 @@ class _Reader:
         ms = iso_to_ms(entry.get("timestamp"))
         return number if ms is None else ms
 
-    def finish(self) -> ImportResult:
+    def finish(self, conversations: int = 1) -> ImportResult:
+        self._missing_summary()
         self._close_turn()
         own = [summary for summary, leaf in self.titles if summary and leaf in self.uuids]
-        return self.out.result(FORMAT, title=own[-1] if own else None, session=self.session)
+        return self.out.result(
+            FORMAT, title=own[-1] if own else None, session=self.session, conversations=conversations
+        )
+
+
+def _is_compaction_summary(entry: dict[str, Any]) -> bool:
+    """A `summary` line after a compact_boundary: one carrying a message, or any but a session title
+    (titles name the line they describe in `leafUuid`)."""
+    return isinstance(entry.get("message"), dict) or "leafUuid" not in entry
+
+
+def _summary_blocks(entry: dict[str, Any]) -> list[Any]:
+    """A compaction `summary` line's text: its `summary` field, or the blocks of its `message`."""
+    if isinstance(entry.get("summary"), str):
+        return [{"type": "text", "text": entry["summary"]}]
+    message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+    return as_blocks(message.get("content")) or []

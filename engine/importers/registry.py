@@ -21,6 +21,7 @@ from engine.importers._common import ImportResult, UnknownFormatError, iter_json
 
 ENTRY_POINT_GROUP = "linn_playground.importers"
 SAMPLE_ITEMS = 200
+SAMPLE_LINES = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,8 @@ class Sniff:
 
     @classmethod
     def of(cls, text: str, name: str = "<text>") -> Sniff:
+        if not text.lstrip().startswith(("{", "[", '"')):  # not JSON nor JSONL at all (e.g. Markdown)
+            return cls(name, text, None, ())
         value, error, _ = load_json_document(text)
         if error is None:
             items = tuple(value[:SAMPLE_ITEMS]) if isinstance(value, list) else (value,)
@@ -46,13 +49,15 @@ class Sniff:
 
 
 def _jsonl_items(text: str) -> Iterator[Any]:
+    """The first SAMPLE_ITEMS lines that parse, looking no further than SAMPLE_LINES lines (a Markdown file
+    of 10,000 lines is not parsed line by line only to find it is not JSON)."""
     taken = 0
-    for _, item, error in iter_jsonl(text):
+    for tried, (_, item, error) in enumerate(iter_jsonl(text), 1):
         if error is None:
             yield item
             taken += 1
-            if taken >= SAMPLE_ITEMS:
-                return
+        if taken >= SAMPLE_ITEMS or tried >= SAMPLE_LINES:
+            return
 
 
 # read(text, source name, conversation): `conversation` picks one of several conversations or sessions in

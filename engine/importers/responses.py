@@ -18,7 +18,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.importers._common import Collector, ImportResult, compact_json, image_note, iso_to_ms, read_items
+from engine.importers._common import (
+    Collector,
+    ImportResult,
+    compact_json,
+    image_note,
+    image_placeholder,
+    iso_to_ms,
+    read_items,
+)
 from engine.messages import AiMessage
 
 FORMAT = "openai-responses"
@@ -39,14 +47,6 @@ ITEM_TYPES = frozenset(
 )
 WEB_SEARCH_NOTE = "[web search run by the provider; its results are not in the transcript]"
 PART_SEPARATOR = "\n\n"
-
-
-def image_placeholder(note: dict[str, Any]) -> str:
-    """The text an image stands for: its kind and size (base64 length → bytes), never an empty string."""
-    if "url" in note:
-        return f"[image: {note['url']}]"
-    size = int(note.get("base64Chars", 0)) * 3 // 4
-    return f"[image: {note.get('media_type') or 'unknown type'}, {size:,} bytes]"
 
 
 def flatten_content(content: Any) -> tuple[str, list[dict[str, Any]]]:

@@ -36,8 +36,8 @@ def purify_history(entries: list[Entry]) -> StageOutput:
     removed: list[Entry] = []
     for entry in entries:
         message = entry.message
-        sources = message.meta("replacementSourceIds")
-        sources = sources if isinstance(sources, list) else []
+        sources = message.metadata.get("replacementSourceIds") if message.metadata else None
+        sources = sources if isinstance(sources, list) else ()
         if message.id != summary.id and (message.id in replaced or replaced.intersection(sources)):
             removed.append(entry)
         else:

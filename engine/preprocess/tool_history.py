@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from engine.copyset import active_copy, summary_text
@@ -24,21 +25,76 @@ from engine.tool_summary import output_text, summarize_output
 PROVIDER_NAME = "ToolHistoryCompressorPreprocessor"
 
 
+@dataclass(slots=True)
+class _Plan:
+    """What compression made of the history before the last user input, reusable by a later build whose
+    history starts with the very same entries (a replay's next step): only created ids change (each step
+    has its own id scope); entries after the last user input pass through unchanged."""
+
+    prefix: list[Entry]
+    key: tuple[Any, ...]
+    output: StageOutput  # for the prefix only
+    replaced: list[tuple[int, int, str]]  # (removal index, output position, anchor id) per compressed group
+
+
+_PLANS: list[_Plan] = []
+_PLANS_KEPT = 4
+
+
 def compress_tool_history(entries: list[Entry], tool_history: Any, checkpoint_tool: str) -> StageOutput:
     messages = messages_of(entries)
     last_user = last_user_input_index(messages)
     history_end = last_user if last_user is not None else len(messages)
-    if history_end < 2 or not any(m.role == "tool" or m.type == "tool_calls" for m in messages[:history_end]):
+    key = (tool_history, checkpoint_tool, active_copy())
+    for plan in _PLANS:
+        if plan.key == key and len(plan.prefix) == history_end and _starts_with(entries, plan.prefix):
+            return _from_plan(plan, entries, history_end)
+    prefix = entries[:history_end]
+    output, replaced = _compress(prefix, messages[:history_end], tool_history, checkpoint_tool)
+    _PLANS.insert(0, _Plan(prefix, key, output, replaced))
+    del _PLANS[_PLANS_KEPT:]
+    if output.entries is prefix:
         return StageOutput.unchanged(entries)
-    groups = [g for g in build_groups(messages[:history_end], checkpoint_tool=checkpoint_tool) if g.complete]
+    out = output.entries + entries[history_end:]
+    return StageOutput(out, output.strategy, list(output.removals), list(output.events))
+
+
+def _starts_with(entries: list[Entry], prefix: list[Entry]) -> bool:
+    return all(a is b for a, b in zip(prefix, entries, strict=False))
+
+
+def _from_plan(plan: _Plan, entries: list[Entry], history_end: int) -> StageOutput:
+    output = plan.output
+    if output.entries is plan.prefix:
+        return StageOutput.unchanged(entries)
+    out, removals = list(output.entries), list(output.removals)
+    for removal_index, position, anchor_id in plan.replaced:
+        entry, fresh = out[position], new_id("compressed", anchor_id)
+        m = entry.message
+        if m.id != fresh:
+            message = AiMessage(fresh, m.role, m.type, m.content, m.timestamp, m.metadata, m.extra)
+            out[position] = Entry(message, entry.origins)
+            removal = removals[removal_index]
+            removals[removal_index] = Removal(removal.origins, removal.strategy, fresh, removal.note)
+    return StageOutput(out + entries[history_end:], output.strategy, removals, list(output.events))
+
+
+def _compress(
+    entries: list[Entry], messages: list[AiMessage], tool_history: Any, checkpoint_tool: str
+) -> tuple[StageOutput, list[tuple[int, int, str]]]:
+    """Compression of the history before the last user input (`entries` end there)."""
+    history_end = len(entries)
+    if history_end < 2 or not any(m.role == "tool" or m.type == "tool_calls" for m in messages):
+        return StageOutput.unchanged(entries), []
+    groups = [g for g in build_groups(messages, checkpoint_tool=checkpoint_tool) if g.complete]
     if not groups:
-        return StageOutput.unchanged(entries)
+        return StageOutput.unchanged(entries), []
     kept, selected = _select_kept(groups, tool_history)
     kept_ids = {id(k) for k in kept}
     removed = [g for g in groups if id(g) not in kept_ids]
     if not removed:
-        return StageOutput.unchanged(entries)
-    output = _apply(entries, removed, compress=tool_history.retention_mode == "compress")
+        return StageOutput.unchanged(entries), []
+    output, replaced = _apply(entries, removed, compress=tool_history.retention_mode == "compress")
     if selected > len(kept):
         output.events.append(
             Event(
@@ -48,7 +104,7 @@ def compress_tool_history(entries: list[Entry], tool_history: Any, checkpoint_to
                 data={"selected": selected, "kept": len(kept), "cap": tool_history.max_interaction_groups},
             )
         )
-    return output
+    return output, replaced
 
 
 def _select_kept(groups: list[ToolGroup], tool_history: Any) -> tuple[list[ToolGroup], int]:
@@ -97,27 +153,37 @@ def _keep_latest(kept: list[ToolGroup], checkpoint: ToolGroup | None, cap: int) 
     return chosen
 
 
-def _apply(entries: list[Entry], removed: list[ToolGroup], *, compress: bool) -> StageOutput:
+def _apply(
+    entries: list[Entry], removed: list[ToolGroup], *, compress: bool
+) -> tuple[StageOutput, list[tuple[int, int, str]]]:
     messages = messages_of(entries)
     strategy = "tool_history_compression" if compress else "tool_history_drop"
     drop_indices: set[int] = set()
     replacements: dict[int, Entry] = {}
     removals: list[Removal] = []
     for group in removed:
-        drop_indices.update(group.indices)
-        origins = merged_origins(entries, group.indices)
+        indices = group.indices
+        drop_indices.update(indices)
+        origins = merged_origins(entries, indices)
         replacement_id = None
         if compress:
-            message = _compressed_message(group, messages)
+            message = _compressed_message(group, indices, messages)
             replacement_id = message.id
             replacements[group.anchor_index] = Entry(message, origins)
         removals.append(Removal(origins, strategy, replacement_id))
     out: list[Entry] = []
+    positions: dict[int, int] = {}  # anchor index -> position of its compressed message in `out`
     for index, entry in enumerate(entries):
         if index in replacements:
+            positions[index] = len(out)
             out.append(replacements[index])
         elif index not in drop_indices:
             out.append(entry)
+    replaced = [
+        (number, positions[g.anchor_index], g.anchor_id)
+        for number, g in enumerate(removed)
+        if g.anchor_index in positions
+    ]
     verb = "compressed" if compress else "dropped"
     ids = tuple(messages[i].id for g in removed for i in g.indices)
     event = Event(
@@ -126,7 +192,7 @@ def _apply(entries: list[Entry], removed: list[ToolGroup], *, compress: bool) ->
         message_ids=ids,
         data={"strategy": strategy, "groups": len(removed), "anchorIds": [g.anchor_id for g in removed]},
     )
-    return StageOutput(out, strategy, removals, [event])
+    return StageOutput(out, strategy, removals, [event]), replaced
 
 
 # Compressed text depends only on the group's messages: rebuilds after a policy change reuse it, so the
@@ -135,14 +201,17 @@ _CACHE: dict[tuple[Any, ...], tuple[tuple[AiMessage, ...], AiMessage]] = {}
 _CACHE_LIMIT = 50_000
 
 
-def _compressed_message(group: ToolGroup, messages: list[AiMessage]) -> AiMessage:
-    members = tuple(messages[i] for i in group.indices)
+def _compressed_message(group: ToolGroup, indices: list[int], messages: list[AiMessage]) -> AiMessage:
+    members = tuple(messages[i] for i in indices)
     key = (*map(id, members), group.is_checkpoint, active_copy())
     hit = _CACHE.get(key)
     if hit is not None and all(a is b for a, b in zip(hit[0], members, strict=True)):
-        message = hit[1]
+        m = hit[1]
         fresh = new_id("compressed", members[0].id)  # a replay step gets its own ids, the text is reused
-        return message if message.id == fresh else message.with_(id=fresh)
+        # direct construction: dataclasses.replace costs several times more, once per group per step
+        if m.id == fresh:
+            return m
+        return AiMessage(fresh, m.role, m.type, m.content, m.timestamp, m.metadata, m.extra)
     if len(_CACHE) >= _CACHE_LIMIT:
         _CACHE.clear()
     message = _make_compressed_message(group, messages)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 from engine.groups import ToolGroup, build_groups
+from engine.messages import call_name
+from engine.pipeline import BuildContext, ProviderOutcome
 from engine.providers.state import CHECKPOINT, CHECKPOINT_PURGED, KEEP_WM, SKIP, ProviderReport, State
 from engine.result import Event
 
@@ -30,7 +32,10 @@ def checkpoint_summary(raw: str | None) -> str | None:
 
 
 def find_checkpoint(states: list[State], tool_name: str) -> tuple[ToolGroup, str, list[ToolGroup]] | None:
-    groups = build_groups([s.message for s in states], checkpoint_tool=tool_name)
+    messages = [s.message for s in states]
+    if not any(call_name(c) == tool_name for m in messages if m.type == "tool_calls" for c in m.tool_calls):
+        return None  # no call of the checkpoint tool: no group to look at (a cheap pass before grouping)
+    groups = build_groups(messages, checkpoint_tool=tool_name)
     for group in reversed(groups):
         if tool_name not in group.tool_names:
             continue
@@ -41,12 +46,12 @@ def find_checkpoint(states: list[State], tool_name: str) -> tuple[ToolGroup, str
     return None
 
 
-def run_checkpoint(states: list[State], ctx) -> tuple[ProviderReport, list[Event]]:
+def run_checkpoint(states: list[State], available: int, ctx: BuildContext) -> ProviderOutcome:
     report = ProviderReport(NAME)
     policy = ctx.policy.checkpoint
     found = find_checkpoint(states, policy.trigger_tool_name)
     if found is None:
-        return report, []
+        return ProviderOutcome(report)
     group, summary, groups = found
     start = group.start_index
     earlier = [g for g in groups if g.complete and not g.is_checkpoint and g.start_index < start]
@@ -60,7 +65,7 @@ def run_checkpoint(states: list[State], ctx) -> tuple[ProviderReport, list[Event
             promoted.append(state.message.id)
     candidates = [s for i, s in enumerate(states[:start]) if i not in keep_set and not _exempt(s)]
     if not candidates:  # nothing before it may be pruned: linnkit reports no pruning (promotions stay)
-        return report, []
+        return ProviderOutcome(report)
     for state in candidates:
         if state.kept:
             state.drop(CHECKPOINT_PURGED, STRATEGY)
@@ -79,7 +84,7 @@ def run_checkpoint(states: list[State], ctx) -> tuple[ProviderReport, list[Event
             "keptGroupAnchors": [g.anchor_id for g in keep_groups],
         },
     )
-    return report, [event]
+    return ProviderOutcome(report, (event,))
 
 
 def _exempt(state: State) -> bool:

@@ -3,31 +3,21 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from engine.jsvalues import utf16_len, utf16_slice
+from engine.pipeline import BuildContext, MustKeep, ProviderOutcome, TruncationRule
 from engine.providers.state import CORE_CONTEXT, KEEP_CORE, ProviderReport, State
 from engine.result import Event
 
 NAME = "CoreContextProvider"
 
 
-@dataclass(frozen=True, slots=True)
-class TruncationRule:
-    fence_kind: str | None
-    max_budget_fraction: float
-    strategy_name: str
+__all__ = ["MustKeep", "TruncationRule", "run_core"]
 
 
-@dataclass(frozen=True, slots=True)
-class MustKeep:
-    types: frozenset[str]
-    fence_kinds: frozenset[str]
-    rules: tuple[TruncationRule, ...]
-
-
-def run_core(states: list[State], must_keep: MustKeep, ctx) -> tuple[ProviderReport, list[Event]]:
+def run_core(states: list[State], available: int, ctx: BuildContext) -> ProviderOutcome:
     report = ProviderReport(NAME)
+    must_keep = ctx.must_keep
     events: list[Event] = []
     last_user = max((i for i, s in enumerate(states) if s.message.type == "user_input"), default=None)
     for position, state in enumerate(states):
@@ -41,7 +31,7 @@ def run_core(states: list[State], must_keep: MustKeep, ctx) -> tuple[ProviderRep
                 events.append(event)
                 report.strategies.append(rule.strategy_name)
         report.tokens_used += state.tokens
-    return report, events
+    return ProviderOutcome(report, tuple(events))
 
 
 def _is_core(state: State, is_last_user: bool, must_keep: MustKeep) -> bool:
@@ -50,7 +40,10 @@ def _is_core(state: State, is_last_user: bool, must_keep: MustKeep) -> bool:
         return is_last_user
     if message.type in must_keep.types:
         return True
-    return message.fence_kind is not None and message.fence_kind in must_keep.fence_kinds
+    if not must_keep.fence_kinds:  # the common case: skip reading the metadata
+        return False
+    kind = message.fence_kind
+    return kind is not None and kind in must_keep.fence_kinds
 
 
 def _matching_rule(state: State, rules: tuple[TruncationRule, ...]) -> TruncationRule | None:
@@ -58,7 +51,7 @@ def _matching_rule(state: State, rules: tuple[TruncationRule, ...]) -> Truncatio
     return next((r for r in rules if r.fence_kind is None or r.fence_kind == kind), None)
 
 
-def _truncate(state: State, rule: TruncationRule, ctx) -> Event | None:
+def _truncate(state: State, rule: TruncationRule, ctx: BuildContext) -> Event | None:
     cap = math.floor(ctx.total_budget * rule.max_budget_fraction)
     if state.tokens <= cap:
         return None

@@ -4,10 +4,10 @@ by one `history_summary` message (spec §5.4, §9 D8–D10)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 from engine.errors import SUMMARIZATION_FAILED, ContextProviderError
 from engine.messages import AiMessage
+from engine.pipeline import BuildContext, ProviderOutcome, TriggerCheck
 from engine.preprocess.base import new_id
 from engine.providers.state import KEEP_CORE, SUMMARIZATION, ProviderReport, State
 from engine.result import Event
@@ -19,20 +19,7 @@ FAILED_CONTINUE = "ai_history_summarization_failed_continue"
 ATTEMPTS = 3
 
 
-@dataclass(slots=True)
-class TriggerCheck:
-    """Both stages of linnkit's trigger, kept for the UI (the lesson of §9 D8)."""
-
-    used: int
-    available: int
-    threshold: float
-    precheck_passed: bool = False
-    content_tokens: int | None = None
-    fired: bool = False
-    notes: list[str] = field(default_factory=list)
-
-
-def check_trigger(states: list[State], available: int, ctx) -> TriggerCheck:
+def check_trigger(states: list[State], available: int, ctx: BuildContext) -> TriggerCheck:
     policy = ctx.policy.summarization
     used = sum(s.tokens for s in states if s.kept)
     check = TriggerCheck(used, available, ctx.total_budget * policy.trigger_threshold)
@@ -47,17 +34,17 @@ def check_trigger(states: list[State], available: int, ctx) -> TriggerCheck:
     return check
 
 
-def run_summarization(states: list[State], available: int, ctx) -> tuple[ProviderReport, list[Event], list]:
-    """Returns the report, UI events, and the history_summary events a host would persist."""
+def run_summarization(states: list[State], available: int, ctx: BuildContext) -> ProviderOutcome:
+    """The outcome carries the history_summary event a host would persist, and the trigger's numbers."""
     report = ProviderReport(NAME)
     check = check_trigger(states, available, ctx)
-    ctx.trigger_check = check
     if not check.fired:
         report.skipped = not check.precheck_passed
-        return report, [], []
+        return ProviderOutcome(report, trigger_check=check)
     chosen = _candidates(states, ctx.policy.summarization.oldest_messages_percentage)
     if not chosen:
-        return report, [_trigger_event(check, "fewer than 5 candidates: nothing to summarise")], []
+        event = _trigger_event(check, "fewer than 5 candidates: nothing to summarise")
+        return ProviderOutcome(report, (event,), trigger_check=check)
     low, high = min(s.index for s in chosen), max(s.index for s in chosen)
     replaced = [
         s
@@ -65,9 +52,11 @@ def run_summarization(states: list[State], available: int, ctx) -> tuple[Provide
         if low <= s.index <= high and s.message.type not in ("system_prompt", "context_injection")
     ]
     prompt = "\n\n".join(f"{s.message.role}: {s.message.content}" for s in chosen)
-    reply, error = _generate(ctx, prompt)
+    reply, error, attempts = _generate(ctx, prompt)
+    # what the summary agent was sent, for a cost estimate (engine.cost): the prompt, by the build's tokenizer
+    call = {"promptTokens": ctx.tokenizer.estimate_text(prompt, ctx.model_id), "attempts": attempts}
     if error is not None:
-        return _failed(report, check, error, ctx)
+        return _failed(report, check, error, ctx, call)
     summary = _summary_message(states, replaced, reply, ctx)
     origins = tuple(sorted({o for s in replaced for o in s.origins}))
     summary_state = State(summary, -1, origins, ctx.estimate(summary))
@@ -90,8 +79,9 @@ def run_summarization(states: list[State], available: int, ctx) -> tuple[Provide
         summaryTokens=summary_state.tokens,
         replacedTokens=replaced_tokens,
         summary=summary.content,
+        **call,
     )
-    return report, [event], [persisted]
+    return ProviderOutcome(report, (event,), (persisted,), check)
 
 
 def _candidates(states: list[State], oldest_percentage: float) -> list[State]:
@@ -108,7 +98,8 @@ def _candidates(states: list[State], oldest_percentage: float) -> list[State]:
     return core[:k] if k > 0 else []
 
 
-def _generate(ctx, prompt: str) -> tuple[str, BaseException | None]:
+def _generate(ctx: BuildContext, prompt: str) -> tuple[str, BaseException | None, int]:
+    """The reply (or the last error) and how many attempts were made."""
     policy = ctx.policy.summarization
     request = SummaryRequest(
         prompt_key=policy.agent_id or "history_compression",
@@ -119,26 +110,29 @@ def _generate(ctx, prompt: str) -> tuple[str, BaseException | None]:
         count_tokens=lambda text: ctx.tokenizer.estimate_text(text, ctx.model_id),
     )
     error: BaseException | None = None
-    for _attempt in range(ATTEMPTS):  # linnkit sleeps attempt × 1 s between tries; a playground need not
+    # linnkit sleeps attempt × 1 s between tries; a playground need not
+    for attempt in range(1, ATTEMPTS + 1):
         try:
             reply = ctx.summarizer.generate(request) if ctx.summarizer is not None else None
             if reply is None:
                 raise RuntimeError("no summary agent configured")
             if not reply.strip():
                 raise RuntimeError("the summary agent returned a blank reply")
-            return reply, None
+            return reply, None, attempt
         except Exception as exc:  # the host's agent may fail in any way; linnkit retries on any error
             error = exc
-    return "", error
+    return "", error, ATTEMPTS
 
 
-def _failed(report: ProviderReport, check: TriggerCheck, error: BaseException, ctx):
+def _failed(
+    report: ProviderReport, check: TriggerCheck, error: BaseException, ctx: BuildContext, call: dict
+) -> ProviderOutcome:
     policy = ctx.policy.summarization
     if policy.failure_behavior == "continue-if-within-budget" and check.used <= check.available:
         report.strategies.append(FAILED_CONTINUE)
         event = _trigger_event(check, f"summary agent failed ({error}); continuing: within budget")
-        event.data.update(failed=True, error=str(error), failureBehavior=policy.failure_behavior)
-        return report, [event], []
+        event.data.update(failed=True, error=str(error), failureBehavior=policy.failure_behavior, **call)
+        return ProviderOutcome(report, (event,), trigger_check=check)
     raise ContextProviderError(
         f"summarization failed after {ATTEMPTS} attempts: {error}",
         code=SUMMARIZATION_FAILED,
@@ -148,7 +142,7 @@ def _failed(report: ProviderReport, check: TriggerCheck, error: BaseException, c
     )
 
 
-def _summary_message(states: list[State], replaced: list[State], reply: str, ctx) -> AiMessage:
+def _summary_message(states: list[State], replaced: list[State], reply: str, ctx: BuildContext) -> AiMessage:
     old = [s for s in replaced if s.message.type == "history_summary"]
     ids: list[str] = []
     for state in replaced:
@@ -182,7 +176,7 @@ def _summary_message(states: list[State], replaced: list[State], reply: str, ctx
     )
 
 
-def _persist_event(summary: AiMessage, ctx) -> dict:
+def _persist_event(summary: AiMessage, ctx: BuildContext) -> dict:
     meta = summary.metadata or {}
     return {
         "type": "history_summary",

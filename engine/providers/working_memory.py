@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from engine.groups import ToolGroup, build_groups
 from engine.messages import AiMessage
+from engine.pipeline import BuildContext, ProviderOutcome
 from engine.providers.state import KEEP_WM, SKIP, WORKING_MEMORY, ProviderReport, State
 from engine.result import Event
 from engine.tool_summary import output_text, preview_chars_for, summarize_output
@@ -24,7 +25,7 @@ class _Fill:
     """The running state of one working-memory pass over the states."""
 
     states: list[State]
-    ctx: object
+    ctx: BuildContext
     budget: int
     total: int
     events: list[Event]
@@ -33,14 +34,14 @@ class _Fill:
     processed: set[str] = field(default_factory=set)  # ids of messages a kept group already covers
 
 
-def run_working_memory(states: list[State], ctx) -> tuple[ProviderReport, list[Event]]:
+def run_working_memory(states: list[State], available: int, ctx: BuildContext) -> ProviderOutcome:
     report = ProviderReport(NAME)
     wm = ctx.policy.working_memory
     core = sum(s.tokens for s in states if s.kept)
     budget = math.floor(ctx.total_budget * ctx.policy.budget.working_memory_budget_percentage)
     fill = _Fill(states, ctx, budget, core, [], report.strategies)
     if budget - core <= 0 and wm.min_tool_interactions_to_keep <= 0:
-        return report, []
+        return ProviderOutcome(report)
     was_skip = [s.action == SKIP for s in states]
     messages = [s.message for s in states]
     groups = build_groups(
@@ -57,7 +58,7 @@ def run_working_memory(states: list[State], ctx) -> tuple[ProviderReport, list[E
     if fill.total < budget and last_user is not None:
         _p3_historical_tools(fill, groups, last_user)
     report.tokens_used = fill.total - core
-    return report, fill.events
+    return ProviderOutcome(report, tuple(fill.events))
 
 
 def _p1_recent_groups(fill: _Fill, groups: list[ToolGroup], last_user: int | None) -> None:
@@ -100,7 +101,24 @@ def _p2_text(fill: _Fill, was_skip: list[bool]) -> None:
             thoughts += strategy == "thought_processing"
 
 
+# P2 asks about every message on every build; the answer depends on the message alone, and rebuilds see the
+# very same (immutable) message objects: look those up by identity (the entry holds the message, so its id
+# cannot be reused while cached).
+_STRATEGIES: dict[int, tuple[AiMessage, str | None]] = {}
+_STRATEGIES_LIMIT = 50_000
+
+
 def _text_strategy(message: AiMessage) -> str | None:
+    seen = _STRATEGIES.get(id(message))
+    if seen is not None and seen[0] is message:
+        return seen[1]
+    if len(_STRATEGIES) >= _STRATEGIES_LIMIT:
+        _STRATEGIES.clear()
+    strategy = _STRATEGIES[id(message)] = (message, _strategy_of(message))
+    return strategy[1]
+
+
+def _strategy_of(message: AiMessage) -> str | None:
     """P2's candidates, as linnkit's TextConversationRetention picks them."""
     if message.role == "system" and message.type == "history_summary":
         return "history_summary"

@@ -12,12 +12,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from playground.notebook.app import Playground
 
-__all__ = ["INSTALL_HINT", "Playground"]
+__all__ = ["INSTALL_HINT", "Playground", "sweep"]
 
 INSTALL_HINT = "pip install 'linn-playground[notebook]'"
 
 
 def __getattr__(name: str) -> Any:
+    if name == "sweep":  # needs pandas, not ipywidgets
+        from playground.notebook.sweeps import sweep
+
+        return sweep
     if name != "Playground":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:

@@ -36,6 +36,7 @@ from playground.compare import compare_builds
 from playground.explain import summarization_verdict
 from playground.lessons import load_lesson_for
 from playground.notebook.controls import PolicyControls
+from playground.notebook.cost import CostView
 from playground.notebook.fences import FenceEditor
 from playground.notebook.lesson import LessonView
 from playground.notebook.schedule import Debouncer, Scheduler, loop_scheduler
@@ -195,6 +196,7 @@ class Playground:
         self._show_comparison()
 
     def _show_comparison(self) -> None:
+        self.cost.update()  # the session's cost, and A vs B (computed once a policy)
         pinned = self.workspace.pinned
         if pinned is None or self._result is None:
             self.compare.value = ""
@@ -326,6 +328,7 @@ class Playground:
         self.unpin_button = W.Button(description="unpin", tooltip="forget build A")
         self.unpin_button.on_click(lambda _b: self.unpin())
         self.compare = W.HTML()
+        self.cost = CostView(self.workspace)
         self.timeline.slider.add_class("lp-step-view")
         self.title = W.HTML()
         self.status = W.HTML()
@@ -349,7 +352,8 @@ class Playground:
         tools = W.HBox([self.defaults_switch, self.pin_button, self.unpin_button])
         body = W.HBox([left, middle, right])
         lesson = [self.lesson.widget] if self.lesson is not None else []
-        parts = [self.title, *lesson, self.status, tools, body, self.compare, self.timeline.widget, fences]
+        parts = [self.title, *lesson, self.status, tools, body, self.compare, self.timeline.widget]
+        parts += [self.cost.widget, fences]
         return W.VBox(parts)
 
     def _show_header(self) -> None:

@@ -14,6 +14,7 @@ from textual.binding import BindingType
 from playground.inputs import PlaygroundInputs
 from playground.tui.commands import PlaygroundCommands
 from playground.tui.keys import APP_BINDINGS
+from playground.tui.screens.confirm_quit import ConfirmQuit
 from playground.tui.screens.export import ExportScreen
 from playground.tui.screens.help import HelpScreen
 from playground.tui.screens.main import MainScreen
@@ -51,6 +52,21 @@ class PlaygroundApp(App[int]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    async def action_quit(self) -> None:
+        """Quit (q, ctrl+q); with edits nobody exported, ask first: quit anyway, export first, or stay."""
+        unsaved = self.workspace.unsaved()
+        if not unsaved:
+            self.exit()
+            return
+
+        def chosen(choice: str | None) -> None:
+            if choice == "quit":
+                self.exit()
+            elif choice == "export":
+                self.action_export("fences" if unsaved == ["fences"] else "policy-changed")
+
+        self.push_screen(ConfirmQuit(unsaved), chosen)
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT if self.theme == DARK else DARK

@@ -41,6 +41,7 @@ APP_ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Open a fence file", "replace the fence descriptors by a YAML file", "open_fences"),
     ("Toggle light / dark theme", "the playground's colours", "toggle_theme"),
     ("Help", "what each panel and policy group does", "help"),
+    ("Quit", "asks first when the policy or fences were edited and not exported", "quit"),
 )
 
 

@@ -15,6 +15,7 @@ APP_BINDINGS: list[BindingType] = [
     ),
     _bind("ctrl+o", "open_policy", "Open policy", "app.open_policy", "Load a policy YAML or JSON file"),
     _bind("f1", "help", "Help", "app.help", "What each panel and policy group does"),
+    _bind("q", "quit", "Quit", "app.quit", "Quit (asks first when edits were not exported)"),
     _bind("ctrl+t", "toggle_theme", "Theme", "app.theme", "Light or dark theme", show=False),
 ]
 

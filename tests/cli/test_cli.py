@@ -179,14 +179,44 @@ def test_build_at_a_step_outside_the_session_exits_2(tmp_path, capsys):
 def test_replay_prints_one_line_per_step(tmp_path, capsys):
     session = write_session(tmp_path / "s.jsonl")
     assert main(["replay", str(session), "--json"]) == 0
-    *lines, last = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    out, err = capsys.readouterr()
+    *lines, last = [json.loads(line) for line in out.splitlines()]
     assert [line["step"] for line in lines] == [1, 2]
     assert [line["messages"] for line in lines] == [2, 4]
     assert [line["nodeStep"] for line in lines] == [2, 4]
     assert [line["summaryMade"] for line in lines] == [None, None]
-    assert last == {
-        "totals": {"steps": 2, "summariesMade": 0, "overBudgetSteps": 0, "reminderSteps": 0, "failedSteps": 0}
-    }
+    # step 2 re-sends step 1's wire (s, u1: 18 tokens) as its cached prefix
+    assert [(line["tokensSent"], line["cachedTokens"], line["newTokens"]) for line in lines] == [
+        (18, 0, 18),
+        (90, 18, 72),
+    ]
+    assert [line["cacheBreakBy"] for line in lines] == [None, None]
+    assert [line["outputTokens"] for line in lines] == [61, 10]  # the recorded a1 and f1
+    totals = last["totals"]
+    assert {k: totals[k] for k in ("steps", "summariesMade", "overBudgetSteps", "reminderSteps")} == {
+        "steps": 2, "summariesMade": 0, "overBudgetSteps": 0, "reminderSteps": 0,
+    }  # fmt: skip
+    assert (totals["tokensSent"], totals["cachedTokens"], totals["cachedShare"]) == (108, 18, 0.1667)
+    assert (totals["cacheBreaks"], totals["priceModel"]) == (0, "claude-sonnet-4-5")
+    # 18 cached × $0.30 + 90 written × $3.75 + 71 output × $15 per million; without a cache 108 × $3
+    assert (totals["costUsd"], totals["costNoCacheUsd"]) == (0.001408, 0.001389)
+    assert "prices: claude-sonnet-4-5 (default: the session names no priced model)" in err
+
+
+def test_replay_prices_from_a_file_and_the_anthropic_shape(tmp_path, capsys):
+    session = write_session(tmp_path / "s.jsonl")
+    prices = tmp_path / "p.yaml"
+    prices.write_text("date: 2027-01-01\nmodels:\n  house: {input: 1, cachedInput: 0.5, output: 2}\n")
+    assert main(["replay", str(session), "--json", "--prices", str(prices), "--model", "house", "--wire",
+                 "anthropic"]) == 0  # fmt: skip
+    out, err = capsys.readouterr()
+    totals = json.loads(out.splitlines()[-1])["totals"]
+    assert (totals["priceModel"], totals["wireShape"]) == ("house", "anthropic")
+    assert totals["costUsd"] == round((18 * 0.5 + 90 * 1 + 71 * 2) / 1e6, 6)
+    assert "prices: house (the chosen model); table of 2027-01-01" in err
+    prices.write_text("models: [1]\n")
+    assert main(["replay", str(session), "--prices", str(prices)]) == 2
+    assert "p.yaml: a price file is a mapping with `models:`" in capsys.readouterr().err
 
 
 @needs_shared
@@ -346,14 +376,16 @@ def test_skipped_lines_are_never_silent_in_build_and_replay(tmp_path, capsys):
     assert main(["replay", str(session), "--json"]) == 1
     captured = capsys.readouterr()
     totals = json.loads(captured.out.splitlines()[-1])["totals"]
-    assert totals == {
+    counts = ("steps", "summariesMade", "overBudgetSteps", "reminderSteps", "failedSteps")
+    assert {name: totals[name] for name in counts} == {
         "steps": 1,
         "summariesMade": 0,
         "overBudgetSteps": 0,
         "reminderSteps": 0,
         "failedSteps": 0,
     }
-    assert captured.err == skipped + "\n"
+    prices = "prices: claude-sonnet-4-5 (default: the session names no priced model); table of 2026-12-03"
+    assert captured.err == skipped + "\n" + prices + "\n"
 
 
 @pytest.mark.parametrize("command", [["validate"], ["build"], ["replay"], ["import"], []])

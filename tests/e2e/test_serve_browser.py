@@ -72,6 +72,9 @@ class Screen:
     def text(self) -> str:
         return ANSI.sub("", self.raw.decode("utf-8", "replace"))
 
+    def text_since(self, offset: int) -> str:
+        return ANSI.sub("", self.raw[offset:].decode("utf-8", "replace"))
+
     def wire_headers(self) -> list[tuple[int, str]]:
         return [(int(m.group(1)), m.group(2).strip()) for m in WIRE.finditer(self.text)]
 
@@ -115,8 +118,11 @@ def test_moving_a_slider_in_the_browser_changes_the_wire(served):
             page.wait_for_timeout(3000)  # the palette placeholder is drawn cell by cell: no text to wait on
             page.keyboard.type("Go to field: budget.workingMemoryBudgetPercentage")
             wait_until(page, lambda: "Working-memory share ·" in screen.text, 30, "the palette")
+            drawn = len(screen.raw)
             page.keyboard.press("Enter")
-            page.wait_for_timeout(2000)  # the palette closes and the slider takes the focus
+            # the palette closes and the slider takes the focus: its footer offers "Type value" (an arrow key
+            # sent before that would move whatever had the focus, e.g. the step chart)
+            wait_until(page, lambda: "Type value" in screen.text_since(drawn), 60, "the slider's focus")
             for _ in range(20):  # steps of 0.01 down (a key the terminal drops under load is no matter)
                 page.keyboard.press("ArrowLeft")
                 page.wait_for_timeout(100)

@@ -32,7 +32,7 @@ def test_the_checkpoint_prunes_when_it_works():
 
 
 def test_a_provider_that_raises_loses_its_changes_and_its_trace_event(monkeypatch):
-    def broken(states, ctx):
+    def broken(states, available, ctx):
         states[2].drop("CHECKPOINT_PURGED", "half-done")  # a change that must be rolled back
         raise RuntimeError("disk on fire")
 

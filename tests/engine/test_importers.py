@@ -223,7 +223,7 @@ def test_claude_code_hand_written_sample() -> None:
         ("a1", "assistant", "thought", "Look first."),
         ("a1#1", "assistant", "final_answer", "Looking."),
         ("a1#2", "assistant", "tool_calls", ""),
-        ("u2", "tool", "tool_output", "print(1)"),
+        ("u2", "tool", "tool_output", "print(1)\n\n[image: image/png, 3 bytes]"),  # image: placeholder
         ("u2#1", "tool", "tool_output", "late"),
         ("u2#2", "user", "user_input", "also check b.py"),
         ("s1", "system", "history_summary", "This session is being continued. Summary: fixed a.py."),
@@ -235,7 +235,7 @@ def test_claude_code_hand_written_sample() -> None:
     ]
     assert result.skipped_lines == {
         "session_title": [1, 10],
-        "sidechain": [6],
+        "sidechain (a sub-agent's own conversation)": [6],
         "synthetic": [7],
         "system:compact_boundary": [8],
     }
@@ -247,7 +247,7 @@ def test_claude_code_tool_result_blocks_and_compaction_metadata() -> None:
     messages = {m.id: m for m in import_text(CC_SAMPLE).messages}
     assert messages["u2"].metadata == {
         "tool_call_id": "t1",
-        "raw_output": "print(1)",
+        "raw_output": "print(1)\n\n[image: image/png, 3 bytes]",
         "tool_name": "Read",
         "images": [{"media_type": "image/png", "base64Chars": 4}],
         "source": {"line": 5},

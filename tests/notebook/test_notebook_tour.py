@@ -51,3 +51,7 @@ def test_the_tour_prints_each_lesson(executed):
     assert "<system-reminder>" in text
     assert "duplicate id" in text
     assert "retentionMode: drop" in text  # the exported policy
+    # the summary sends fewer tokens and costs more: it rewrites the start of the prompt
+    assert "triggerThreshold 0.5: sent 9240, cached 80%, breaks {'summary': 1}, cost $0.0319" in text
+    assert "triggerThreshold 0.9: sent 10187, cached 86%, breaks {}, cost $0.0253" in text
+    assert "Pareto front: [" in text

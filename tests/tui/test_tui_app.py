@@ -17,6 +17,7 @@ from playground.tui.commands import palette_commands
 from playground.tui.keys import APP_BINDINGS, MAIN_BINDINGS
 from playground.tui.panels.compare_panel import ComparePanel
 from playground.tui.panels.policy_field import PolicyField
+from playground.tui.screens.confirm_quit import ConfirmQuit
 from playground.tui.screens.export import ExportScreen
 from playground.tui.screens.fence_form import FenceForm
 from playground.tui.screens.help import HelpScreen
@@ -24,6 +25,7 @@ from playground.tui.screens.main import MainScreen
 from playground.tui.screens.notice import NoticeScreen
 from playground.tui.screens.trace import TraceScreen
 from playground.tui.widgets import BudgetBar, EventsView, Timeline, WireView
+from playground.tui.widgets.wire_list import WireList
 from tests.tui_session import write_session
 
 SIZE = (160, 48)
@@ -140,11 +142,34 @@ def test_a_number_typed_while_a_rebuild_finishes_is_applied(tmp_path: Path) -> N
     run(write_session(tmp_path), scenario)
 
 
+def test_sliders_stop_where_the_policy_would_be_refused(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        reserved = await focus_field(app, pilot, "budget.reservedForResponse")
+        await pilot.press("end")  # reservedForResponse < maxTokens (4000)
+        await settle(app, pilot)
+        assert reserved.input.value == 3999 and app.workspace.policy.budget.reserved_for_response == 3999
+        assert not reserved.has_class("-error")
+        max_tokens = await focus_field(app, pilot, "budget.maxTokens")
+        assert (max_tokens.input.min, max_tokens.input.value) == (4000, 4000)
+        await pilot.press("home", "pageup")  # already at the floor; ten steps of 1000 up
+        await settle(app, pilot)
+        assert app.workspace.policy.budget.max_tokens == 14000
+        await pilot.press("pagedown", "shift+left")
+        await settle(app, pilot)
+        assert app.workspace.policy.budget.max_tokens == 4000
+        assert not max_tokens.has_class("-error")
+
+    run(write_session(tmp_path), scenario)
+
+
 def test_an_invalid_value_shows_the_engine_error_and_keeps_the_last_build(tmp_path: Path) -> None:
     async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
         before = app.main.result
         reserved = await focus_field(app, pilot, "budget.reservedForResponse")
-        await pilot.press("end")
+        policy_file = tmp_path / "too-much.yaml"  # a file can hold what no slider reaches
+        policy_file.write_text("budget: {maxTokens: 4000, reservedForResponse: 128000}\n", encoding="utf-8")
+        app.workspace.load_policy_file(policy_file)
+        app.main.policy_loaded()
         await settle(app, pilot)
         assert app.workspace.policy.budget.reserved_for_response == 128000
         assert reserved.has_class("-error")
@@ -606,3 +631,44 @@ def test_export_writes_the_html_report_of_the_shown_step(tmp_path: Path) -> None
     page = (tmp_path / "sales.report.html").read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "step 7 of 7" in page
     assert "<script" not in page
+
+
+def test_q_quits_at_once_when_nothing_is_unsaved_and_asks_otherwise(tmp_path: Path) -> None:
+    exits: list[str] = []
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        app.exit = lambda *args, **kwargs: exits.append("exit")  # type: ignore[method-assign]
+        app.main.query_one(WireList).focus()
+        await pilot.press("q")
+        assert exits == ["exit"] and app.workspace.unsaved() == []
+        slider = (await focus_field(app, pilot, "budget.maxTokens")).input
+        slider.action_move(1)
+        await settle(app, pilot)
+        assert app.workspace.unsaved() == ["policy"]
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmQuit)
+        await pilot.press("escape")  # stay
+        await pilot.pause()
+        assert exits == ["exit"] and not isinstance(app.screen, ConfirmQuit)
+        app.workspace.export("policy-changed", tmp_path / "tuned.policy.yaml")
+        assert app.workspace.unsaved() == []
+        await pilot.press("q")
+        assert exits == ["exit", "exit"]
+        slider.action_move(1)
+        await settle(app, pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        await pilot.press("q")  # quit anyway
+        await pilot.pause()
+        assert exits == ["exit", "exit", "exit"]
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_the_footer_shows_quit_and_help(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        shown = {b.binding.key for b in app.screen.active_bindings.values() if b.binding.show}
+        assert {"q", "f1"} <= shown
+
+    run(write_session(tmp_path), scenario)

@@ -6,6 +6,7 @@ The session is opened by a relative path from a temporary working directory, so 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from playground.compare import compare_builds
 from playground.inputs import load_inputs
 from playground.tui.app import PlaygroundApp, make_app
 from tests.tui.test_tui_app import ALL_KEPT
-from tests.tui_session import write_session
+from tests.tui_session import POLICY, write_session
 
 SIZE = (160, 48)
 
@@ -98,12 +99,18 @@ def test_bad_session_notice(
     assert snap_compare(make_app(load_inputs("bad.jsonl")), terminal_size=SIZE, run_before=settle)
 
 
-def test_invalid_value_error(snap_compare: Callable[..., bool], app: PlaygroundApp) -> None:
+def test_invalid_value_error(
+    snap_compare: Callable[..., bool], app: PlaygroundApp, tmp_path: Path
+) -> None:
     async def run_before(pilot: Pilot) -> None:
         await settle(pilot)
         pilot.app.main.action_focus_field("budget.reservedForResponse")
         await pilot.pause()
-        await pilot.press("end")
+        layer = {**POLICY, "budget": {**POLICY["budget"], "reservedForResponse": 128000}}
+        policy_file = tmp_path / "too-much.json"  # a file can hold what no slider reaches
+        policy_file.write_text(json.dumps(layer), encoding="utf-8")
+        pilot.app.workspace.load_policy_file(policy_file)
+        pilot.app.main.policy_loaded()
         await settle(pilot)
         assert pilot.app.workspace.errors() == {
             ("budget", "reservedForResponse"): "reservedForResponse must be > 0 and < maxTokens"

@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Input, Label, Select, SelectionList, Switch
 
-from engine import ControlSpec
+from engine import ControlSpec, ValueRange
 from playground.tui.widgets import Slider
 
 
@@ -69,6 +69,18 @@ class NumberControl(Slider):
             return
         self.min, self.max = min(self.min, number), max(self.max, number)
         self.value = number
+
+    def limit(self, allowed: ValueRange, value: Any) -> None:
+        """Follow the policy's own constraints (e.g. `maxTokens` > `reservedForResponse`): the track ends
+        where the engine would refuse, but always reaches the field's current value."""
+        number = shown(self.spec, value)
+        low = allowed.ui_min if allowed.ui_min is not None else self.min
+        high = allowed.ui_max if allowed.ui_max is not None else self.max
+        if number is not None:
+            low, high = min(low, number), max(high, number)
+        if (low, high) != (self.min, self.max):
+            with self.prevent(Slider.Changed, ValueChanged):
+                self.set_range(low, high)
 
     def watch_value(self, value: float) -> None:
         super().watch_value(value)

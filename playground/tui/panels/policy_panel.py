@@ -13,7 +13,16 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Collapsible, Static
 
-from engine import ContextPolicy, ControlSpec, GroupSpec, get_value, policy_controls, policy_groups
+from engine import (
+    ContextPolicy,
+    ControlSpec,
+    GroupSpec,
+    get_value,
+    policy_controls,
+    policy_groups,
+    value_range,
+)
+from playground.tui.panels.field_controls import NumberControl
 from playground.tui.panels.policy_field import CHANGED_MARK, PolicyField
 
 Path = tuple[str, ...]
@@ -119,7 +128,10 @@ class PolicyPanel(VerticalScroll):
         path, state = made.spec.path, self.state
         if path in FENCE_KIND_FIELDS:
             made.set_choices(state.fence_kinds)
-        made.show(get_value(state.policy, path), path in state.changed, state.errors.get(path))
+        value = get_value(state.policy, path)
+        made.show(value, path in state.changed, state.errors.get(path))
+        if isinstance(made.input, NumberControl):
+            made.input.limit(value_range(state.policy, path), value)
 
     def _populate(self, group: PolicyGroup) -> None:
         if not group.fields:

@@ -28,6 +28,7 @@ from playground.tui.panels.top_bar import TopBar, TopBarState
 from playground.tui.screens.fence_form import NEW_FENCE, FenceForm
 from playground.tui.screens.trace import TraceScreen
 from playground.tui.widgets import BudgetBar, EventsView, Timeline, WireView
+from playground.tui.widgets.cost_pane import CostCompare, CostPane
 from playground.tui.widgets.lesson_pane import LessonPane
 from playground.views import StepSample, tokens_long
 from playground.workspace import Workspace
@@ -66,10 +67,12 @@ class MainScreen(Screen[None]):
                 with TabPane("Wire", id="tab-wire"):
                     yield WireView(id="wire")
                 with TabPane("Compare", id="tab-compare"):
+                    yield CostCompare(id="cost-compare")
                     yield ComparePanel(id="compare")
             with Vertical(id="right"):
                 yield Static("BUDGET", classes="section-title")
                 yield BudgetBar(id="budget")
+                yield CostPane(id="cost")
                 if self.lesson is not None:
                     yield LessonPane(LessonRun(self.lesson), id="lesson")
         with Vertical(id="bottom"):
@@ -343,6 +346,7 @@ class MainScreen(Screen[None]):
             result.tokens if result else None, pinned.result.tokens if pinned else None
         )
         self._update_top_bar()
+        self.query_one(CostPane).track(self.workspace)  # the session's cost under this policy (and A's)
         if pinned is None or result is None:
             panel.clear()
             return

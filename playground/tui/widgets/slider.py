@@ -77,6 +77,15 @@ class Slider(Widget, can_focus=True):
             id="slider.much_more",
             tooltip="Increase by a coarse step",
         ),
+        Binding(
+            "pagedown",
+            "move(-1, True)",
+            "Much less",
+            show=False,
+            id="slider.page_down",
+            tooltip="Coarse down",
+        ),
+        Binding("pageup", "move(1, True)", "Much more", show=False, id="slider.page_up", tooltip="Coarse up"),
         Binding("home", "to_min", "Minimum", show=False, id="slider.min", tooltip="Go to the minimum"),
         Binding("end", "to_max", "Maximum", show=False, id="slider.max", tooltip="Go to the maximum"),
         Binding("enter", "edit", "Type value", id="slider.edit", tooltip="Type a number"),
@@ -86,7 +95,7 @@ class Slider(Widget, can_focus=True):
     | Key(s) | Description |
     | :- | :- |
     | left, right | One step down / up. |
-    | shift+left, shift+right | One coarse step down / up. |
+    | shift+left, shift+right, pagedown, pageup | One coarse step (ten steps unless set) down / up. |
     | home, end | Minimum / maximum. |
     | enter | Type a number (enter again to apply it, escape to cancel). |
     """
@@ -154,6 +163,7 @@ class Slider(Widget, can_focus=True):
             raise ValueError(f"slider needs min <= max and step > 0, got {min}, {max}, {step}")
         self.integer = integer if integer is not None else all(isinstance(n, int) for n in (min, max, step))
         self.min, self.max, self.step = min, max, step
+        self.origin = min  # where the step grid starts; it stays put when `set_range` moves the ends
         self.logarithmic = log_scale and min > 0
         self.coarse_step = coarse_step if coarse_step is not None else step * 10
         self.decimals = 0 if self.integer else max_decimals(step)
@@ -202,16 +212,23 @@ class Slider(Widget, can_focus=True):
         self._bar.refresh()
         self.post_message(self.Changed(self, value))
 
+    def set_range(self, minimum: float, maximum: float) -> None:
+        """Move the ends of the track (the value is clamped into the new range)."""
+        self.min, self.max = minimum, max(minimum, maximum)
+        self.value = self.validate_value(self.value)
+        self._bar.refresh()
+
     def snap(self, value: float) -> float:
-        """The step-grid point (counted from `min`) nearest to `value`."""
-        return self.min + math.floor((value - self.min) / self.step + 0.5) * self.step
+        """The step-grid point (counted from `origin`) nearest to `value`."""
+        return self.origin + math.floor((value - self.origin) / self.step + 0.5) * self.step
 
     def action_move(self, direction: int, coarse: bool = False) -> None:
-        """Go to the next grid point of the (coarse) step grid in `direction`."""
-        step = self.coarse_step if coarse else self.step
-        steps = (self.value - self.min) / step
-        target = math.floor(steps + _EPS) + 1 if direction > 0 else math.ceil(steps - _EPS) - 1
-        self.value = self.min + target * step
+        """One step (or a coarse step's worth of steps) along the step grid in `direction`, clamped to the
+        range; a value between grid points first goes to the next one."""
+        count = max(1, round(self.coarse_step / self.step)) if coarse else 1
+        steps = (self.value - self.origin) / self.step
+        target = math.floor(steps + _EPS) + count if direction > 0 else math.ceil(steps - _EPS) - count
+        self.value = self.origin + target * self.step
 
     def action_to_min(self) -> None:
         self.value = self.min

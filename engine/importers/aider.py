@@ -1,0 +1,87 @@
+"""Aider chat histories (`.aider.chat.history.md`) as linnkit messages.
+
+The file is Markdown appended to by every aider run: `# aider chat started at …` opens a session, `#### `
+lines are what the user typed (`/` commands to aider itself are counted, not imported), `> ` lines are
+aider's console output (shown to the user, never sent as such to the model: counted, not imported), and the
+other lines are the model's replies. Aider records no structured tool calls (edits are inside the reply
+text) and no system prompt. A file holds many sessions: `conversation` picks one, the last by default; the
+text before the first header is a session too.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from engine.importers._common import Collector, ImportResult, iso_to_ms, pick_conversation
+from engine.messages import AiMessage
+
+FORMAT = "aider"
+HEADER = re.compile(r"^# aider chat started at (.+?)\s*$")
+MODEL = re.compile(r"^> Models?: (\S+)")
+USER_PREFIX = "#### "
+CONSOLE_PREFIX = ">"
+
+
+def detect_aider(sniff: Any) -> bool:
+    return sniff.document is None and any(HEADER.match(line) for line in sniff.text[:20_000].splitlines())
+
+
+def _sessions(lines: list[str]) -> list[tuple[int, str | None]]:
+    """(first line index, start time) of each session; the text before the first header is one too."""
+    starts = [(i, m.group(1)) for i, line in enumerate(lines) if (m := HEADER.match(line))]
+    if not starts or any(line.startswith((USER_PREFIX, "####")) for line in lines[: starts[0][0]]):
+        starts.insert(0, (0, None))
+    return starts
+
+
+def import_aider(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
+    out = Collector(path)
+    lines = text.split("\n")
+    sessions = _sessions(lines)
+    index = -1 if conversation is None else conversation
+    chosen = pick_conversation(sessions, index, path)
+    session: dict[str, Any] = {}
+    if chosen is not None:
+        first, started = chosen
+        following = [s for s, _ in sessions if s > first]
+        last = following[0] if following else len(lines)
+        _read(out, lines, first, last, iso_to_ms(started.replace(" ", "T")) if started else None, session)
+        if started:
+            session["startedAt"] = started
+    return out.result(FORMAT, session=session, conversations=len(sessions))
+
+
+def _read(
+    out: Collector, lines: list[str], first: int, last: int, start_ms: int | None, session: dict
+) -> None:
+    block: list[str] = []
+    kind: str | None = None  # "user" or "assistant"
+    block_line = first
+
+    def flush() -> None:
+        text = "\n".join(block).strip("\n")
+        if kind == "user" and text.startswith("/"):  # /add, /diff, /run…: commands to aider itself
+            out.skip("aider command (not sent to the model)", block_line + 1)
+        elif kind and text.strip():
+            role, type_ = ("user", "user_input") if kind == "user" else ("assistant", "final_answer")
+            stamp = (start_ms or 0) + len(out.messages)
+            out.add(AiMessage(out.unique_id(f"ad-{block_line + 1}"), role, type_, text, stamp))
+        block.clear()
+
+    for number in range(first, last):
+        raw = lines[number]
+        line = raw[:-2] if raw.endswith("  ") else raw  # Markdown's hard line break
+        if HEADER.match(line):
+            continue
+        if line.startswith(CONSOLE_PREFIX):
+            if (model := MODEL.match(line)) and "model" not in session:
+                session["model"] = model.group(1)
+            out.skip("aider console output (not sent to the model)", number + 1)
+            continue
+        now = "user" if line.startswith("####") else "assistant"
+        if now != kind:
+            flush()
+            kind, block_line = now, number
+        block.append(line[len(USER_PREFIX) :] if line.startswith(USER_PREFIX) else line.removeprefix("####"))
+    flush()

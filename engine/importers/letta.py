@@ -1,0 +1,91 @@
+"""Letta agent files (`.af`) as linnkit messages.
+
+An agent file is JSON — sometimes a JSON string holding the JSON — with `agents[]` (newer) or one agent at
+the top (older), each with its `system` prompt and `messages` in Letta's schema (`role`, `content` parts or
+`text`, OpenAI-shaped `tool_calls`, `tool_call_id`). The first agent's messages are read as OpenAI chat
+messages; a user message Letta wrapped as JSON (`{"type": "user_message", "message": …}`) is unwrapped to
+what the user wrote. The agent's memory blocks and tools stay in the file (they are in the system message).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine.importers._common import Collector, ImportResult, load_json_document
+from engine.importers.openai_chat import convert_chat_messages
+
+FORMAT = "letta"
+AGENT_KEYS = frozenset({"llm_config", "agent_type", "memory_blocks", "core_memory", "in_context_message_ids"})
+
+
+def _unwrap(value: Any) -> Any:
+    """The document inside a JSON string, when the file is one."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _agent(value: Any) -> dict[str, Any] | None:
+    doc = _unwrap(value)
+    if isinstance(doc, dict) and isinstance(doc.get("agents"), list) and doc["agents"]:
+        doc = doc["agents"][0]
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list) and AGENT_KEYS & doc.keys():
+        return doc
+    return None
+
+
+def detect_letta(sniff: Any) -> bool:
+    return _agent(sniff.document) is not None
+
+
+def import_letta(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
+    out = Collector(path)
+    value, error, line = load_json_document(text)
+    agent = _agent(value) if error is None else None
+    if agent is None:
+        out.problem(line, error or "expected a Letta agent file (an agent with 'messages')")
+        return out.result(FORMAT)
+    entries = [(None, f"messages[{i}]", _chat(m)) for i, m in enumerate(agent["messages"])]
+    if not any(isinstance(m, dict) and m.get("role") == "system" for m in agent["messages"]):
+        if isinstance(agent.get("system"), str) and agent["system"]:
+            entries.insert(0, (None, "system", {"role": "system", "content": agent["system"]}))
+    convert_chat_messages(out, entries)
+    session: dict[str, Any] = {"agent": agent.get("name")} if isinstance(agent.get("name"), str) else {}
+    model = (
+        (agent.get("llm_config") or {}).get("model") if isinstance(agent.get("llm_config"), dict) else None
+    )
+    if isinstance(model, str):
+        session["model"] = model
+    return out.result(FORMAT, session=session)
+
+
+def _chat(message: Any) -> Any:
+    if not isinstance(message, dict):
+        return message
+    content = message.get("content") if message.get("content") is not None else message.get("text")
+    chat: dict[str, Any] = {"role": message.get("role"), "content": _user_text(content)}
+    for key in ("id", "tool_call_id"):
+        if isinstance(message.get(key), str):
+            chat[key] = message[key]
+    if isinstance(message.get("tool_calls"), list) and message["tool_calls"]:
+        chat["tool_calls"] = message["tool_calls"]
+    if isinstance(message.get("created_at"), str):
+        chat["timestamp"] = message["created_at"]
+    return chat
+
+
+def _user_text(content: Any) -> Any:
+    """Letta wraps user and heartbeat messages as JSON text; show what they say."""
+    texts = [content] if isinstance(content, str) else None
+    if isinstance(content, list):
+        texts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    if texts is None or len(texts) != 1:
+        return content
+    inner = _unwrap(texts[0])
+    if isinstance(inner, dict) and isinstance(inner.get("message"), str) and "type" in inner:
+        return inner["message"]
+    return texts[0]

@@ -1,0 +1,137 @@
+"""OpenHands event streams (trajectories) as linnkit messages.
+
+A stream is a list of events (a JSON array, JSONL, or `{"history": [...]}`): actions and observations with a
+`source` (`user`, `agent`, `environment`). A user `message` action → `user_input`; an agent action with
+`tool_call_metadata` → the model response it came from (`model_response.choices[0].message`: its text and
+every tool call of that response, parallel calls together) as one `tool_calls` message; an observation
+with `tool_call_metadata` → the `tool_output` of that call; `finish` and agent `message` actions →
+`final_answer`; a `system` action → `system_prompt`. Actions without metadata (older streams) become a call
+named after the action, answered by the observation whose `cause` is that action. State changes, recalls
+and other bookkeeping events are counted, not imported.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine.importers._common import Collector, ImportResult, compact_json, iso_to_ms, read_items
+from engine.importers.openai_chat import normalize_call
+from engine.messages import AiMessage
+
+FORMAT = "openhands"
+SOURCES = frozenset({"user", "agent", "environment"})
+BOOKKEEPING = frozenset({"change_agent_state", "recall", "agent_state_changed", "null", "condensation"})
+
+
+def _events(value: Any) -> list[Any] | None:
+    if isinstance(value, dict) and isinstance(value.get("history"), list):
+        return value["history"]
+    return value if isinstance(value, list) else None
+
+
+def _is_event(item: Any) -> bool:
+    return (
+        isinstance(item, dict)
+        and item.get("source") in SOURCES
+        and ("action" in item or "observation" in item)
+    )
+
+
+def detect_openhands(sniff: Any) -> bool:
+    events = _events(sniff.document)
+    sample = events[:50] if events is not None else list(sniff.items)
+    return any(_is_event(e) for e in sample)
+
+
+def import_openhands(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
+    out = Collector(path)
+    items = read_items(text, out)
+    if len(items) == 1 and items[0][0] is None and _events(items[0][1]) is not None:
+        items = [(None, event) for event in _events(items[0][1]) or []]
+    reader = _Reader(out)
+    for index, (line, event) in enumerate(items):
+        where = line if line is not None else index + 1
+        if not isinstance(event, dict):
+            out.problem(line, f"event {index}: expected an object, found {type(event).__name__}")
+        elif "observation" in event:
+            reader.observation(where, event)
+        elif "action" in event:
+            reader.action(where, event)
+        else:
+            out.skip("neither an action nor an observation", where)
+    return out.result(FORMAT, session=reader.session)
+
+
+class _Reader:
+    def __init__(self, out: Collector) -> None:
+        self.out = out
+        self.responses: set[str] = set()  # model responses already written as a tool_calls message
+        self.names: dict[str, str] = {}  # call id -> tool name
+        self.session: dict[str, Any] = {}
+
+    def action(self, where: int, event: dict[str, Any]) -> None:
+        kind, args = event.get("action"), event.get("args") if isinstance(event.get("args"), dict) else {}
+        text = args.get("content") if isinstance(args.get("content"), str) else event.get("message") or ""
+        if kind == "system":
+            self._add(where, event, "system", "system_prompt", text)
+        elif kind == "message" and event.get("source") == "user":
+            self._add(where, event, "user", "user_input", text)
+        elif kind in ("message", "finish"):
+            final = event.get("message") or args.get("final_thought") or args.get("thought") or text
+            self._add(where, event, "assistant", "final_answer", final)
+        elif kind in BOOKKEEPING:
+            self.out.skip(f"{kind} (bookkeeping)", where)
+        elif isinstance(event.get("tool_call_metadata"), dict):
+            self._model_call(where, event, event["tool_call_metadata"])
+        else:  # an older stream: the action itself is the call
+            call = {"id": f"oh-{event.get('id', where)}", "type": "function"}
+            call["function"] = {"name": str(kind), "arguments": compact_json(args)}
+            self.names[call["id"]] = str(kind)
+            self._add(
+                where, event, "assistant", "tool_calls", args.get("thought") or "", {"tool_calls": [call]}
+            )
+
+    def _model_call(self, where: int, event: dict[str, Any], meta: dict[str, Any]) -> None:
+        response = meta.get("model_response") if isinstance(meta.get("model_response"), dict) else {}
+        key = response.get("id") or meta.get("tool_call_id")
+        if key in self.responses:
+            return  # a parallel call of a response already written
+        self.responses.add(key)
+        if isinstance(response.get("model"), str):
+            self.session.setdefault("model", response["model"])
+        choices = response.get("choices") or [{}]
+        message = choices[0].get("message") if isinstance(choices[0], dict) else None
+        message = message if isinstance(message, dict) else {}
+        calls = [normalize_call(c) for c in message.get("tool_calls") or []]
+        for call in calls:
+            call.pop("index", None)
+            self.names[call["id"]] = call["function"]["name"]
+        if not calls:  # metadata without the response: the one call it names
+            arguments = compact_json(event.get("args") or {})
+            function = {"name": meta.get("function_name") or "", "arguments": arguments}
+            calls = [{"id": meta.get("tool_call_id") or "", "type": "function", "function": function}]
+            self.names[calls[0]["id"]] = calls[0]["function"]["name"]
+        content = message.get("content") if isinstance(message.get("content"), str) else ""
+        self._add(where, event, "assistant", "tool_calls", content, {"tool_calls": calls})
+
+    def observation(self, where: int, event: dict[str, Any]) -> None:
+        meta = event.get("tool_call_metadata")
+        if isinstance(meta, dict) and meta.get("tool_call_id"):
+            call_id = meta["tool_call_id"]
+        elif f"oh-{event.get('cause')}" in self.names:
+            call_id = f"oh-{event.get('cause')}"
+        else:
+            self.out.skip(f"observation {event.get('observation')} without a call", where)
+            return
+        content = event.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        head = {"tool_call_id": call_id, "raw_output": text, "tool_name": self.names.get(call_id, "")}
+        self._add(where, event, "tool", "tool_output", text, head)
+
+    def _add(
+        self, where: int, event: dict, role: str, kind: str, text: str, meta: dict | None = None
+    ) -> None:
+        ts = iso_to_ms(event.get("timestamp"))
+        message_id = self.out.unique_id(f"oh-{event.get('id', where)}" + ("-out" if role == "tool" else ""))
+        self.out.add(AiMessage(message_id, role, kind, text, where if ts is None else ts, meta))

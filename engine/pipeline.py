@@ -1,0 +1,125 @@
+"""The types every stage of one build shares: what a stage may read (`BuildContext`), what the build has
+made so far (`Pipeline`), and the one protocol every context provider implements (`ContextProvider`,
+returning a `ProviderOutcome`).
+
+`engine.build` runs the stages and `engine.assemble` turns a finished `Pipeline` into the `BuildResult`;
+both import this module and neither imports the other's internals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engine.fences import FenceRegistry
+from engine.messages import AiMessage
+from engine.policy.model import ContextPolicy
+from engine.preprocess.base import Entry, Removal
+from engine.providers.state import ProviderReport, State
+from engine.result import Event
+from engine.summarizer import SummarizerPort
+from engine.tokens import TokenizerPort, content_token_count
+from engine.trace import TraceRecorder
+from engine.wire import format_message
+
+
+@dataclass(frozen=True, slots=True)
+class TruncationRule:
+    fence_kind: str | None
+    max_budget_fraction: float
+    strategy_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class MustKeep:
+    """Core's must-keep policy: the policy's `mustKeep` group joined with fence descriptors (spec §9 D6)."""
+
+    types: frozenset[str]
+    fence_kinds: frozenset[str]
+    rules: tuple[TruncationRule, ...]
+
+
+@dataclass(slots=True)
+class TriggerCheck:
+    """Both stages of linnkit's summarization trigger, kept for the UI (the lesson of §9 D8)."""
+
+    used: int
+    available: int
+    threshold: float
+    precheck_passed: bool = False
+    content_tokens: int | None = None
+    fired: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class BuildContext:
+    """What every stage may read: the effective policy, budget numbers, the tokenizer, the summarizer."""
+
+    policy: ContextPolicy
+    tokenizer: TokenizerPort
+    total_budget: int
+    avg_chars_per_token: float
+    summarizer: SummarizerPort | None
+    model_id: str
+    now: int
+    must_keep: MustKeep
+
+    def estimate(self, message: AiMessage) -> int:
+        return self.tokenizer.estimate_message(message, self.model_id)
+
+    def content_tokens(self, texts: list[str]) -> int:
+        """The summarization pre-check's count: tiktoken by the model id, as linnkit (spec §5.4, §9 D8)."""
+        return content_token_count(texts, self.model_id, self.avg_chars_per_token)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderOutcome:
+    """What one context provider did: its report, UI events, the `history_summary` events a host would
+    persist, and (summarization only) both trigger stages' numbers."""
+
+    report: ProviderReport
+    events: tuple[Event, ...] = ()
+    persisted: tuple[dict[str, Any], ...] = ()
+    trigger_check: TriggerCheck | None = None
+
+
+class ContextProvider(Protocol):
+    """A context provider (spec §5.2): updates `states` in place within `available` tokens."""
+
+    def __call__(self, states: list[State], available: int, ctx: BuildContext) -> ProviderOutcome: ...
+
+
+@dataclass(slots=True)
+class Pipeline:
+    """Intermediate products of one build, handed to `engine.assemble` to make the result."""
+
+    ctx: BuildContext
+    session: list[AiMessage]
+    registry: FenceRegistry | None = None
+    entries: list[Entry] = field(default_factory=list)
+    removals: list[Removal] = field(default_factory=list)
+    states: list[State] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    strategies: list[str] = field(default_factory=list)
+    summary_events: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    preprocessed: list[AiMessage] = field(default_factory=list)
+    preprocess_done: bool = False
+    trace: TraceRecorder | None = None
+    trigger_check: TriggerCheck | None = None
+
+
+def final_order(states: list[State]) -> list[State]:
+    """Kept states: system_prompt, then summaries, then the rest, each by originalIndex (spec §5.5)."""
+    kept = [s for s in states if s.kept]
+
+    def block(state: State) -> int:
+        kind = state.message.type
+        return 0 if kind == "system_prompt" else 1 if kind == "history_summary" else 2
+
+    return sorted(kept, key=lambda s: (block(s), s.index))
+
+
+def wire_of(states: list[State], registry: FenceRegistry | None) -> list[dict[str, Any] | None]:
+    return [format_message(s.current, registry) for s in states]

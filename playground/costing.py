@@ -1,0 +1,132 @@
+"""What a policy costs over the whole session, for the front ends and the CLI. No UI import.
+
+`CostRequest` is a frozen snapshot of what a session's cost needs (a worker never reads the workspace);
+`run_cost` replays the session with `engine.cost`; `cost_summary` and `cost_rows` are the numbers as text
+for a panel, `price_choice` resolves the price row (header `modelId`, else the user's choice).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.cost import MECHANISMS, CostTracker, SessionCost, StepCost, iter_step_costs
+from engine.messages import AiMessage
+from engine.policy import ContextPolicy
+from engine.prices import BUILTIN_PRICES, Price, PriceTable, load_price_table, resolve_price
+from playground.building import BuildOptions
+from playground.views import tokens_delta, tokens_long
+
+
+@dataclass(frozen=True, slots=True)
+class CostRequest:
+    messages: tuple[AiMessage, ...]
+    policy: ContextPolicy
+    options: BuildOptions
+    max_steps: int
+    available_tools: tuple[str, ...]
+    shape: str = "openai"
+    price: Price | None = None
+
+
+def run_cost(
+    request: CostRequest, stop: Callable[[], bool] = lambda: False
+) -> tuple[list[StepCost], SessionCost] | None:
+    """Every step's cost and the totals; None when `stop()` turned true on the way (a newer request)."""
+    options = request.options.kwargs()
+    tracker = CostTracker(
+        request.messages, policy=request.policy, tokenizer=options["tokenizer"], model_id=options["model_id"],
+        shape=request.shape, price=request.price,
+    )  # fmt: skip
+    steps = []
+    checkpoint_tool = request.policy.checkpoint.trigger_tool_name
+    replay = iter_step_costs(
+        request.messages, request.policy, tracker=tracker, max_steps=request.max_steps,
+        available_tools=request.available_tools, checkpoint_tool_name=checkpoint_tool, **options,
+    )  # fmt: skip
+    for _, cost in replay:
+        if stop():
+            return None
+        steps.append(cost)
+    return steps, tracker.totals()
+
+
+def price_table(path: str | Path | None = None) -> PriceTable:
+    """The built-in table, with a price file's rows over it; raises `InputError` for a bad file."""
+    return BUILTIN_PRICES if path is None else load_price_table(path)
+
+
+def price_choice(table: PriceTable, header_model: str | None, chosen: str | None) -> tuple[Price | None, str]:
+    return resolve_price(table, header_model, chosen)
+
+
+def money(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"${value:,.4f}" if abs(value) < 1 else f"${value:,.2f}"
+
+
+def breaks_text(totals: SessionCost) -> str:
+    if not totals.cache_breaks:
+        return "none"
+    parts = sorted(totals.cache_breaks.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{MECHANISMS.get(name, name)} {count}" for name, count in parts)
+
+
+def cost_summary(totals: SessionCost) -> list[tuple[str, str]]:
+    """(label, value) lines of a session's totals, for a panel beside the budget."""
+    gaps = totals.steps_between_summaries
+    return [
+        ("steps", str(totals.steps)),
+        ("tokens sent", tokens_long(totals.tokens_sent)),
+        ("cached", f"{tokens_long(totals.cached_tokens)} ({totals.cached_share:.0%})"),
+        ("cache breaks", f"{totals.breaks}: {breaks_text(totals)}"),
+        ("summaries", f"{totals.summaries_made}" + (f", every {min(gaps)}+ steps" if gaps else "")),
+        ("summarizer", f"{totals.summarizer_calls} calls, {tokens_long(totals.summarizer_prompt_tokens)} in"),
+        ("over budget", f"{totals.over_budget_steps} steps"),
+        ("requests lost", str(totals.user_requests_dropped)),
+        ("cost", f"{money(totals.cost_usd)} (no cache {money(totals.cost_no_cache_usd)})"),
+    ]
+
+
+def cost_compact(totals: SessionCost) -> list[str]:
+    """The totals in five short lines, for a narrow column."""
+    calls = f"summarizer {totals.summarizer_calls} calls" if totals.summarizer_calls else "no summarizer call"
+    return [
+        f"sent {tokens_long(totals.tokens_sent)} · cached {totals.cached_share:.0%}",
+        f"breaks {totals.breaks}" + (f": {breaks_text(totals)}" if totals.breaks else ""),
+        f"summaries {totals.summaries_made} · {calls}",
+        f"over budget {totals.over_budget_steps} · requests lost {totals.user_requests_dropped}",
+        f"{money(totals.cost_usd)} (no cache {money(totals.cost_no_cache_usd)})",
+    ]
+
+
+# the rows an A vs B comparison shows: label, SessionCost attribute, is money
+COMPARED = (
+    ("tokens sent", "tokens_sent", False),
+    ("cached tokens", "cached_tokens", False),
+    ("cache breaks", "breaks", False),
+    ("summaries", "summaries_made", False),
+    ("summarizer calls", "summarizer_calls", False),
+    ("over budget", "over_budget_steps", False),
+    ("requests lost", "user_requests_dropped", False),
+    ("cost", "cost_usd", True),
+)
+
+
+def cost_rows(a: SessionCost, b: SessionCost) -> list[tuple[str, str, str, str]]:
+    """(label, A, B, B − A) for each compared total, plus the cached share."""
+    rows = []
+    for label, name, is_money in COMPARED:
+        x, y = getattr(a, name), getattr(b, name)
+        if is_money:
+            delta = None if x is None or y is None else y - x
+            sign = "" if delta is None else ("+" if delta > 0 else "−" if delta < 0 else "±")
+            rows.append((label, money(x), money(y), "—" if delta is None else f"{sign}{money(abs(delta))}"))
+        else:
+            rows.append((label, tokens_long(x), tokens_long(y), tokens_delta(y - x)))
+    share = b.cached_share - a.cached_share
+    shares = f"{a.cached_share:.0%}", f"{b.cached_share:.0%}"
+    rows.insert(2, ("cached share", *shares, f"{share * 100:+.0f} pt"))
+    return rows

@@ -1,0 +1,80 @@
+"""The session's cost under the current policy, beside the build: totals, the per-step chart of sent vs
+cached tokens, and A vs B when a build is pinned (`playground.costing`; the engine replays, nothing here
+decides).
+
+Costs are computed for a policy once and kept: moving the step slider does not replay again. Sessions of
+more than `AUTO_STEPS` steps wait for the "compute" button, so an edit is never held up by a long replay.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+import ipywidgets as W
+
+from engine import BUILTIN_PRICES, ContextPolicy, PriceTable, SessionCost, StepCost
+from playground import cost_views
+from playground.costing import CostRequest, cost_rows, cost_summary, price_choice, run_cost
+from playground.workspace import Workspace
+
+AUTO_STEPS = 150
+SESSION_CHOICE = "(session's modelId, else default)"
+
+
+class CostView:
+    """`update()` after each build; `.totals` (A's, the current policy) and `.steps` are the last numbers."""
+
+    def __init__(self, workspace: Workspace, prices: PriceTable = BUILTIN_PRICES) -> None:
+        self.workspace = workspace
+        self.prices = prices
+        self.model = W.Dropdown(options=[SESSION_CHOICE, *prices.names()], description="price row")
+        self.shape = W.ToggleButtons(options=["openai", "anthropic"], description="cache shape")
+        self.button = W.Button(description="compute cost", icon="calculator")
+        self.button.on_click(lambda _b: self.update(compute=True))
+        self.note = W.HTML()
+        self.totals_html, self.chart, self.compare = W.HTML(), W.HTML(), W.HTML()
+        for control in (self.model, self.shape):
+            control.observe(lambda _c: self.update(compute=True), "value")
+        head = W.HBox([self.model, self.shape, self.button])
+        self.widget = W.VBox([head, self.note, W.HBox([self.totals_html, self.compare]), self.chart])
+        self.totals: SessionCost | None = None
+        self.steps: list[StepCost] = []
+        self._cache: dict[tuple[str, str, str | None], tuple[list[StepCost], SessionCost]] = {}
+        self._options: Any = None
+
+    def _price(self) -> tuple[Any, str]:
+        chosen = None if self.model.value == SESSION_CHOICE else self.model.value
+        return price_choice(self.prices, self.workspace.header.model_id, chosen)
+
+    def cost_of(self, policy: ContextPolicy) -> tuple[list[StepCost], SessionCost]:
+        ws = self.workspace
+        if self._options is not ws.options:  # fences or the defaults profile changed: all costs are stale
+            self._cache, self._options = {}, ws.options
+        price, _ = self._price()
+        key = (policy.model_dump_json(), self.shape.value, price.model if price else None)
+        if key not in self._cache:
+            shape = self.shape.value
+            request = CostRequest(
+                tuple(ws.messages), policy, ws.options, ws.max_steps, ws.available_tools, shape, price
+            )
+            self._cache[key] = run_cost(request) or ([], SessionCost())
+        return self._cache[key]
+
+    def update(self, *, compute: bool = False) -> None:
+        ws = self.workspace
+        if not compute and len(ws.points) > AUTO_STEPS and self.totals is None:
+            self.note.value = f"<i>{len(ws.points)} steps: press “compute cost” to replay the session</i>"
+            return
+        self.steps, self.totals = self.cost_of(ws.policy)
+        _, why = self._price()
+        where = escape(f"priced with {why}; table of {self.prices.date}")
+        self.note.value = f"<span style='color:#64748b'>{where}</span>"
+        self.totals_html.value = cost_views.totals_table(cost_summary(self.totals))
+        self.chart.value = cost_views.cost_chart(self.steps)
+        pinned = ws.pinned
+        if pinned is None:
+            self.compare.value = ""
+            return
+        _, before = self.cost_of(pinned.policy)
+        self.compare.value = cost_views.compare_table(cost_rows(before, self.totals))

@@ -1,0 +1,425 @@
+"""Sweep policies over many sessions: every session × every policy of a grid replayed, one row of totals
+each (`engine.cost`), and a summary per policy (sum, median, p90 over the sessions). No UI import.
+
+    jobs = plan_sweep(["sample_sessions", "real/"], vary=["budget.maxTokens=16000,32000"])
+    rows = run_sweep(jobs, out="results.csv", workers=4)      # processes; or scheduler="tcp://host:8786"
+
+Local runs use every core (processes); `scheduler=` sends the same jobs to a Dask distributed cluster (the
+`scale` extra), whose workers must see the session files at the same paths. A sweep is resumable: rows are
+appended to `out` as they finish (to `OUT.partial.jsonl` for Parquet), and a rerun skips the pairs already
+there. The finished file is rewritten in plan order, so a run's output does not depend on worker timing.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import os
+import statistics
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from multiprocessing import get_all_start_methods, get_context
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from engine.cost import MECHANISMS, session_cost
+from engine.errors import EngineError
+from engine.importers import UnknownFormatError, detect_format
+from engine.policy import ContextPolicy, PolicyValidationError, control_for, set_value, write_atomic
+from engine.prices import BUILTIN_PRICES, PriceTable, resolve_price
+from playground.inputs import LOAD_ERRORS, load_inputs
+
+FORMATS = (".csv", ".jsonl", ".parquet")
+# the totals a row carries (camelCase, as `replay --json`), then one column per cache-break mechanism
+TOTALS = (
+    "steps",
+    "tokensSent",
+    "cachedTokens",
+    "newTokens",
+    "cachedShare",
+    "outputTokens",
+    "cacheBreaks",
+    "summariesMade",
+    "medianStepsBetweenSummaries",
+    "summarizerCalls",
+    "summarizerPromptTokens",
+    "summarizerSummaryTokens",
+    "overBudgetSteps",
+    "failedSteps",
+    "userRequestsDropped",
+    "priceModel",
+    "costUsd",
+    "costNoCacheUsd",
+)
+BREAKS = tuple(f"breaks.{name}" for name in MECHANISMS)
+SUMMARIZED = ("tokensSent", "cachedShare", "cacheBreaks", "summarizerCalls", "overBudgetSteps",
+              "userRequestsDropped", "costUsd")  # fmt: skip
+
+
+class SweepError(ValueError):
+    """A sweep that cannot start: a bad --vary, no session, an unknown output format."""
+
+
+@dataclass(frozen=True, slots=True)
+class SweepJob:
+    """One session × one grid policy: what a worker (a process or a Dask worker) needs, all picklable."""
+
+    session: str
+    policy_id: str  # `budget.maxTokens=16000 summarization.triggerThreshold=0.6`; "base" for an empty grid
+    overrides: tuple[tuple[str, Any], ...]
+    base_policy: str | None = None  # --policy, replacing each session header's policy
+    shape: str = "openai"
+    model: str | None = None
+    prices: PriceTable = BUILTIN_PRICES
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.session, self.policy_id
+
+
+# -- planning ----------------------------------------------------------------------------------------
+
+
+def parse_vary(spec: str) -> tuple[str, list[Any]]:
+    """`budget.maxTokens=16000,32000` → ("budget.maxTokens", [16000, 32000]); values read as YAML scalars."""
+    field, sep, values = spec.partition("=")
+    field = field.strip()
+    if not sep or not field or not values.strip():
+        example = "budget.maxTokens=16000,32000"
+        raise SweepError(f"--vary {spec!r}: expected FIELD=VALUE[,VALUE...], e.g. {example}")
+    try:
+        control_for(tuple(field.split(".")))
+    except KeyError as error:
+        raise SweepError(f"--vary {spec!r}: {error.args[0]}") from None
+    parsed = []
+    for raw in values.split(","):
+        try:
+            parsed.append(yaml.safe_load(raw.strip()))
+        except yaml.YAMLError:
+            raise SweepError(f"--vary {spec!r}: {raw.strip()!r} is not a plain value") from None
+    return field, parsed
+
+
+def policy_grid(varies: Sequence[str]) -> list[tuple[str, tuple[tuple[str, Any], ...]]]:
+    """Every combination of the --vary values, as (policy id, overrides), in the order given."""
+    axes = [parse_vary(spec) for spec in varies]
+    fields = [field for field, _ in axes]
+    if len(set(fields)) != len(fields):
+        twice = sorted({f for f in fields if fields.count(f) > 1})
+        raise SweepError("--vary names a field twice: " + ", ".join(twice))
+    grid = []
+    for values in itertools.product(*(values for _, values in axes)):
+        overrides = tuple(zip(fields, values, strict=True))
+        grid.append((" ".join(f"{f}={json.dumps(v)}" for f, v in overrides) or "base", overrides))
+    return grid
+
+
+def find_sessions(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
+    """Session files: each file as given, and each folder's files (recursively) that are a session or a
+    transcript the importers read. Returns (sessions, files of a folder that were not)."""
+    sessions: list[Path] = []
+    skipped: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if not path.is_dir():
+            sessions.append(path)
+            continue
+        for candidate in sorted(p for p in path.rglob("*") if p.is_file()):
+            try:
+                detect_format(candidate)
+            except (UnknownFormatError, *LOAD_ERRORS, RecursionError):
+                skipped.append(candidate)
+                continue
+            sessions.append(candidate)
+    return list(dict.fromkeys(sessions)), skipped
+
+
+def plan_sweep(
+    paths: Iterable[str | Path],
+    vary: Sequence[str] = (),
+    *,
+    base_policy: str | Path | None = None,
+    shape: str = "openai",
+    model: str | None = None,
+    prices: PriceTable = BUILTIN_PRICES,
+) -> list[SweepJob]:
+    """The jobs of a sweep: sessions (outer) × grid policies (inner). Raises `SweepError` when the grid or
+    the session list is unusable; a grid value the engine refuses is named with its field."""
+    sessions, _ = find_sessions(paths)
+    if not sessions:
+        raise SweepError("no session files found")
+    grid = policy_grid(vary)
+    for policy_id, overrides in grid:  # fail before any replay: the engine's own check of each value
+        try:
+            _apply(ContextPolicy(), overrides)
+        except PolicyValidationError as error:
+            raise SweepError(f"--vary {policy_id}: {'; '.join(str(i) for i in error.issues)}") from None
+    base = str(base_policy) if base_policy is not None else None
+    return [
+        SweepJob(str(session), policy_id, overrides, base, shape, model, prices)
+        for session in sessions
+        for policy_id, overrides in grid
+    ]
+
+
+def _apply(policy: ContextPolicy, overrides: Iterable[tuple[str, Any]]) -> ContextPolicy:
+    for field, value in overrides:
+        policy = set_value(policy, tuple(field.split(".")), value)
+    return policy
+
+
+# -- one job -----------------------------------------------------------------------------------------
+
+
+def run_job(job: SweepJob) -> dict[str, Any]:
+    """Replay one session under one grid policy: a row of totals (or `error`). Runs in a worker."""
+    row: dict[str, Any] = {"session": job.session, "policy": job.policy_id, **dict(job.overrides)}
+    try:
+        inputs = load_inputs(job.session, job.base_policy)
+        if not inputs.session.messages:
+            return {**row, "error": "no messages"}
+        policy = _apply(inputs.policy, job.overrides)
+        options = inputs.build_options
+        price, _ = resolve_price(job.prices, options["model_id"], job.model)
+        _, totals = session_cost(
+            inputs.session.messages, policy, shape=job.shape, price=price, max_steps=inputs.max_steps,
+            available_tools=inputs.header.get("availableTools") or (),
+            checkpoint_tool_name=policy.checkpoint.trigger_tool_name, **options,
+        )  # fmt: skip
+    except (*LOAD_ERRORS, EngineError) as error:
+        return {**row, "error": " ".join(str(error).split())[:300]}
+    summary = totals.to_json()
+    row.update({name: summary[name] for name in TOTALS})
+    row.update({f"breaks.{name}": totals.cache_breaks.get(name, 0) for name in MECHANISMS})
+    return {**row, "error": None}
+
+
+# -- running -----------------------------------------------------------------------------------------
+
+Progress = Callable[[dict[str, Any], int, int], None]  # a finished row, rows done, rows in all
+
+
+def run_sweep(
+    jobs: Sequence[SweepJob],
+    *,
+    out: str | Path | None = None,
+    workers: int | None = None,
+    scheduler: str | Any | None = None,
+    on_row: Progress | None = None,
+) -> list[dict[str, Any]]:
+    """Run the jobs not already in `out` and return every row in plan order. `workers` processes
+    (default: every core; 1 runs here), or the Dask cluster at `scheduler`."""
+    store = ResultStore(out, [field for field, _ in jobs[0].overrides] if jobs else []) if out else None
+    done = store.read() if store else {}
+    todo = [job for job in jobs if job.key not in done]
+    rows = dict(done)
+    count = len(done)
+    if on_row is not None and done:
+        on_row({}, count, len(jobs))
+    for row in _execute(todo, workers, scheduler):
+        rows[(row["session"], row["policy"])] = row
+        count += 1
+        if store:
+            store.append(row)
+        if on_row is not None:
+            on_row(row, count, len(jobs))
+    ordered = [rows[job.key] for job in jobs]
+    if store:
+        store.finish(ordered)
+    return ordered
+
+
+def _execute(
+    jobs: Sequence[SweepJob], workers: int | None, scheduler: str | Any | None
+) -> Iterator[dict[str, Any]]:
+    if not jobs:
+        return
+    if scheduler is not None:
+        yield from _on_dask(jobs, scheduler)
+        return
+    workers = min(workers or os.cpu_count() or 1, len(jobs))
+    if workers <= 1:
+        yield from map(run_job, jobs)
+        return
+    # forkserver: workers fork from a clean server (no threads of ours, e.g. a progress bar, are copied)
+    method = "forkserver" if "forkserver" in get_all_start_methods() else "spawn"
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context(method)) as pool:
+        pending: set[Future[dict[str, Any]]] = set()
+        queue = iter(jobs)
+        for job in itertools.islice(queue, workers * 2):  # a bounded queue: an interrupt loses little
+            pending.add(pool.submit(run_job, job))
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                yield future.result()
+                for job in itertools.islice(queue, 1):
+                    pending.add(pool.submit(run_job, job))
+
+
+def _on_dask(jobs: Sequence[SweepJob], scheduler: str | Any) -> Iterator[dict[str, Any]]:
+    """The same jobs on a Dask distributed cluster (`scheduler`: an address, or a running Client)."""
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise SweepError("--scheduler needs Dask distributed: pip install 'linn-playground[scale]'") from None
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    try:
+        futures = client.map(run_job, list(jobs), pure=False)
+        for future in as_completed(futures):
+            yield future.result()
+    finally:
+        if client is not scheduler:
+            client.close()
+
+
+# -- files ------------------------------------------------------------------------------------------
+
+
+def columns(fields: Sequence[str]) -> list[str]:
+    return ["session", "policy", *fields, *TOTALS, *BREAKS, "error"]
+
+
+class ResultStore:
+    """A sweep's output: appended row by row while running (the resume journal), rewritten in plan order
+    at the end. CSV and JSONL append to the file itself, Parquet to `OUT.partial.jsonl`."""
+
+    def __init__(self, path: str | Path, fields: Sequence[str]) -> None:
+        self.path = Path(path)
+        if self.path.suffix not in FORMATS:
+            raise SweepError(f"{self.path}: output must end in {', '.join(FORMATS)}")
+        self.columns = columns(fields)
+        parquet = self.path.suffix == ".parquet"
+        self.journal = self.path.with_name(self.path.name + ".partial.jsonl") if parquet else self.path
+
+    def read(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """The rows already written (a finished Parquet file, and any journal)."""
+        rows: list[dict[str, Any]] = []
+        if self.path.suffix == ".parquet" and self.path.exists():
+            rows += _read_parquet(self.path)
+        if self.journal.exists():
+            rows += list(self._read_journal())
+        return {(str(r["session"]), str(r["policy"])): r for r in rows}
+
+    def _read_journal(self) -> Iterator[dict[str, Any]]:
+        text = self.journal.read_text(encoding="utf-8")
+        if self.journal.suffix == ".csv":
+            reader = csv.DictReader(io.StringIO(text))
+            if reader.fieldnames and list(reader.fieldnames) != self.columns:
+                raise SweepError(f"{self.journal}: written by a sweep of other fields; choose another --out")
+            for row in reader:
+                if None not in row and all(k in row for k in ("session", "policy")):  # a cut last line
+                    yield {k: _from_csv(v) for k, v in row.items()}
+            return
+        for line in text.splitlines():
+            try:
+                yield json.loads(line)
+            except ValueError:
+                continue  # the last line of an interrupted run may be cut short
+
+    def append(self, row: dict[str, Any]) -> None:
+        new = not self.journal.exists() or self.journal.stat().st_size == 0
+        self.journal.parent.mkdir(parents=True, exist_ok=True)
+        with self.journal.open("a", encoding="utf-8", newline="") as handle:
+            if self.journal.suffix == ".csv":
+                writer = csv.DictWriter(handle, self.columns, extrasaction="ignore")
+                if new:
+                    writer.writeheader()
+                writer.writerow({k: _to_csv(row.get(k)) for k in self.columns})
+            else:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    def finish(self, rows: list[dict[str, Any]]) -> None:
+        if self.path.suffix == ".parquet":
+            _write_parquet(self.path, rows, self.columns)
+            self.journal.unlink(missing_ok=True)
+            return
+        write_atomic(self.path, render(rows, self.columns, self.path.suffix))
+
+
+def render(rows: list[dict[str, Any]], names: Sequence[str], suffix: str) -> str:
+    if suffix == ".jsonl":
+        return "".join(json.dumps({k: row.get(k) for k in names}, ensure_ascii=False) + "\n" for row in rows)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, names, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: _to_csv(row.get(k)) for k in names})
+    return buffer.getvalue()
+
+
+def _to_csv(value: Any) -> Any:
+    return "" if value is None else json.dumps(value) if isinstance(value, (list, dict, bool)) else value
+
+
+def _from_csv(text: str) -> Any:
+    if text == "":
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _write_parquet(path: Path, rows: list[dict[str, Any]], names: Sequence[str]) -> None:
+    try:
+        import pandas as pd
+    except ImportError:
+        hint = "pip install 'linn-playground[pandas]'"
+        raise SweepError(f"a .parquet output needs pandas and pyarrow: {hint}") from None
+    frame = pd.DataFrame([{k: row.get(k) for k in names} for row in rows], columns=list(names))
+    temporary = path.with_name(path.name + ".tmp")
+    frame.to_parquet(temporary, index=False)
+    os.replace(temporary, path)
+
+
+def _read_parquet(path: Path) -> list[dict[str, Any]]:
+    import pandas as pd
+
+    frame = pd.read_parquet(path)
+    return [{k: (None if pd.isna(v) else v) for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+# -- summary -----------------------------------------------------------------------------------------
+
+
+def _p90(values: list[float]) -> float:
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=10, method="inclusive")[8]
+
+
+def summarize(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per policy, in first-seen order: sessions, failed rows, and sum / median / p90 over sessions of
+    each summarized total."""
+    by_policy: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_policy.setdefault(row["policy"], []).append(row)
+    summary = []
+    for policy, group in by_policy.items():
+        ok = [row for row in group if not row.get("error")]
+        line: dict[str, Any] = {"policy": policy, "sessions": len(ok), "errors": len(group) - len(ok)}
+        for name in SUMMARIZED:
+            values = [float(row[name]) for row in ok if row.get(name) is not None]
+            line[f"{name}.sum"] = round(sum(values), 6) if values else None
+            line[f"{name}.median"] = round(statistics.median(values), 6) if values else None
+            line[f"{name}.p90"] = round(_p90(values), 6) if values else None
+        summary.append(line)
+    return summary
+
+
+def summary_path(out: str | Path) -> Path:
+    """Where the per-policy summary goes: `results.summary.csv` beside `results.csv` (CSV for Parquet)."""
+    path = Path(out)
+    suffix = ".csv" if path.suffix == ".parquet" else path.suffix
+    return path.with_name(f"{path.stem}.summary{suffix}")
+
+
+def write_summary(out: str | Path, summary: list[dict[str, Any]]) -> Path:
+    path = summary_path(out)
+    names = list(summary[0]) if summary else ["policy"]
+    return write_atomic(path, render(summary, names, path.suffix))

@@ -1,0 +1,147 @@
+"""What the policy costs over the whole session: totals beside the budget (`CostPane`) and A vs B in the
+Compare tab (`CostCompare`). The numbers come from `playground.costing` (the engine replays); the pane runs
+that replay in a thread worker, once a policy: moving the step does not replay again.
+
+Keys while the pane has focus: `m` the next price row (the session's `modelId` wins when the table has it),
+`k` the cache's wire shape (OpenAI messages or Anthropic turns).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual.binding import Binding, BindingType
+from textual.content import Content
+from textual.widgets import Static
+
+from engine import BUILTIN_PRICES, ContextPolicy, PriceTable, SessionCost
+from playground.costing import CostRequest, cost_compact, cost_rows, price_choice, run_cost
+from playground.workspace import Workspace
+
+SESSION_CHOICE = None  # the session's modelId, else the default row
+SHAPES = ("openai", "anthropic")
+Key = tuple[str, str, str | None]
+
+
+class CostCompare(Static):
+    """Session totals of build A (pinned) against B, with B − A."""
+
+    DEFAULT_CSS = "CostCompare { height: auto; padding: 0 1; margin-bottom: 1; }"
+
+    def show(self, a: SessionCost | None, b: SessionCost | None, note: str = "") -> None:
+        if a is None or b is None:
+            self.update(note)
+            self.display = bool(note)
+            return
+        parts: list[str | tuple[str, str]] = [(f"{'session cost':<16}{'A':>11}{'B':>11}  B − A", "bold")]
+        for label, x, y, delta in cost_rows(a, b):
+            style = "$text-muted" if delta in ("±0", "+0 pt", "—") else "$warning"
+            parts += [f"\n{label:<16}{x:>11}{y:>11}  ", (delta, style)]
+        self.update(Content.assemble(*parts))
+        self.display = True
+
+
+class CostPane(Static, can_focus=True):
+    """`track(workspace)` after each build and on pin/unpin; shows the current policy's session totals."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("m", "next_model", "price row"),
+        Binding("k", "next_shape", "cache shape"),
+    ]
+    DEFAULT_CSS = """
+    CostPane { height: auto; margin: 1 0 0 0; }
+    CostPane:focus { background: $boost; }
+    """
+
+    def __init__(self, *, prices: PriceTable = BUILTIN_PRICES, id: str | None = None) -> None:
+        super().__init__("session cost: waiting for the first build", id=id)
+        self.prices = prices
+        self.choices: list[str | None] = [SESSION_CHOICE, *prices.names()]
+        self.choice = 0
+        self.shape = SHAPES[0]
+        self.workspace: Workspace | None = None
+        self.totals: dict[Key, SessionCost] = {}
+        self._options: Any = None
+        self._version = 0  # of the newest replay request
+
+    # -- what to show ------------------------------------------------------------------------------
+    def _price(self) -> tuple[Any, str]:
+        assert self.workspace is not None
+        return price_choice(self.prices, self.workspace.header.model_id, self.choices[self.choice])
+
+    def _key(self, policy: ContextPolicy) -> Key:
+        price, _ = self._price()
+        return policy.model_dump_json(), self.shape, price.model if price else None
+
+    def track(self, workspace: Workspace) -> None:
+        """Show the costs of the current (and pinned) policy, replaying in a worker what is not known yet."""
+        self.workspace = workspace
+        if self._options is not workspace.options:  # fences or the defaults profile changed
+            self.totals, self._options = {}, workspace.options
+        policies = [workspace.policy] + ([workspace.pinned.policy] if workspace.pinned else [])
+        missing = [p for p in policies if self._key(p) not in self.totals]
+        if missing:
+            self.update("session cost: replaying the session…")
+            self._version += 1  # an older replay still running stops now
+            self.call_after_refresh(self._compute, workspace, missing)  # paint the build first
+        self._render_costs()
+
+    def _compute(self, ws: Workspace, policies: list[ContextPolicy]) -> None:
+        price, _ = self._price()
+        requests = [
+            (self._key(p), CostRequest(tuple(ws.messages), p, ws.options, ws.max_steps, ws.available_tools,
+                                       self.shape, price))  # fmt: skip
+            for p in policies
+        ]
+
+        self._version += 1
+        version = self._version
+
+        def replay() -> None:  # a newer request makes this one stop at its next step (and end normally)
+            for key, request in requests:
+                done = run_cost(request, stop=lambda: version != self._version)
+                if done is None:
+                    return
+                self.app.call_from_thread(self._computed, key, done[1])
+
+        self.run_worker(replay, thread=True, group="cost", exit_on_error=False)
+
+    def _computed(self, key: Key, totals: SessionCost) -> None:
+        self.totals[key] = totals
+        self._render_costs()
+
+    def _render_costs(self) -> None:
+        ws = self.workspace
+        if ws is None:
+            return
+        current = self.totals.get(self._key(ws.policy))
+        compare = list(self.screen.query(CostCompare)) if self.is_attached else []
+        if ws.pinned is None:
+            before = None
+            pin_note = ""
+        else:
+            before = self.totals.get(self._key(ws.pinned.policy))
+            pin_note = "session cost A vs B: replaying…" if before is None or current is None else ""
+        for panel in compare:
+            panel.show(before, current, pin_note)
+        if current is None:
+            return
+        price, _ = self._price()
+        title = f"{self.shape} · {price.model if price else 'unpriced'}"
+        lines: list[str | tuple[str, str]] = [("COST ", "bold"), (title, "$text-muted")]
+        lines += [f"\n{line}" for line in cost_compact(current)]
+        self.update(Content.assemble(*lines))
+
+    # -- choices -----------------------------------------------------------------------------------
+    def on_click(self) -> None:
+        self.focus()
+
+    def action_next_model(self) -> None:
+        self.choice = (self.choice + 1) % len(self.choices)
+        if self.workspace is not None:
+            self.track(self.workspace)
+
+    def action_next_shape(self) -> None:
+        self.shape = SHAPES[(SHAPES.index(self.shape) + 1) % len(SHAPES)]
+        if self.workspace is not None:
+            self.track(self.workspace)

@@ -1,0 +1,168 @@
+"""A preprocessor output reused across builds equals the one a fresh build makes, after any policy edit.
+
+For every policy field (each group, each kind of field: int, float, bool, enum, str, list, json, optional),
+a session is built with a base policy (filling the stage cache), then with one field edited; the edited
+build must equal the same build made with every cache emptied, field by field (the trace's provider
+timings aside).
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import strategies as st
+
+import engine.groups
+import engine.preprocess.tool_history
+from engine.build import build_context
+from engine.errors import ConfigurationError
+from engine.fences import LIFETIMES, LLM_ROLES, PLACEMENTS, as_registry, load_fences
+from engine.policy import (
+    ControlSpec,
+    PolicyValidationError,
+    check_runtime,
+    define_context_policy,
+    policy_controls,
+    set_value,
+)
+from engine.replay import iter_session_steps
+from engine.result import BuildResult
+from engine.session import load_session
+from engine.stage_cache import STAGE_CACHE
+from engine.ticks import TickState
+from engine.tokens import DefaultTokenizer
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
+SESSIONS = (
+    "tool_loop_runs",
+    "checkpoint_midtask",
+    "fences_showcase",
+    "summarization_trigger",
+    "damaged_history",
+)
+LOADED = {name: load_session(SAMPLES / f"{name}.jsonl") for name in SESSIONS}
+FENCES = {"fences_showcase": load_fences(SAMPLES / "fences_showcase.fences.yaml")}
+TOKENIZER = DefaultTokenizer()
+BASE = define_context_policy(
+    {"budget": {"maxTokens": 6000, "reservedForResponse": 500}, "contextTrace": {"enabled": True}}
+)
+TICK = TickState(step_count=12, max_steps=20)
+
+
+def values(spec: ControlSpec) -> st.SearchStrategy[Any]:
+    """Values for one field: in its suggested range, its choices, or a few of its kinds' typical ones."""
+    kind = spec.kind.removeprefix("optional-")
+    low = spec.ui_min if spec.ui_min is not None else spec.minimum
+    high = spec.ui_max if spec.ui_max is not None else spec.maximum
+    if kind == "int":
+        plain = st.integers(int(low if low is not None else 0), int(high if high is not None else 100_000))
+    elif kind == "float":
+        plain = st.floats(low if low is not None else 0.0, high if high is not None else 1.0)
+    elif kind == "bool":
+        plain = st.booleans()
+    elif kind == "enum":
+        plain = st.sampled_from(spec.choices)
+    elif kind == "list":
+        pool = spec.choices or spec.suggestions or ("memory-context", "plan")
+        plain = st.lists(st.sampled_from(pool), unique=True, max_size=4)
+    elif kind == "json":
+        plain = st.sampled_from([[], spec.default or []])
+    else:  # str: the field's default, another name, or the checkpoint tool's
+        plain = st.sampled_from([spec.default or "x", "other_tool", "context_checkpoint", "read_file"])
+    return st.one_of(st.none(), plain) if spec.optional else plain
+
+
+def build(name: str, policy: Any) -> BuildResult:
+    return build_context(
+        LOADED[name], policy, fences=FENCES.get(name), tick=TICK, tokenizer=TOKENIZER, now=1_700_000_000_000
+    )
+
+
+def comparable(result: BuildResult) -> dict[str, Any]:
+    out = {f.name: getattr(result, f.name) for f in fields(result) if f.name != "trace"}
+    out["cards"], out["decisions"] = tuple(result.cards), tuple(result.decisions)
+    if result.trace is not None:
+        events = [{k: v for k, v in e.items() if k != "durationMs"} for e in result.trace["events"]]
+        out["trace"] = {**result.trace, "events": events}
+    return out
+
+
+def clear_caches() -> None:
+    STAGE_CACHE.clear()
+    engine.groups._RECENT.clear()
+    engine.preprocess.tool_history._CACHE.clear()
+    engine.preprocess.tool_history._PLANS.clear()
+
+
+@pytest.mark.parametrize("spec", policy_controls(), ids=lambda s: ".".join(s.path))
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_reused_stage_output_equals_a_fresh_one_after_any_policy_edit(spec: ControlSpec, data):
+    name = data.draw(st.sampled_from(SESSIONS), label="session")
+    value = data.draw(values(spec), label="value")
+    try:
+        edited = set_value(BASE, spec.path, value)
+        check_runtime(edited)
+    except (PolicyValidationError, ConfigurationError):
+        reject()
+    build(name, BASE)  # fills the cache with the base policy's stage outputs
+    warm = build(name, edited)
+    clear_caches()
+    fresh = build(name, edited)
+    assert comparable(warm) == comparable(fresh)
+
+
+def test_an_edit_no_preprocessor_reads_reuses_every_stage_output():
+    clear_caches()
+    build("fences_showcase", BASE)
+    before = STAGE_CACHE.hits
+    edited = set_value(BASE, ("workingMemory", "minToolInteractionsToKeep"), 3)
+    build("fences_showcase", edited)
+    assert STAGE_CACHE.hits - before == 5  # tool history, replay guard, purification, both fence stages
+
+
+def test_a_tool_history_edit_reruns_tool_history_and_every_stage_after_it():
+    clear_caches()
+    build("tool_loop_runs", BASE)
+    hits, misses = STAGE_CACHE.hits, STAGE_CACHE.misses
+    edited = set_value(BASE, ("toolHistory", "keepLatestToolPairs"), 1)
+    result = build("tool_loop_runs", edited)
+    assert (STAGE_CACHE.hits - hits, STAGE_CACHE.misses - misses) == (0, 3)
+    assert "tool_history_compression" in result.strategies_applied
+
+
+@pytest.mark.parametrize("name", ["tool_loop_runs", "summarization_trigger", "checkpoint_midtask"])
+def test_a_replay_reusing_earlier_steps_equals_one_built_from_empty_caches(name):
+    policy = define_context_policy({"budget": {"maxTokens": 3000, "reservedForResponse": 200}})
+    options = {"tokenizer": TOKENIZER, "now": 1_700_000_000_000}
+    clear_caches()
+    messages = LOADED[name].messages
+    reused = [comparable(step.result) for step in iter_session_steps(messages, policy, **options)]
+    fresh = []
+    for step in iter_session_steps(messages, policy, **options):  # each step builds on next()
+        fresh.append(comparable(step.result))
+        clear_caches()
+    assert len(reused) > 5
+    assert reused == fresh
+
+
+@pytest.mark.parametrize("field", ["lifetime", "placement", "llm_role", "must_keep"])
+def test_a_reused_stage_output_equals_a_fresh_one_after_a_fence_descriptor_edit(field):
+    registry = as_registry(FENCES["fences_showcase"])
+    choices: dict[str, Any] = {"lifetime": LIFETIMES, "placement": PLACEMENTS, "llm_role": LLM_ROLES}
+    choices["must_keep"] = (True, False)
+    messages = LOADED["fences_showcase"].messages
+    for descriptor in registry.list():
+        for value in choices[field]:
+            edited = registry.copy()
+            edited.replace(descriptor.kind, replace(descriptor, **{field: value}))
+            options = {"tick": TICK, "tokenizer": TOKENIZER, "now": 1_700_000_000_000}
+            build_context(messages, BASE, fences=registry, **options)
+            warm = build_context(messages, BASE, fences=edited, **options)
+            clear_caches()
+            fresh = build_context(messages, BASE, fences=edited, **options)
+            assert comparable(warm) == comparable(fresh), (descriptor.kind, field, value)
