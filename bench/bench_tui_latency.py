@@ -1,20 +1,26 @@
-"""Benchmark: latency from a policy change (one slider key) to the wire view showing the new build.
+"""Benchmark: latency from a key to the screen showing its build, and the memory of a large session.
 
-    .venv/bin/python bench/bench_tui_latency.py [SESSION.jsonl ...]
+    .venv/bin/python bench/bench_tui_latency.py [SESSION ...] [--memory N]
 
-Drives the real app headless with Pilot (200x50) on each bundled sample (or the given sessions) plus a
-synthetic 1,000-message session. For each: focus `budget.maxTokens`, move it one step, and time until the
-main screen has applied the build of that edit to the wire view (`applied`) and until the screen has been
-repainted with it (`painted`, the end of the next compositor refresh).
-Two rounds: `idle` (each edit after everything settled) and `busy` (an edit every 100 ms, while the
-timeline of the previous edit is still being recomputed in the background). Numbers, not pass/fail.
+Drives the real app headless with Pilot (200x50) on the largest transcript in ../shared/real-sessions
+(read by the importers) and a synthetic 1,000-message session, or on the given sessions. For each:
+- `idle`: focus `budget.maxTokens`, move it one step, and time until the main screen has applied the build
+  of that edit (wire, bars and events: `applied`) and until the screen has been repainted with it
+  (`painted`, the end of the next compositor refresh); each edit after everything settled;
+- `busy`: the same, an edit every 100 ms, while the step series of the previous edit is being computed;
+- `step`: `[`/`]` (the timeline moved one step), time to the painted build of that step, while the series
+  of the last edit may still be computing.
+Then, in a fresh process, the peak RSS with a synthetic N-message session (default 10,000) open and its
+build on screen. Numbers, not pass/fail.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,13 +32,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_build import make_session  # noqa: E402
-from playground.inputs import SAMPLES_DIR, load_inputs  # noqa: E402
+from engine.importers import detect_format  # noqa: E402
+from playground.inputs import load_inputs  # noqa: E402
 from playground.tui.app import PlaygroundApp, make_app  # noqa: E402
+from playground.tui.builder import Builder  # noqa: E402
 from playground.tui.panels.policy_field import PolicyField  # noqa: E402
 from playground.tui.screens.main import MainScreen  # noqa: E402
+from playground.tui.widgets import Timeline  # noqa: E402
 
 EDITS = 16
 BUSY_GAP = 0.1
+REAL_SESSIONS = ROOT.parent / "shared" / "real-sessions"
 
 
 async def settle(app: PlaygroundApp, pilot: Pilot) -> None:
@@ -56,10 +66,19 @@ def _record_paints() -> None:
 
 async def one_edit(app: PlaygroundApp, direction: int) -> tuple[float, float]:
     """Move the maxTokens slider one step, as its arrow key does (`pilot.press` adds ~100 ms of waiting)."""
-    target = app.workspace.generation + 1
     slider = app.main.query_one("#field-budget-maxTokens", PolicyField).input
+    return await timed(app, lambda: slider.action_move(direction))
+
+
+async def one_step(app: PlaygroundApp, direction: int) -> tuple[float, float]:
+    """Move the timeline one step, as `[` / `]` do."""
+    return await timed(app, lambda: app.main.query_one(Timeline).action_move(direction))
+
+
+async def timed(app: PlaygroundApp, act: object) -> tuple[float, float]:
+    target = app.workspace.generation + 1
     start = time.perf_counter()
-    slider.action_move(direction)
+    act()  # type: ignore[operator]
     while app.main.shown_generation < target:
         await asyncio.sleep(0.0005)
     applied = time.perf_counter()
@@ -70,7 +89,7 @@ async def one_edit(app: PlaygroundApp, direction: int) -> tuple[float, float]:
 
 async def measure(path: Path) -> dict[str, list[tuple[float, float]]]:
     app = make_app(load_inputs(path))
-    rounds: dict[str, list[tuple[float, float]]] = {"idle": [], "busy": []}
+    rounds: dict[str, list[tuple[float, float]]] = {"idle": [], "busy": [], "step": []}
     async with app.run_test(size=(200, 50)) as pilot:
         await settle(app, pilot)
         if app.screen is not app.main:  # a notice about bad lines
@@ -83,8 +102,52 @@ async def measure(path: Path) -> dict[str, list[tuple[float, float]]]:
         for i in range(EDITS):
             rounds["busy"].append(await one_edit(app, 1 if i % 2 else -1))
             await asyncio.sleep(BUSY_GAP)
+        for i in range(EDITS):
+            rounds["step"].append(await one_step(app, 1 if i % 2 else -1))
+            await asyncio.sleep(BUSY_GAP)
         await settle(app, pilot)
     return rounds
+
+
+def largest_real_session() -> Path | None:
+    """The largest file under ../shared/real-sessions that an importer reads."""
+    if not REAL_SESSIONS.is_dir():
+        return None
+    for path in sorted(REAL_SESSIONS.rglob("*"), key=lambda p: p.stat().st_size, reverse=True):
+        try:
+            if path.is_file() and detect_format(path):
+                return path
+        except (ValueError, RecursionError):  # UnknownFormatError is a ValueError
+            continue
+    return None
+
+
+async def open_and_show(path: Path) -> int:
+    """Open `path` in the app and wait for its first build on screen; the peak RSS in bytes."""
+    app = make_app(load_inputs(path))
+    async with app.run_test(size=(200, 50)) as pilot:
+        while app.main.result is None:
+            await asyncio.sleep(0.05)
+        await pilot.pause()
+        app.main.query_one(Timeline).action_move(-1)  # a step build too, while the series computes
+        target = app.workspace.generation
+        while app.main.shown_generation < target:
+            await asyncio.sleep(0.05)
+        await pilot.pause()
+        app.main.query_one(Builder).stop_timeline()
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def memory(n: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = synthetic(Path(tmp), n)
+        start = time.perf_counter()
+        rss = asyncio.run(open_and_show(path))
+        seconds = time.perf_counter() - start
+    print(
+        f"memory: {n} messages open in the TUI, build and a step build on screen in {seconds:.1f} s: "
+        f"peak RSS {rss / 2**20:.0f} MB"
+    )
 
 
 def synthetic(folder: Path, n: int) -> Path:
@@ -99,17 +162,22 @@ def line(label: str, samples: list[tuple[float, float]]) -> str:
     applied, painted = [s[0] for s in samples], [s[1] for s in samples]
     p90 = statistics.quantiles(painted, n=10)[-1]
     return (
-        f"  {label:<5} applied median {statistics.median(applied):6.1f} ms · "
-        f"painted median {statistics.median(painted):6.1f} ms · p90 {p90:6.1f} ms · "
+        f"  {label:<5} applied p50 {statistics.median(applied):6.1f} ms · "
+        f"painted p50 {statistics.median(painted):6.1f} ms · p90 {p90:6.1f} ms · "
         f"max {max(painted):6.1f} ms"
     )
 
 
 def main() -> None:
+    args = sys.argv[1:]
+    if args[:1] == ["--memory"]:
+        memory(int(args[1]) if len(args) > 1 else 10_000)
+        return
     _record_paints()
-    paths = [Path(p) for p in sys.argv[1:]] or sorted(SAMPLES_DIR.glob("*.jsonl"))
+    paths = [Path(p) for p in args]
     with tempfile.TemporaryDirectory() as tmp:
-        if not sys.argv[1:]:
+        if not paths:
+            paths = [p for p in (largest_real_session(),) if p is not None]
             paths.append(synthetic(Path(tmp), 1000))
         for path in paths:
             messages = len(load_inputs(path).session.messages)
@@ -117,6 +185,8 @@ def main() -> None:
             print(f"{path.name} ({messages} messages)")
             for label, samples in rounds.items():
                 print(line(label, samples))
+    if not args:
+        subprocess.run([sys.executable, __file__, "--memory", "10000"], check=True)
 
 
 if __name__ == "__main__":

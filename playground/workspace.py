@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.build import build_context
+from engine.copyset import check_copy
 from engine.fences import FenceDescriptor, FenceError, FenceRegistry, dump_fences, load_fences
 from engine.messages import AiMessage
 from engine.policy import DEFAULTS_PROFILES as PROFILES
@@ -37,7 +38,7 @@ from engine.policy import (
     get_value,
     policy_controls,
     policy_diff,
-    read_policy_layer,
+    read_policy_file,
     reset_group,
     reset_path,
     runtime_problems,
@@ -94,7 +95,7 @@ class Workspace:
         self.inputs = inputs
         self._engine = {"now": now, "tokenizer": tokenizer, "summarizer": summarizer}
         self._options: BuildOptions | None = None
-        self._options_for: tuple[object, str] | None = None
+        self._options_for: tuple[object, str, str] | None = None
         self.defaults = inputs.defaults
         self.policy = inputs.policy
         self.fences: FenceRegistry | None = inputs.fences.copy() if inputs.fences is not None else None
@@ -104,6 +105,7 @@ class Workspace:
         self.step: int | None = None
         self.generation = 0
         self.pinned: Pinned | None = None
+        self.copy = inputs.copy  # the words of tool summaries and built-in reminders (engine.copyset)
         self.refused: dict[Path_, str] = {}  # fields whose last edit the engine refused, with its message
         # Summaries the replayed steps made under the current inputs, and how many steps that covers
         self.summaries: list[Persisted] = []
@@ -146,7 +148,7 @@ class Workspace:
     def options(self) -> BuildOptions:
         """What every build of the current state gets besides messages, policy and tick: one frozen value,
         made again only when the fences or the defaults profile change."""
-        made_for = (self.fences, self.defaults)
+        made_for = (self.fences, self.defaults, self.copy)
         if self._options is None or self._options_for != made_for:
             self._options, self._options_for = self._make_options(), made_for
         return self._options
@@ -156,7 +158,7 @@ class Workspace:
             fences=self.fences,  # never changed in place: every fence edit makes a new registry
             honour_fence_descriptors=self.honour_fence_descriptors,
             observation_store=self.inputs.observation_store,
-            copy=self.inputs.copy,
+            copy=self.copy,
             model_id=self.header.model_id,
             **self._engine,
         )
@@ -276,6 +278,10 @@ class Workspace:
         """Every field's problem: the engine-config rules it fails, and the values it refused."""
         return {**self.problems(), **self.refused}
 
+    def set_copy(self, name: str) -> None:
+        """Write tool summaries and built-in reminders in `name` ("zh", linnkit's own, or "en")."""
+        self.copy = check_copy(name)
+
     def switch_defaults(self, name: str) -> None:
         """Use another defaults profile, keeping the fields changed against the old one."""
         changes = policy_diff(self.policy, self.defaults)
@@ -283,11 +289,14 @@ class Workspace:
         self.refused.clear()
         self._use_policy(effective_policy(changes, None, self.defaults))
 
-    def load_policy_file(self, path: str | Path) -> None:
-        """Replace the policy by a file's layer over the defaults; raises `PolicyFileError`."""
-        policy = effective_policy(read_policy_layer(path), None, self.defaults)
+    def load_policy_file(self, path: str | Path) -> list[str]:
+        """Replace the policy by a file's layer over the defaults; raises `PolicyFileError`. Returns the
+        file's warnings (unknown or misspelt keys, keys written twice: loaded, but not all of it used)."""
+        policy_file = read_policy_file(path)
+        policy = effective_policy(policy_file.layer, None, self.defaults)
         self.refused.clear()
         self._use_policy(policy)
+        return [str(w) for w in policy_file.warnings]
 
     # -- fences ---------------------------------------------------------------------------------
     def _use_fences(self, registry: FenceRegistry, origins: dict[str, str]) -> None:

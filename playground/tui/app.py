@@ -81,8 +81,21 @@ class PlaygroundApp(App[int]):
     def action_open_policy(self) -> None:
         ws = self.workspace
         start = str(ws.suggested_path("policy-changed"))
-        prompt = PathPrompt("Open a policy file (YAML or JSON)", start, "Open", ws.load_policy_file)
-        self.push_screen(prompt, lambda path: self.main.policy_loaded() if path else None)
+        warnings: list[str] = []
+
+        def load(path: str) -> None:
+            warnings[:] = ws.load_policy_file(path)
+
+        def done(path: str | None) -> None:
+            if path is None:
+                return
+            self.main.policy_loaded()
+            if warnings:
+                title = f"The policy loaded with {len(warnings)} warning(s): these keys were not used"
+                footer = f"`linn-playground validate --policy {path} SESSION` prints this list too."
+                self.push_screen(NoticeScreen(title, warnings, footer))
+
+        self.push_screen(PathPrompt("Open a policy file (YAML or JSON)", start, "Open", load), done)
 
     def action_open_fences(self) -> None:
         ws = self.workspace

@@ -24,6 +24,7 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Last step", "build at the last LLM call", "step(1000000)"),
     ("Reset every policy field", "back to the defaults profile", "reset_all"),
     ("Switch defaults profile", "seed or linnkit-0.21", "switch_defaults"),
+    ("Switch reminder and summary copy", "English or linnkit's Chinese (zh)", "toggle_copy"),
     ("Lesson: show or hide the hint", "of the step the lesson is at", "lesson_hint"),
     ("Lesson: back to its start", "the policy the lesson starts from, no step done", "lesson_reset"),
     ("New fence", "register a new fence kind", "fence('add')"),

@@ -33,5 +33,7 @@ MAIN_BINDINGS: list[BindingType] = [
     ),
     _bind("ctrl+d", "switch_defaults", "Defaults", "main.defaults", "Switch the defaults profile", False),
     _bind("h", "lesson_hint", "Hint", "main.lesson_hint", "Show or hide the lesson step's hint", False),
+    _bind("n", "fence('add')", "New fence", "main.new_fence", "A new fence kind, from any panel", False),
+    _bind("E", "toggle_copy", "English", "main.copy", "Summaries and reminders in English or 中文", False),
     _bind("L", "lesson_reset", "Lesson start", "main.lesson_reset", "Back to the lesson start", False),
 ]

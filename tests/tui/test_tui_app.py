@@ -6,11 +6,12 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input, RadioButton, Select, SelectionList, Switch
 
 from engine.policy import load_policy
-from playground.inputs import load_inputs
+from playground.inputs import SAMPLES_DIR, load_inputs
 from playground.tui.app import PlaygroundApp, make_app
 from playground.tui.commands import palette_commands
 from playground.tui.keys import APP_BINDINGS, MAIN_BINDINGS
@@ -121,6 +122,22 @@ def test_keys_faster_than_rebuilds_are_not_lost(tmp_path: Path) -> None:
             slider.action_move(direction)
         await settle(app, pilot)
         assert slider.value == 13000 and app.main.result.tokens.max_tokens == 13000
+
+    run(write_session(tmp_path), scenario)
+
+
+def test_a_number_typed_while_a_rebuild_finishes_is_applied(tmp_path: Path) -> None:
+    """Keys come as a terminal sends them, all queued before the first is handled: the step key starts a
+    rebuild, enter opens the value editor, the digits and enter go to it, not to the slider."""
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        slider = (await focus_field(app, pilot, "budget.maxTokens")).input
+        for key in ("right", "enter", "5", "0", "0", "0", "enter"):
+            app.post_message(events.Key(key, key if len(key) == 1 else None))
+        await settle(app, pilot)
+        assert not slider.has_class("-editing") and not slider.has_class("-invalid")
+        assert slider.value == 5000 and app.workspace.policy.budget.max_tokens == 5000
+        assert app.main.result.tokens.max_tokens == 5000 and app.screen.focused is slider
 
     run(write_session(tmp_path), scenario)
 
@@ -300,6 +317,26 @@ def test_editing_a_fence_moves_its_wire_message(tmp_path: Path) -> None:
     run(write_session(tmp_path), scenario)
 
 
+def test_n_opens_the_new_fence_form_every_time(tmp_path: Path) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await pilot.click("#left Tab#--content-tab-tab-fences")  # the focus is on the tabs now
+        for _ in range(3):
+            await pilot.press("n")
+            await pilot.pause()
+            form = app.screen
+            assert isinstance(form, FenceForm) and form.query_one("#fence-kind", Input).value == "new-fence"
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, MainScreen)
+        app.main.query_one("#left").active = "tab-policy"
+        app.main.query_one("WireList").focus()
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, FenceForm) and app.main.query_one("#left").active == "tab-fences"
+
+    run(write_session(tmp_path), scenario)
+
+
 def test_fence_form_shows_the_registry_error(tmp_path: Path) -> None:
     async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
         app.main.action_fence("add")
@@ -393,6 +430,30 @@ def test_open_policy_file(tmp_path: Path) -> None:
     run(write_session(tmp_path), scenario)
 
 
+def test_open_policy_file_shows_its_warnings(tmp_path: Path) -> None:
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("budget:\n  maxToken: 3000\n  reservedForResponse: 300\n")
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        app.screen.query_one(Input).value = str(typo)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        notice = app.screen
+        assert isinstance(notice, NoticeScreen)
+        text = [str(s.render()) for s in notice.query("Static")]
+        assert text[0] == "The policy loaded with 1 warning(s): these keys were not used"
+        assert f"{typo}:2: budget.maxToken: unknown key, ignored; did you mean `maxTokens`?" in text
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+        assert app.main.result.tokens.max_tokens == 120000  # the misspelt key was not used
+        assert app.workspace.policy.budget.reserved_for_response == 300
+
+    run(write_session(tmp_path), scenario)
+
+
 def test_a_bad_session_opens_with_the_notice(tmp_path: Path) -> None:
     async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
         notice = app.screen
@@ -406,6 +467,57 @@ def test_a_bad_session_opens_with_the_notice(tmp_path: Path) -> None:
         assert isinstance(app.screen, MainScreen) and app.main.result.kept_ids == ALL_KEPT
 
     run(write_session(tmp_path, "bad.jsonl", bad_lines=True), scenario)
+
+
+def test_a_wire_a_provider_would_reject_is_shown_in_red(tmp_path: Path) -> None:
+    policy = tmp_path / "keep_calls.yaml"
+    policy.write_text("budget: {maxTokens: 6000}\nmustKeep: {alwaysKeepTypes: [tool_calls]}\n")
+    app = make_app(load_inputs(SAMPLES_DIR / "tool_loop_runs.jsonl", policy))
+    first = "OpenAI would reject this request: call call_Bcp93xq4dAO8UVAvsriC3bYW has no result"
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            events = app.main.query_one(EventsView)
+            prompt = events.get_option_at_index(0).prompt
+            assert str(prompt) == f"provider  {first}"
+            assert {str(span.style) for span in prompt.spans} == {"$error bold", "$error"}
+            assert app.main.provider_problems[0] == first
+            assert app.main._status == (f"ready · {first}", "$error")
+            app.workspace.edit(("mustKeep", "alwaysKeepTypes"), [])
+            app.main.policy_loaded()
+            await settle(app, pilot)
+            assert app.main.provider_problems == () and app.main._status == ("ready", "$success")
+            assert not str(events.get_option_at_index(0).prompt).startswith("provider")
+
+    asyncio.run(main())
+
+
+def test_E_switches_tool_summaries_and_reminders_to_english_and_back() -> None:
+    app = make_app(load_inputs(SAMPLES_DIR / "tool_loop_runs.jsonl"))
+
+    def first_compressed() -> tuple[tuple[str, ...], str]:
+        rows = app.main.query_one(WireView).query_one("WireList").rows
+        row = next(r for r in rows if "compressed" in r.marks)
+        return row.marks, row.text
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            marks, text = first_compressed()
+            assert marks == ("compressed",) and text.startswith("我已经调用了工具「grep」")
+            await pilot.press("E")
+            await settle(app, pilot)
+            marks, text = first_compressed()
+            assert marks == ("compressed", "copy:en")
+            assert text.startswith('I called the tool "grep" (arguments: ')
+            assert app.workspace.copy == "en"
+            assert " ─ copy en ─ " in str(app.main.query_one("TopBar").render())
+            await pilot.press("E")
+            await settle(app, pilot)
+            assert first_compressed()[0] == ("compressed",) and app.workspace.copy == "zh"
+
+    asyncio.run(main())
 
 
 def test_pin_and_compare(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Markdown
 
 from playground.compare import compare_builds
 from playground.inputs import load_inputs
@@ -84,6 +85,8 @@ def test_help_screen(snap_compare: Callable[..., bool], app: PlaygroundApp) -> N
         await settle(pilot)
         await pilot.press("f1")
         await settle(pilot)
+        help_text = pilot.app.screen.query_one(Markdown).source
+        assert "| `n` / `E` | new fence, from any panel / tool summaries and reminders in" in help_text
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 

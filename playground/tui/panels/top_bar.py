@@ -20,6 +20,7 @@ class TopBarState:
     pinned: bool
     status: str
     status_style: str = "$text-muted"
+    copy: str = "zh"  # linnkit's own words; another copy set is named in the bar
 
 
 class TopBar(Widget):
@@ -52,6 +53,8 @@ class TopBar(Widget):
             f" ─ {where} ─ ",
             changed,
         ]
+        if s.copy != "zh":
+            parts += [" ─ ", (f"copy {s.copy}", "bold $accent")]
         if s.pinned:
             parts += [" ─ ", ("A pinned", "bold $secondary")]
         parts += [" ─ ", (s.status, s.status_style)]

@@ -46,6 +46,7 @@ effective policy. |
 | `d` / `w` / `t` | dropped messages / wire shape / trace |
 | `[` / `]` | previous / next step |
 | `ctrl+d` | switch the defaults profile (seed, linnkit-0.21) |
+| `n` / `E` | new fence, from any panel / tool summaries and reminders in English or 中文 |
 | `ctrl+t` | light or dark theme |
 | `ctrl+p` | every action, by name |
 """

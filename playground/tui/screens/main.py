@@ -36,9 +36,10 @@ from playground.workspace import Workspace
 Path = tuple[str, ...]
 
 
-def _event_lines(result: BuildResult) -> tuple[object, ...]:
-    """What the events view shows of a build."""
-    return result.events, result.reminder.hit_rule_ids, result.reminder.texts, result.warnings, result.error
+def _event_lines(result: BuildResult, problems: tuple[str, ...]) -> tuple[object, ...]:
+    """What the events view shows of a build (with why a provider would reject its wire)."""
+    reminder = result.reminder
+    return result.events, reminder.hit_rule_ids, reminder.texts, result.warnings, result.error, problems
 
 
 class MainScreen(Screen[None]):
@@ -48,6 +49,7 @@ class MainScreen(Screen[None]):
         super().__init__()
         self.workspace = workspace
         self.result: BuildResult | None = None
+        self.provider_problems: tuple[str, ...] = ()  # of `result`: why OpenAI or Anthropic would reject it
         self.shown_generation = 0
         self._status = ("starting", "$text-muted")
         path = workspace.inputs.session.path
@@ -105,19 +107,22 @@ class MainScreen(Screen[None]):
             )
             return
         previous, result = self.result, outcome.result
-        self.result = result
+        problems = tuple(str(p) for p in result.provider_problems)
+        before = _event_lines(previous, self.provider_problems) if previous is not None else None
+        self.result, self.provider_problems = result, problems
         self.query_one(WireView).show(result, anthropic=outcome.anthropic)
         self.query_one(Timeline).show_note(summarization_verdict(result, tokens_long))
-        if previous is None or _event_lines(previous) != _event_lines(result):
-            self.query_one(EventsView).show(result)  # a new list re-lays out the screen: only when needed
+        if before != _event_lines(result, problems):
+            self.query_one(EventsView).show(result, problems)  # a new list re-lays out the screen
         self._show_comparison()
         self._check_lesson()
         error, pending = result.error, outcome.generation < self.workspace.generation
         if error or not pending:
             ready = "ready" if outcome.request.summaries_complete else "ready · replaying earlier steps…"
-            self._set_status(
-                f"build failed: {error.code}" if error else ready, "$error" if error else "$success"
-            )
+            if error:
+                self._set_status(f"build failed: {error.code}", "$error")
+            else:
+                self._show_ready(ready)
         if outcome.request.policy_changed:  # paint the build first, then recompute the series
             self.call_after_refresh(self.query_one(Builder).timeline, self.workspace.timeline_request())
 
@@ -130,7 +135,7 @@ class MainScreen(Screen[None]):
             self.request_build(policy_changed=False)  # now with the summaries earlier steps made
         elif verdict == "complete" and self.shown_generation == self.workspace.generation and self.result:
             if self.result.error is None:
-                self._set_status("ready", "$success")
+                self._show_ready("ready")
         timeline, steps = self.query_one(Timeline), len(self.workspace.points)
         old = list(timeline.points) if len(timeline.points) == steps else []
         rest = old[len(message.points) :] or [
@@ -195,6 +200,13 @@ class MainScreen(Screen[None]):
     def action_switch_defaults(self) -> None:
         self.workspace.switch_defaults("linnkit-0.21" if self.workspace.defaults == "seed" else "seed")
         self._policy_changed()
+
+    def action_toggle_copy(self) -> None:
+        ws = self.workspace
+        ws.set_copy("en" if ws.copy == "zh" else "zh")
+        self._policy_changed()  # like a policy edit: every step's reminders and summaries change
+        language = "English" if ws.copy == "en" else "中文 (zh)"
+        self.notify(f"tool summaries and built-in reminders now in {language}")
 
     def action_focus_field(self, key: str) -> None:
         self.query_one("#left", TabbedContent).active = "tab-policy"
@@ -275,6 +287,7 @@ class MainScreen(Screen[None]):
         self.app.push_screen(FenceForm(title, start, apply), lambda d: self.fences_changed() if d else None)
 
     def action_fence(self, mode: str) -> None:
+        self.query_one("#left", TabbedContent).active = "tab-fences"  # where the new or edited kind shows
         self.query_one(FencePanel).action_request(mode)
 
     def action_fence_delete(self) -> None:
@@ -365,6 +378,13 @@ class MainScreen(Screen[None]):
         self._status = (text, style)
         self._update_top_bar()
 
+    def _show_ready(self, ready: str) -> None:
+        """`ready`, in red with the first reason when a provider would reject the wire."""
+        if self.provider_problems:
+            self._set_status(f"{ready} · {self.provider_problems[0]}", "$error")
+        else:
+            self._set_status(ready, "$success")
+
     def _update_top_bar(self) -> None:
         ws = self.workspace
         self.query_one(TopBar).state = TopBarState(
@@ -376,4 +396,5 @@ class MainScreen(Screen[None]):
             len(ws.changed()),
             ws.pinned is not None,
             *self._status,
+            ws.copy,
         )

@@ -16,6 +16,7 @@ KIND_STYLES = {
     "reminder": "$accent bold",
     "error": "$error bold",
     "warning": "$warning bold",
+    "provider": "$error bold",
 }
 
 
@@ -58,8 +59,9 @@ class EventsView(OptionList):
         super().__init__(name=name, id=id, classes=classes, compact=True)
         self._events: tuple[Event, ...] = ()
 
-    def show(self, result: BuildResult) -> None:
-        """List `result`'s events, reminders and warnings."""
+    def show(self, result: BuildResult, provider_problems: tuple[str, ...] = ()) -> None:
+        """List `result`'s events, reminders and warnings; first, in red, why a provider would reject its
+        wire (`result.provider_problems`, passed in as text: the caller computes them once)."""
         self._events = result.events
         options: list[Option] = [
             Option(event_prompt(e), id=f"event-{i}") for i, e in enumerate(result.events)
@@ -70,6 +72,10 @@ class EventsView(OptionList):
         ]
         options += [
             Option(Content.assemble(("warning", KIND_STYLES["warning"]), "  ", w)) for w in result.warnings
+        ]
+        options[:0] = [
+            Option(Content.assemble(("provider", KIND_STYLES["provider"]), "  ", (p, "$error")))
+            for p in provider_problems
         ]
         if result.error is not None:
             failure = f"{result.error.code}: {result.error.message}"

@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, Label
+from textual.widgets.input import Selection
 
 _EPS = 1e-9
 
@@ -170,7 +171,8 @@ class Slider(Widget, can_focus=True):
         if tooltip is not None:
             self.tooltip = tooltip
         self._bar = SliderBar(self)
-        self._input = Input(type="integer" if self.integer else "number", compact=True)
+        # Selected in `action_edit`, not on focus: the focus event may come after the first typed keys.
+        self._input = Input(type="integer" if self.integer else "number", compact=True, select_on_focus=False)
 
     def compose(self) -> ComposeResult:
         yield self._bar
@@ -237,10 +239,38 @@ class Slider(Widget, can_focus=True):
     def action_edit(self) -> None:
         """Open the number input, filled with the current value."""
         self._input.value = self.format(self.value)
+        self._input.selection = Selection(0, len(self._input.value))  # the first key typed replaces it
         self._input.remove_class("-invalid")
         self.remove_class("-invalid")
         self.add_class("-editing")
-        self._input.focus()
+        # Focus now, not after the queued events (`focus()` waits its turn): keys typed right after enter
+        # may already be on their way here, and `_on_key` passes them on to the input.
+        self.screen.set_focus(self._input)
+
+    async def _on_key(self, event: events.Key) -> None:
+        """Keys act in the order they came. A binding would run late (after the key bubbled up to the app),
+        by when the editor may have opened and taken the focus; so the slider runs its own bindings here,
+        and keys that reach it while its editor opens are the user's typing, passed on to the input."""
+        editing = self.has_class("-editing")
+        bindings = self._bindings.key_to_bindings.get(event.key)
+        if not editing and not bindings:
+            return
+        event.stop()
+        event.prevent_default()
+        if not editing:
+            await self.run_action(bindings[0].action)
+        elif event.key == "escape":
+            self._close_editor()
+        elif event.key == "enter":
+            await self._input.action_submit()
+        elif event.key == "backspace":
+            self._input.action_delete_left()
+        elif event.is_printable and event.character is not None:
+            selection = self._input.selection
+            if selection.is_empty:
+                self._input.insert_text_at_cursor(event.character)
+            else:
+                self._input.replace(event.character, *selection)
 
     def action_cancel_edit(self) -> None:
         if not self.has_class("-editing"):

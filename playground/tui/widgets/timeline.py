@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import groupby
 from typing import ClassVar, NamedTuple
 
+from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
@@ -63,8 +65,14 @@ class Timeline(Widget, can_focus=True):
         ),
         Binding("end", "move(1_000_000)", "Last step", show=False, id="timeline.last", tooltip="Last step"),
         *[
-            Binding(key, f"jump('{mark}', {step})", f"{way} {what}", show=False, id=f"timeline.{what}.{way}",
-                    tooltip=f"{way.capitalize()} step with {what}")
+            Binding(
+                key,
+                f"jump('{mark}', {step})",
+                f"{way} {what}",
+                show=False,
+                id=f"timeline.{what}.{way}",
+                tooltip=f"{way.capitalize()} step with {what}",
+            )
             for mark, what, letter in JUMPS
             for key, step, way in ((letter, 1, "next"), (letter.upper(), -1, "previous"))
         ],
@@ -166,14 +174,22 @@ class Timeline(Widget, can_focus=True):
         cols = columns(self.points, self._spark_width())
         scale = max(max(p.total_budget for p in self.points), max(c.tokens for c in cols), 1)
         style = self.get_component_rich_style
-        spark, marks = Text(no_wrap=True, end=""), Text(no_wrap=True, end="")
+        # One span per run of cells alike, not one per cell: a styled span costs far more to paint than a
+        # character, and a wide timeline has hundreds of cells.
+        kinds: list[tuple[str, bool]] = []
+        blocks = []
         for col in cols:
-            block = BLOCKS[max(1 if col.tokens else 0, round(col.tokens / scale * 8))]
-            cell = style("timeline--over" if col.over else "timeline--bar")
-            if col.first <= self.index <= col.last:
-                cell += style("timeline--current")
-            spark.append(block, cell)
-            marks.append(col.marker, style("timeline--marker"))
+            blocks.append(BLOCKS[max(1 if col.tokens else 0, round(col.tokens / scale * 8))])
+            kinds.append(
+                ("timeline--over" if col.over else "timeline--bar", col.first <= self.index <= col.last)
+            )
+        spark = Text(no_wrap=True, end="")
+        for (kind, current), run in groupby(zip(kinds, blocks, strict=True), key=lambda cell: cell[0]):
+            spark.append(
+                "".join(block for _, block in run),
+                style(kind) + (style("timeline--current") if current else Style()),
+            )
+        marks = Text("".join(col.marker for col in cols), style("timeline--marker"), no_wrap=True, end="")
         spark.append(self._label(), style("timeline--label"))
         note = Text(self.note, style("timeline--label"), no_wrap=True, end="")
         return Text("\n").join([spark, marks, note])

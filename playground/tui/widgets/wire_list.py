@@ -69,6 +69,8 @@ class WireList(ScrollView, can_focus=True):
 
     def set_rows(self, rows: list[WireRow]) -> None:
         """Replace the rows, keeping the cursor on the same message when it is still there."""
+        if rows == self.rows:
+            return  # an unchanged wire (another step or policy with the same result): nothing to draw
         current = self.highlighted
         self.rows = rows
         self._starts = [0, *accumulate(r.height for r in rows)]

@@ -92,6 +92,7 @@ class WireView(Vertical):
         self._title = Static("WIRE · no build yet", classes="wire-view--title")
         self._list = WireList()
         self._detail = Static()
+        self._detail_row: WireRow | None = None  # what the detail pane shows (re-wrapping it costs ~50 ms)
 
     def compose(self) -> ComposeResult:
         yield self._title
@@ -145,6 +146,9 @@ class WireView(Vertical):
     @on(WireList.RowHighlighted)
     def _highlighted(self, event: WireList.RowHighlighted) -> None:
         event.stop()
+        if event.row == self._detail_row and event.row is not None:
+            return  # the same card after a rebuild: leave the pane alone
+        self._detail_row = event.row
         self._detail.update(self._detail_text(event.row) if event.row else "")
 
     @on(WireList.RowSelected)
