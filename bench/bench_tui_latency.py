@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -35,7 +36,6 @@ from bench.bench_build import make_session  # noqa: E402
 from engine.importers import detect_format  # noqa: E402
 from playground.inputs import load_inputs  # noqa: E402
 from playground.tui.app import PlaygroundApp, make_app  # noqa: E402
-from playground.tui.builder import Builder  # noqa: E402
 from playground.tui.panels.policy_field import PolicyField  # noqa: E402
 from playground.tui.screens.main import MainScreen  # noqa: E402
 from playground.tui.widgets import Timeline  # noqa: E402
@@ -122,8 +122,9 @@ def largest_real_session() -> Path | None:
     return None
 
 
-async def open_and_show(path: Path) -> int:
-    """Open `path` in the app and wait for its first build on screen; the peak RSS in bytes."""
+async def open_and_show(path: Path, n: int, start: float) -> None:
+    """Open `path` in the app, wait for its first build and a step build on screen, print the peak RSS and
+    end the process there (leaving the app would wait for the background workers on 10,000 messages)."""
     app = make_app(load_inputs(path))
     async with app.run_test(size=(200, 50)) as pilot:
         while app.main.result is None:
@@ -134,20 +135,16 @@ async def open_and_show(path: Path) -> int:
         while app.main.shown_generation < target:
             await asyncio.sleep(0.05)
         await pilot.pause()
-        app.main.query_one(Builder).stop_timeline()
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        seconds = time.perf_counter() - start
+        line = f"memory: {n} messages open in the TUI, build and a step build on screen in {seconds:.1f} s"
+        print(f"{line}: peak RSS {rss / 2**20:.0f} MB", file=sys.__stdout__, flush=True)
+        os._exit(0)
 
 
 def memory(n: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        path = synthetic(Path(tmp), n)
-        start = time.perf_counter()
-        rss = asyncio.run(open_and_show(path))
-        seconds = time.perf_counter() - start
-    print(
-        f"memory: {n} messages open in the TUI, build and a step build on screen in {seconds:.1f} s: "
-        f"peak RSS {rss / 2**20:.0f} MB"
-    )
+        asyncio.run(open_and_show(synthetic(Path(tmp), n), n, time.perf_counter()))
 
 
 def synthetic(folder: Path, n: int) -> Path:
