@@ -31,6 +31,9 @@ place, `w` switches between the OpenAI and Anthropic shapes, `t` traces the high
 | **Compare** | `a` pins the current build as A; this tab then lists what B (the current build) adds, \
 drops and re-counts, and both budgets. `A` unpins. |
 | **Budget** | Where the tokens go, stacked against `maxTokens`: △ working-memory budget, ▲ trigger. |
+| **Cost** | The whole session replayed under this policy: tokens sent, the share a prompt cache \
+serves, cache breaks by mechanism, summarizer tokens and the estimated cost from the price table \
+(focus it: `m` the price row, `k` the cache shape). Compare shows A vs B with deltas. |
 | **Events** | What the stages did (compression, pruning, summarization) and the reminders that fired. |
 | **Timeline** | Tokens at each LLM call of the session, S/C/R for summarization, checkpoint, reminder. \
 Moving it (`[` `]`, or focus it and use ←→) rebuilds at that step with its tick. |
