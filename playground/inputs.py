@@ -13,7 +13,7 @@ from typing import Any
 from engine.copyset import check_copy
 from engine.errors import EngineError
 from engine.fences import FenceError, FenceRegistry, load_fences_checked, parse_fences
-from engine.importers import Sniff, UnknownFormatError, detect_format, import_file
+from engine.importers import LINN_SESSION_KIND, Sniff, detect_sniff, import_text, unrecognised
 from engine.observation import InMemoryObservationStore
 from engine.policy import (
     ContextPolicy,
@@ -97,17 +97,15 @@ def open_session(path: Path, conversation: int | None = None) -> Session:
     A file no importer recognises raises `UnknownFormatError` (one line naming the supported formats); a
     file that cannot even be read as text goes to the session loader, which says line by line what is wrong.
     """
-    try:
-        fmt = detect_format(path) if path.is_file() else "linn-session"
-    except UnknownFormatError:
-        if _holds_json(path):
-            raise
-        fmt = "linn-session"
-    except (ValueError, RecursionError):  # ValueError: bad UTF-8, 5,000-digit numbers
-        fmt = "linn-session"  # let the session loader say, line by line, what is wrong
-    if fmt == "linn-session":
+    sniff = _sniff(path)
+    fmt = detect_sniff(sniff) if sniff is not None else LINN_SESSION_KIND
+    if fmt is None:
+        if any(True for _ in sniff.objects()):  # JSON of no format we know
+            raise unrecognised(str(path))
+        fmt = LINN_SESSION_KIND  # not JSON at all: the session loader says, line by line, what is wrong
+    if fmt == LINN_SESSION_KIND:
         return load_session(path)
-    imported = import_file(path, fmt, conversation=conversation)
+    imported = import_text(sniff.text, fmt, name=str(path), conversation=conversation)
     header = SessionHeader.create(
         kind="linn-session",
         version=1,
@@ -126,9 +124,15 @@ def _imported_from(path: Path, fmt: str, conversations: int, chosen: int | None)
     return origin
 
 
-def _holds_json(path: Path) -> bool:
-    """Whether the file holds JSON objects at all (then it is a transcript of an unknown format)."""
-    return any(True for _ in Sniff.of(path.read_text(encoding="utf-8-sig"), str(path)).objects())
+def _sniff(path: Path) -> Sniff | None:
+    """The file read once and sniffed; None when it is not a readable text file (the session loader then
+    names the problem: bad UTF-8, a 5,000-digit number, a FIFO, a missing file)."""
+    if not path.is_file():
+        return None
+    try:
+        return Sniff.of(path.read_text(encoding="utf-8-sig"), str(path))
+    except (ValueError, RecursionError):
+        return None
 
 
 def _header_policy_error(path: Path, err: PolicyValidationError) -> PolicyFileError:

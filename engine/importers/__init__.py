@@ -22,6 +22,7 @@ from engine.importers.detect import (
     detect_claude_code,
     detect_format,
     detect_openai,
+    detect_sniff,
     detect_text,
     read_source,
 )
@@ -53,10 +54,12 @@ __all__ = [
     "Sniff",
     "UnknownFormatError",
     "detect_format",
+    "detect_sniff",
     "format_names",
     "import_file",
     "import_text",
     "importers",
+    "unrecognised",
 ]
 
 SYSTEM_PROMPT_ID = "system-prompt"

@@ -138,6 +138,19 @@ class Collector:
         )
 
 
+def summary_metadata(summary: str, replaced: list[AiMessage], seq: int) -> dict[str, Any]:
+    """A compaction's `history_summary` metadata, as linnkit's summarization provider writes it."""
+    chars = sum(len(m.content) for m in replaced)
+    return {
+        "messageType": "summary",
+        "originalMessageCount": len(replaced),
+        "compressionRatio": round(len(summary) / chars, 4) if chars else 0,
+        "includedOldSummary": any(m.type == "history_summary" for m in replaced),
+        "replacedMessageIds": [m.id for m in replaced],
+        "summarySeq": seq,
+    }
+
+
 def iso_to_ms(value: Any) -> int | None:
     """An ISO-8601 string (or epoch seconds/ms number) as epoch milliseconds; None if unreadable."""
     if isinstance(value, bool):

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.importers._blocks import AssistantTurn, as_blocks, flatten_blocks, tool_output
-from engine.importers._common import Collector, ImportResult, iso_to_ms, iter_jsonl
+from engine.importers._common import Collector, ImportResult, iso_to_ms, iter_jsonl, summary_metadata
 from engine.importers.claude_branches import select
 from engine.messages import AiMessage
 
@@ -184,19 +184,13 @@ class _Reader:
         self.boundary = None
         text, notes = flatten_blocks(blocks)
         replaced = [m for m in self.out.messages if m.type != "system_prompt"]
-        replaced_chars = sum(len(m.content) for m in replaced)
         self.summary_seq += 1
         source: dict[str, Any] = self._source(number, entry)
         if self.compact_metadata is not None:
             source["compactMetadata"] = self.compact_metadata
             self.compact_metadata = None
         meta = {
-            "messageType": "summary",
-            "originalMessageCount": len(replaced),
-            "compressionRatio": round(len(text) / replaced_chars, 4) if replaced_chars else 0,
-            "includedOldSummary": any(m.type == "history_summary" for m in replaced),
-            "replacedMessageIds": [m.id for m in replaced],
-            "summarySeq": self.summary_seq,
+            **summary_metadata(text, replaced, self.summary_seq),
             **({"summaryMissing": True} if missing else {}),
             **notes,
             "source": source,

@@ -43,7 +43,11 @@ def detect_format(path_or_text: str | Path) -> str:
 
 def detect_text(text: str, name: str = "<text>") -> str | None:
     """'linn-session', the name of the importer that recognises the text, or None."""
-    sniff = Sniff.of(text, name)
+    return detect_sniff(Sniff.of(text, name))
+
+
+def detect_sniff(sniff: Sniff) -> str | None:
+    """As `detect_text`, for text already sniffed."""
     if is_linn_session(sniff):
         return LINN_SESSION_KIND
     importer = detect(sniff)

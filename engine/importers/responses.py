@@ -26,6 +26,7 @@ from engine.importers._common import (
     image_placeholder,
     iso_to_ms,
     read_items,
+    summary_metadata,
 )
 from engine.messages import AiMessage
 
@@ -149,17 +150,8 @@ class ItemConverter:
             for m in self.out.messages
             if m.type != "system_prompt" and not (m.type == "user_input" and m.content in retained_user_texts)
         ]
-        chars = sum(len(m.content) for m in replaced)
         self.summary_seq += 1
-        meta = {
-            "messageType": "summary",
-            "originalMessageCount": len(replaced),
-            "compressionRatio": round(len(summary) / chars, 4) if chars else 0,
-            "includedOldSummary": any(m.type == "history_summary" for m in replaced),
-            "replacedMessageIds": [m.id for m in replaced],
-            "summarySeq": self.summary_seq,
-            "source": source,
-        }
+        meta = {**summary_metadata(summary, replaced, self.summary_seq), "source": source}
         self._add(line, "system", "history_summary", summary, ts, meta)
 
     def flush(self) -> None:
