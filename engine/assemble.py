@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from engine.pipeline import Pipeline, final_order, wire_of
+from engine.preprocess.base import Removal
 from engine.providers.state import KEEP_CORE, State
 from engine.reminders import ReminderRegistry, apply_reminders, reminder_context, reminder_policy_warnings
 from engine.result import (
@@ -179,7 +180,8 @@ def _decisions(run: Pipeline, final: list[State], positions: list[int | None]) -
             continue
         for origin in state.origins:
             by_origin[origin] = state
-    removed = {origin: r for r in run.removals for origin in r.origins}
+    removals = [_renamed(r, run.renamed) for r in run.removals]
+    removed = {origin: r for r in removals for origin in r.origins}
     carriers = {s.message.id: s for s in run.states}
     summary = next((s for s in run.states if s.index == -1), None)
     decisions = []
@@ -195,6 +197,12 @@ def _decisions(run: Pipeline, final: list[State], positions: list[int | None]) -
             decisions.append(_summarized(index, message, summary, wire_index))
     decisions.extend(_created(run, wire_index))
     return decisions
+
+
+def _renamed(removal: Removal, renamed: dict[str, str]) -> Removal:
+    """The removal naming its carrier by the id the carrier got when preprocessing ended."""
+    new = renamed.get(removal.replaced_by) if removal.replaced_by else None
+    return removal if new is None else Removal(removal.origins, removal.strategy, new, removal.note)
 
 
 def _from_state(index, message, state: State, wire_index) -> Decision:

@@ -21,7 +21,7 @@ from engine.messages import AiMessage
 from engine.observation import ObservationPreviewPort
 from engine.pipeline import BuildContext, ContextProvider, MustKeep, Pipeline, TruncationRule
 from engine.policy import ContextPolicy, check_runtime, define_context_policy, to_wire
-from engine.preprocess.base import ID_SCOPE, Entry, StageOutput
+from engine.preprocess.base import Entry, StageOutput, scope_created
 from engine.preprocess.fence_assembly import assemble_current_turn
 from engine.preprocess.fence_lifetime import apply_fence_lifetime
 from engine.preprocess.observation_sim import simulate_governance
@@ -128,7 +128,7 @@ def _stages(run: Pipeline, observation_store: ObservationPreviewPort | None) -> 
     for another (a test's stand-in) never meets the other's outputs."""
     policy, registry = run.ctx.policy, run.registry
     checkpoint_tool = policy.checkpoint.trigger_tool_name
-    scope = (ID_SCOPE.get(), active_copy())  # created ids and summary wording
+    scope = (active_copy(),)  # summary wording (created ids are scoped after the stages: `scope_created`)
     stages: list[Stage] = []
     if observation_store is not None:
         tool_output = policy.tool_output
@@ -179,8 +179,8 @@ def _preprocess(run: Pipeline, observation_store: ObservationPreviewPort | None)
         run.events.extend(output.events)
         if output.strategy:
             run.strategies.append(output.strategy)
-    run.entries = entries
-    run.preprocessed = [e.message for e in entries]
+    run.entries, run.renamed = scope_created(entries)
+    run.preprocessed = [e.message for e in run.entries]
     run.preprocess_done = True
 
 

@@ -6,8 +6,10 @@ Every stage that keeps or drops tool messages works on whole groups, so a call a
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from itertools import compress
 
 from engine.messages import AiMessage, call_id, call_name
 
@@ -35,7 +37,7 @@ class ToolGroup:
 
     @property
     def complete(self) -> bool:
-        return all(cid in self.answered for cid in self.call_ids)
+        return self.answered.issuperset(self.call_ids)
 
     @property
     def indices(self) -> list[int]:
@@ -81,41 +83,81 @@ def build_groups(
 def _build_groups(
     messages: Sequence[AiMessage], checkpoint_tool: str, max_pairing_distance: int | None
 ) -> list[ToolGroup]:
-    groups: list[ToolGroup] = []
-    declared: dict[str, ToolGroup] = {}
-    user_inputs = 0
-    for index, message in enumerate(messages):
-        kind = message.type
-        if kind == "user_input":
-            user_inputs += message.role == "user"
-        elif kind == "tool_calls" and message.role == "assistant":  # an anchor if a call has an id
-            calls = [c for c in message.tool_calls if call_id(c).strip()]
-            if not calls:
-                continue
-            group = ToolGroup(
-                anchor_index=index,
-                anchor_id=message.id,
-                call_ids=[call_id(c) for c in calls],
-                tool_names=[call_name(c) for c in calls],
-                run_ordinal=user_inputs,
-                output_indices=[],
-                answered=set(),
-            )
-            groups.append(group)
-            for cid in group.call_ids:
-                declared[cid] = group
-        elif kind == "tool_output":
-            answered = message.tool_call_id
-            group = declared.get(answered) if answered is not None else None
-            if group is None:
-                continue
-            if max_pairing_distance is not None and index - group.anchor_index > max_pairing_distance:
-                continue
-            group.output_indices.append(index)
-            group.answered.add(answered)
-    for group in groups:
-        group.is_checkpoint = _is_checkpoint(group, messages, checkpoint_tool)
-    return groups
+    return GroupScan().extend(messages, checkpoint_tool, max_pairing_distance).groups
+
+
+@dataclass(slots=True)
+class GroupScan:
+    """The grouping of a message list, as a left-to-right scan that can go on when the list grows (a
+    replay's next step): `extend` continues over the new messages only, sharing every group they leave
+    unchanged. The groups are read-only for callers."""
+
+    length: int = 0  # messages scanned
+    groups: list[ToolGroup] = field(default_factory=list)
+    complete: list[bool] = field(default_factory=list)  # per group: every call answered
+    declared: dict[str, ToolGroup] = field(default_factory=dict)  # call id -> the group that declared it last
+    user_inputs: int = 0
+
+    def complete_groups(self) -> list[ToolGroup]:
+        return list(compress(self.groups, self.complete))
+
+    def extend(
+        self, messages: Sequence[AiMessage], checkpoint_tool: str, max_pairing_distance: int | None = None
+    ) -> GroupScan:
+        """The scan of `messages`, whose first `self.length` are the messages this scan has seen."""
+        scan = GroupScan(
+            self.length, list(self.groups), list(self.complete), dict(self.declared), self.user_inputs
+        )
+        changed: dict[int, tuple[ToolGroup, int]] = {}  # id -> (group made or copied here, its position)
+        for index in range(self.length, len(messages)):
+            message = messages[index]
+            kind = message.type
+            if kind == "user_input":
+                scan.user_inputs += message.role == "user"
+            elif kind == "tool_calls" and message.role == "assistant":  # an anchor if a call has an id
+                calls = [c for c in message.tool_calls if call_id(c).strip()]
+                if calls:
+                    group = ToolGroup(
+                        anchor_index=index,
+                        anchor_id=message.id,
+                        call_ids=[call_id(c) for c in calls],
+                        tool_names=[call_name(c) for c in calls],
+                        run_ordinal=scan.user_inputs,
+                        output_indices=[],
+                        answered=set(),
+                    )
+                    changed[id(group)] = (group, len(scan.groups))
+                    scan.groups.append(group)
+                    scan.complete.append(False)
+                    for cid in group.call_ids:
+                        scan.declared[cid] = group
+            elif kind == "tool_output":
+                answered = message.tool_call_id
+                group = scan.declared.get(answered) if answered is not None else None
+                if group is None:
+                    continue
+                if max_pairing_distance is not None and index - group.anchor_index > max_pairing_distance:
+                    continue
+                if id(group) not in changed:
+                    group, position = scan._copy(group)
+                    changed[id(group)] = (group, position)
+                group.output_indices.append(index)
+                group.answered.add(answered)
+        for group, position in changed.values():
+            group.is_checkpoint = _is_checkpoint(group, messages, checkpoint_tool)
+            scan.complete[position] = group.complete
+        scan.length = len(messages)
+        return scan
+
+    def _copy(self, group: ToolGroup) -> tuple[ToolGroup, int]:
+        """A copy of an earlier scan's group (shared with it), put in its place in this scan."""
+        copy = replace(group, output_indices=list(group.output_indices), answered=set(group.answered))
+        position = bisect_left(self.groups, group.anchor_index, key=lambda g: g.anchor_index)
+        self.groups[position] = copy
+        for cid in group.call_ids:
+            if self.declared.get(cid) is group:
+                self.declared[cid] = copy
+        return copy, position
 
 
 def _is_checkpoint(group: ToolGroup, messages: Sequence[AiMessage], checkpoint_tool: str) -> bool:

@@ -99,6 +99,7 @@ class Pipeline:
     registry: FenceRegistry | None = None
     entries: list[Entry] = field(default_factory=list)
     removals: list[Removal] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)  # created ids scoped after preprocessing
     states: list[State] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     strategies: list[str] = field(default_factory=list)

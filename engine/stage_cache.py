@@ -15,14 +15,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine.messages import AiMessage
-from engine.preprocess.base import Entry, StageOutput
+from engine.preprocess.base import Entry, StageOutput, starts_with
 from engine.tokens import TokenizerPort
 
 _PER_STAGE = 4
 
 
 def _same(a: Sequence[object], b: Sequence[object]) -> bool:
-    return a is b or (len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True)))
+    return a is b or (len(a) == len(b) and starts_with(a, b))
 
 
 class StageCache:
@@ -41,7 +41,7 @@ class StageCache:
             for held, entries in self._entries:
                 if _same(held, messages):
                     return entries
-                if len(start) < len(held) < len(messages) and _same(held, messages[: len(held)]):
+                if len(start) < len(held) < len(messages) and starts_with(messages, held):
                     start = entries
         entries = start + [Entry(m, (i,)) for i, m in enumerate(messages[len(start) :], start=len(start))]
         with self._lock:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,10 +14,13 @@ from engine.result import Event
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """A message in the working list and the session message indices whose content it carries."""
+    """A message in the working list and the session message indices whose content it carries. `created`:
+    a preprocessor made the message (compressed or degraded tool history); its id gets the build's scope
+    when preprocessing ends (`scope_created`)."""
 
     message: AiMessage
     origins: tuple[int, ...]
+    created: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +45,21 @@ class StageOutput:
         return cls(entries=entries)
 
 
+def starts_with(items: Sequence[object], prefix: Sequence[object]) -> bool:
+    """`items` begins with `prefix`, item by item the same object or an equal one. List equality is
+    checked in C, identity first (ten times faster than an identity scan in Python); an equal item is as
+    good as the same one, since a stage's output depends only on its input's values."""
+    return len(prefix) <= len(items) and list(prefix) == list(items[: len(prefix)])
+
+
+def common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
+    """How many items `a` and `b` share at the start (the same object, or an equal one: `starts_with`)."""
+    if starts_with(b, a):  # the usual case in a replay: `b` is `a` and more
+        return len(a)
+    same = [x is y or x == y for x, y in zip(a, b, strict=False)]
+    return same.index(False) if False in same else len(same)
+
+
 def messages_of(entries: list[Entry]) -> list[AiMessage]:
     return [e.message for e in entries]
 
@@ -58,6 +77,32 @@ def new_id(prefix: str, anchor_id: str) -> str:
     """Created messages get ids derived from their source, so rebuilds keep them stable."""
     scope = ID_SCOPE.get()
     return f"{prefix}:{scope}:{anchor_id}" if scope else f"{prefix}:{anchor_id}"
+
+
+def created_id(prefix: str, anchor_id: str) -> str:
+    """A preprocessor's created message id, before the scope: stage outputs stay the same objects across a
+    replay's steps (reused, not re-made per step), and `scope_created` scopes what survives preprocessing."""
+    return f"{prefix}:{anchor_id}"
+
+
+def scope_created(entries: list[Entry]) -> tuple[list[Entry], dict[str, str]]:
+    """`entries` with every created message's id scoped (see `new_id`), and the renames made. Only the
+    preprocessed list gets scoped: a created message a later stage removed again never reaches a provider,
+    and its scope-free id in that stage's event cannot meet a persisted summary's (scoped) ids."""
+    scope = ID_SCOPE.get()
+    if not scope:
+        return entries, {}
+    renamed: dict[str, str] = {}
+    out = list(entries)
+    for position, entry in enumerate(entries):
+        if entry.created:
+            m = entry.message
+            prefix, anchor_id = m.id.split(":", 1)
+            fresh = f"{prefix}:{scope}:{anchor_id}"
+            renamed[m.id] = fresh
+            message = AiMessage(fresh, m.role, m.type, m.content, m.timestamp, m.metadata, m.extra)
+            out[position] = Entry(message, entry.origins, True)
+    return out, renamed
 
 
 def parse_args(raw: str) -> Any:

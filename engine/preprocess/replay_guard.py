@@ -12,9 +12,9 @@ from engine.preprocess.base import (
     Entry,
     Removal,
     StageOutput,
+    created_id,
     merged_origins,
     messages_of,
-    new_id,
     parse_args,
 )
 from engine.result import Event
@@ -26,10 +26,12 @@ STRATEGY = "tool_replay_protocol_guard"
 
 
 def guard_tool_replay(entries: list[Entry], provider_replay: Any, checkpoint_tool: str) -> StageOutput:
-    messages = messages_of(entries)
     behavior = getattr(provider_replay, "missing_sidecar_behavior", None) or "allow"
     required = bool(getattr(provider_replay, "requires_reasoning_details_for_tool_replay", False))
-    if not required or behavior == "allow" or not any(m.type == "tool_calls" for m in messages):
+    if not required or behavior == "allow":
+        return StageOutput.unchanged(entries)
+    messages = messages_of(entries)
+    if not any(m.type == "tool_calls" for m in messages):
         return StageOutput.unchanged(entries)
     last_user = last_user_input_index(messages)
     run_start = last_user if last_user is not None else len(messages)
@@ -58,7 +60,7 @@ def _degrade(entries: list[Entry], targets: list[ToolGroup]) -> StageOutput:
     for group in targets:
         message = _degraded_message(group, messages)
         origins = merged_origins(entries, group.indices)
-        replacements[group.anchor_index] = Entry(message, origins)
+        replacements[group.anchor_index] = Entry(message, origins, True)
         drop.update(group.indices)
         removals.append(Removal(origins, STRATEGY, message.id, "degraded to text: no reasoning_details"))
     out = [replacements.get(i, e) for i, e in enumerate(entries) if i in replacements or i not in drop]
@@ -77,7 +79,7 @@ def _degraded_message(group: ToolGroup, messages: list[AiMessage]) -> AiMessage:
             raw = "" if output is None else _raw(output)
             lines.append(f"Tool result {call_id(call)}: {raw}")
     return AiMessage(
-        id=new_id("degraded", anchor.id),
+        id=created_id("degraded", anchor.id),
         role="assistant",
         type="final_answer",
         content="\n\n".join(lines),

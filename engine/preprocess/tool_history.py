@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from engine.copyset import active_copy, summary_text
 from engine.errors import TOOL_HISTORY_OVERFLOW, ContextProviderError
-from engine.groups import ToolGroup, build_groups, last_user_input_index
+from engine.groups import GroupScan, ToolGroup
 from engine.jsvalues import js_json, js_key_order
 from engine.messages import AiMessage, call_id, call_name
 from engine.preprocess.base import (
     Entry,
     Removal,
     StageOutput,
+    common_prefix,
+    created_id,
     merged_origins,
-    messages_of,
-    new_id,
     parse_args,
+    starts_with,
 )
 from engine.result import Event
 from engine.tool_summary import output_text, summarize_output
@@ -27,14 +30,21 @@ PROVIDER_NAME = "ToolHistoryCompressorPreprocessor"
 
 @dataclass(slots=True)
 class _Plan:
-    """What compression made of the history before the last user input, reusable by a later build whose
-    history starts with the very same entries (a replay's next step): only created ids change (each step
-    has its own id scope); entries after the last user input pass through unchanged."""
+    """What compression made of the history before the last user input (`prefix`). A later build whose
+    history starts with the very same entries (a replay's next step, a rebuild after an edit) starts from
+    it: the grouping scan goes on over the new messages only, and the output is redone from the first
+    group whose fate changed (groups only ever leave the kept set as history grows)."""
 
     prefix: list[Entry]
     key: tuple[Any, ...]
-    output: StageOutput  # for the prefix only
-    replaced: list[tuple[int, int, str]]  # (removal index, output position, anchor id) per compressed group
+    scan: GroupScan = field(default_factory=GroupScan)
+    removed: list[ToolGroup] = field(default_factory=list)  # dropped or compressed, in history order
+    entries: list[Entry] = field(default_factory=list)  # the prefix's output
+    removals: list[Removal] = field(default_factory=list)  # one per removed group
+    member_ids: list[str] = field(default_factory=list)  # the removed groups' message ids, group by group
+    members_before: list[int] = field(default_factory=lambda: [0])  # [k]: messages in removed[:k]
+    ends: list[int] = field(default_factory=list)  # [k]: the last message index of removed[:k + 1]
+    events: list[Event] = field(default_factory=list)
 
 
 _PLANS: list[_Plan] = []
@@ -42,61 +52,95 @@ _PLANS_KEPT = 4
 
 
 def compress_tool_history(entries: list[Entry], tool_history: Any, checkpoint_tool: str) -> StageOutput:
-    messages = messages_of(entries)
-    last_user = last_user_input_index(messages)
-    history_end = last_user if last_user is not None else len(messages)
+    history_end = _last_user_input(entries)
     key = (tool_history, checkpoint_tool, active_copy())
-    for plan in _PLANS:
-        if plan.key == key and len(plan.prefix) == history_end and _starts_with(entries, plan.prefix):
-            return _from_plan(plan, entries, history_end)
+    start = None
+    for plan in sorted(_PLANS, key=lambda p: len(p.prefix), reverse=True):  # the longest that fits
+        if plan.key == key and len(plan.prefix) <= history_end and starts_with(entries, plan.prefix):
+            start = plan
+            break
+    if start is None or len(start.prefix) < history_end:
+        start = _extended(start or _Plan([], key), entries, history_end, tool_history, checkpoint_tool)
+        _PLANS.insert(0, start)
+        del _PLANS[_PLANS_KEPT:]
+    if not start.removed:
+        return StageOutput.unchanged(entries)
+    out = start.entries + entries[history_end:]
+    return StageOutput(out, start.removals[0].strategy, list(start.removals), list(start.events))
+
+
+def _last_user_input(entries: list[Entry]) -> int:
+    """The index of the last user input (the current request starts there), or the list's length."""
+    for index in range(len(entries) - 1, -1, -1):
+        message = entries[index].message
+        if message.type == "user_input" and message.role == "user":
+            return index
+    return len(entries)
+
+
+class _Messages(Sequence[AiMessage]):
+    """The messages of `entries[:end]`, read on demand (a scan extension reads only the new ones)."""
+
+    def __init__(self, entries: list[Entry], end: int) -> None:
+        self._entries, self._end = entries, end
+
+    def __len__(self) -> int:
+        return self._end
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [e.message for e in self._entries[: self._end][index]]
+        if not -self._end <= index < self._end:
+            raise IndexError(index)
+        return self._entries[index % self._end].message
+
+
+def _extended(
+    plan: _Plan, entries: list[Entry], history_end: int, tool_history: Any, checkpoint_tool: str
+) -> _Plan:
+    """The plan for `entries[:history_end]`, which starts with `plan.prefix`."""
+    messages = _Messages(entries, history_end)
+    scan = plan.scan.extend(messages, checkpoint_tool)
     prefix = entries[:history_end]
-    output, replaced = _compress(prefix, messages[:history_end], tool_history, checkpoint_tool)
-    _PLANS.insert(0, _Plan(prefix, key, output, replaced))
-    del _PLANS[_PLANS_KEPT:]
-    if output.entries is prefix:
-        return StageOutput.unchanged(entries)
-    out = output.entries + entries[history_end:]
-    return StageOutput(out, output.strategy, list(output.removals), list(output.events))
-
-
-def _starts_with(entries: list[Entry], prefix: list[Entry]) -> bool:
-    return all(a is b for a, b in zip(prefix, entries, strict=False))
-
-
-def _from_plan(plan: _Plan, entries: list[Entry], history_end: int) -> StageOutput:
-    output = plan.output
-    if output.entries is plan.prefix:
-        return StageOutput.unchanged(entries)
-    out, removals = list(output.entries), list(output.removals)
-    for removal_index, position, anchor_id in plan.replaced:
-        entry, fresh = out[position], new_id("compressed", anchor_id)
-        m = entry.message
-        if m.id != fresh:
-            message = AiMessage(fresh, m.role, m.type, m.content, m.timestamp, m.metadata, m.extra)
-            out[position] = Entry(message, entry.origins)
-            removal = removals[removal_index]
-            removals[removal_index] = Removal(removal.origins, removal.strategy, fresh, removal.note)
-    return StageOutput(out + entries[history_end:], output.strategy, removals, list(output.events))
-
-
-def _compress(
-    entries: list[Entry], messages: list[AiMessage], tool_history: Any, checkpoint_tool: str
-) -> tuple[StageOutput, list[tuple[int, int, str]]]:
-    """Compression of the history before the last user input (`entries` end there)."""
-    history_end = len(entries)
-    if history_end < 2 or not any(m.role == "tool" or m.type == "tool_calls" for m in messages):
-        return StageOutput.unchanged(entries), []
-    groups = [g for g in build_groups(messages, checkpoint_tool=checkpoint_tool) if g.complete]
+    groups = scan.complete_groups() if history_end >= 2 else []
     if not groups:
-        return StageOutput.unchanged(entries), []
+        return _Plan(prefix, plan.key, scan, entries=prefix)
     kept, selected = _select_kept(groups, tool_history)
     kept_ids = {id(k) for k in kept}
     removed = [g for g in groups if id(g) not in kept_ids]
     if not removed:
-        return StageOutput.unchanged(entries), []
-    output, replaced = _apply(entries, removed, compress=tool_history.retention_mode == "compress")
+        return _Plan(prefix, plan.key, scan, entries=prefix)
+    # Keep the first `same` removed groups' output; redo from the first group whose fate changed.
+    same = common_prefix(plan.removed, removed)
+    redo_from = min(
+        [len(plan.prefix)]
+        + [g.anchor_index for g in (*plan.removed[same : same + 1], *removed[same : same + 1])]
+    )
+    while same and plan.ends[same - 1] >= redo_from:  # a kept group's member lies past the cut: redo it too
+        same = bisect_left(plan.ends, redo_from, hi=same)
+        redo_from = min(redo_from, removed[same].anchor_index)
+    compress = tool_history.retention_mode == "compress"
+    kept_out = redo_from - plan.members_before[same] + (same if compress else 0)
+    tail = _apply(entries, redo_from, history_end, removed[same:], compress=compress)
+    out = plan.entries[:kept_out] + tail.entries
+    member_ids = plan.member_ids[: plan.members_before[same]] + tail.member_ids
+    members_before = plan.members_before[: same + 1]
+    ends = plan.ends[:same]
+    for group in removed[same:]:
+        members_before.append(members_before[-1] + len(group.output_indices) + 1)
+        ends.append(max(group.end_index, ends[-1]) if ends else group.end_index)
+    strategy = "tool_history_compression" if compress else "tool_history_drop"
+    verb = "compressed" if compress else "dropped"
+    events = [
+        Event(
+            kind="tool_history",
+            title=f"tool history: {len(removed)} group(s) {verb} ({strategy})",
+            message_ids=tuple(member_ids),
+            data={"strategy": strategy, "groups": len(removed), "anchorIds": [g.anchor_id for g in removed]},
+        )
+    ]
     if selected > len(kept):
-        output.events.append(
+        events.append(
             Event(
                 kind="overflow",
                 title=f"tool history: {selected} groups selected, maxInteractionGroups "
@@ -104,7 +148,8 @@ def _compress(
                 data={"selected": selected, "kept": len(kept), "cap": tool_history.max_interaction_groups},
             )
         )
-    return output, replaced
+    removals = plan.removals[:same] + tail.removals
+    return _Plan(prefix, plan.key, scan, removed, out, removals, member_ids, members_before, ends, events)
 
 
 def _select_kept(groups: list[ToolGroup], tool_history: Any) -> tuple[list[ToolGroup], int]:
@@ -153,46 +198,41 @@ def _keep_latest(kept: list[ToolGroup], checkpoint: ToolGroup | None, cap: int) 
     return chosen
 
 
+@dataclass(slots=True)
+class _Applied:
+    entries: list[Entry]
+    removals: list[Removal]
+    member_ids: list[str]
+
+
 def _apply(
-    entries: list[Entry], removed: list[ToolGroup], *, compress: bool
-) -> tuple[StageOutput, list[tuple[int, int, str]]]:
-    messages = messages_of(entries)
+    entries: list[Entry], start: int, end: int, removed: list[ToolGroup], *, compress: bool
+) -> _Applied:
+    """The output of `entries[start:end]` with the `removed` groups (all inside it) dropped or compressed."""
     strategy = "tool_history_compression" if compress else "tool_history_drop"
+    messages = _Messages(entries, end)
     drop_indices: set[int] = set()
     replacements: dict[int, Entry] = {}
     removals: list[Removal] = []
+    member_ids: list[str] = []
     for group in removed:
         indices = group.indices
         drop_indices.update(indices)
+        member_ids.extend(messages[i].id for i in indices)
         origins = merged_origins(entries, indices)
         replacement_id = None
         if compress:
             message = _compressed_message(group, indices, messages)
             replacement_id = message.id
-            replacements[group.anchor_index] = Entry(message, origins)
+            replacements[group.anchor_index] = Entry(message, origins, True)
         removals.append(Removal(origins, strategy, replacement_id))
     out: list[Entry] = []
-    positions: dict[int, int] = {}  # anchor index -> position of its compressed message in `out`
-    for index, entry in enumerate(entries):
+    for index in range(start, end):
         if index in replacements:
-            positions[index] = len(out)
             out.append(replacements[index])
         elif index not in drop_indices:
-            out.append(entry)
-    replaced = [
-        (number, positions[g.anchor_index], g.anchor_id)
-        for number, g in enumerate(removed)
-        if g.anchor_index in positions
-    ]
-    verb = "compressed" if compress else "dropped"
-    ids = tuple(messages[i].id for g in removed for i in g.indices)
-    event = Event(
-        kind="tool_history",
-        title=f"tool history: {len(removed)} group(s) {verb} ({strategy})",
-        message_ids=ids,
-        data={"strategy": strategy, "groups": len(removed), "anchorIds": [g.anchor_id for g in removed]},
-    )
-    return StageOutput(out, strategy, removals, [event]), replaced
+            out.append(entries[index])
+    return _Applied(out, removals, member_ids)
 
 
 # Compressed text depends only on the group's messages: rebuilds after a policy change reuse it, so the
@@ -201,17 +241,12 @@ _CACHE: dict[tuple[Any, ...], tuple[tuple[AiMessage, ...], AiMessage]] = {}
 _CACHE_LIMIT = 50_000
 
 
-def _compressed_message(group: ToolGroup, indices: list[int], messages: list[AiMessage]) -> AiMessage:
+def _compressed_message(group: ToolGroup, indices: list[int], messages: Sequence[AiMessage]) -> AiMessage:
     members = tuple(messages[i] for i in indices)
     key = (*map(id, members), group.is_checkpoint, active_copy())
     hit = _CACHE.get(key)
     if hit is not None and all(a is b for a, b in zip(hit[0], members, strict=True)):
-        m = hit[1]
-        fresh = new_id("compressed", members[0].id)  # a replay step gets its own ids, the text is reused
-        # direct construction: dataclasses.replace costs several times more, once per group per step
-        if m.id == fresh:
-            return m
-        return AiMessage(fresh, m.role, m.type, m.content, m.timestamp, m.metadata, m.extra)
+        return hit[1]
     if len(_CACHE) >= _CACHE_LIMIT:
         _CACHE.clear()
     message = _make_compressed_message(group, messages)
@@ -219,14 +254,14 @@ def _compressed_message(group: ToolGroup, indices: list[int], messages: list[AiM
     return message
 
 
-def _make_compressed_message(group: ToolGroup, messages: list[AiMessage]) -> AiMessage:
+def _make_compressed_message(group: ToolGroup, messages: Sequence[AiMessage]) -> AiMessage:
     anchor = messages[group.anchor_index]
     outputs = [messages[i] for i in group.output_indices]
     calls = [c for c in anchor.tool_calls if call_id(c).strip()]
     parts = [_describe_call(call, [o for o in outputs if o.tool_call_id == call_id(call)]) for call in calls]
     source_ids = list(dict.fromkeys(messages[i].id for i in group.indices))
     return AiMessage(
-        id=new_id("compressed", anchor.id),
+        id=created_id("compressed", anchor.id),
         role="assistant",
         type="final_answer",
         content=summary_text("call_separator").join(parts) + summary_text("run_end"),

@@ -17,10 +17,13 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 import engine.groups
+import engine.preprocess.purification as purification_stage
 import engine.preprocess.tool_history
+import engine.preprocess.tool_history as tool_history_stage
 from engine.build import build_context
 from engine.errors import ConfigurationError
 from engine.fences import LIFETIMES, LLM_ROLES, PLACEMENTS, as_registry, load_fences
+from engine.messages import AiMessage
 from engine.policy import (
     ControlSpec,
     PolicyValidationError,
@@ -96,6 +99,7 @@ def clear_caches() -> None:
     engine.groups._RECENT.clear()
     engine.preprocess.tool_history._CACHE.clear()
     engine.preprocess.tool_history._PLANS.clear()
+    purification_stage._LAST.clear()
 
 
 @pytest.mark.parametrize("spec", policy_controls(), ids=lambda s: ".".join(s.path))
@@ -166,3 +170,86 @@ def test_a_reused_stage_output_equals_a_fresh_one_after_a_fence_descriptor_edit(
             clear_caches()
             fresh = build_context(messages, BASE, fences=edited, **options)
             assert comparable(warm) == comparable(fresh), (descriptor.kind, field, value)
+
+
+# -- a replay's steps: each stage carries its last run into the next, longer list ------------------------
+
+CALL_IDS = ("c1", "c2", "c3", "c4")  # few, so calls re-declare ids and outputs arrive late or unasked
+
+
+def _call(call_id: str, name: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": '{"path": "a.py"}'}}
+
+
+@st.composite
+def messy_histories(draw: st.DrawFn) -> list[AiMessage]:
+    """Users, answers, tool calls (parallel, re-declared ids, the checkpoint tool), outputs (late, after a
+    user input, for no call) and summaries replacing earlier messages, in any order."""
+    out = [AiMessage("sys", "system", "system_prompt", "agent", 0)]
+    seq = 0
+    for n in range(draw(st.integers(1, 40))):
+        kind = draw(st.sampled_from(("user", "calls", "calls", "output", "output", "answer", "summary")))
+        mid = f"m{n}"
+        if kind == "user":
+            out.append(AiMessage(mid, "user", "user_input", f"ask {n}", n))
+        elif kind == "calls":
+            ids = draw(st.lists(st.sampled_from(CALL_IDS), min_size=1, max_size=2))
+            name = draw(st.sampled_from(("read_file", "read_file", "context_checkpoint")))
+            calls = [_call(i, name) for i in ids]
+            out.append(AiMessage(mid, "assistant", "tool_calls", "", n, {"tool_calls": calls}))
+        elif kind == "output":
+            answered = draw(st.sampled_from(CALL_IDS))
+            meta = {"tool_call_id": answered, "tool_name": "read_file"}
+            out.append(AiMessage(mid, "tool", "tool_output", f"out {n}", n, meta))
+        elif kind == "answer":
+            out.append(AiMessage(mid, "assistant", "final_answer", f"done {n}", n))
+        elif len(out) > 1:
+            seq += draw(st.integers(0, 1))  # equal sequence numbers: the first summary wins
+            ids = draw(st.lists(st.sampled_from([m.id for m in out]), max_size=6))
+            meta = {"messageType": "summary", "replacedMessageIds": ids, "summarySeq": seq}
+            out.append(AiMessage(mid, "system", "history_summary", "summary", n, meta))
+    return out
+
+
+TOOL_HISTORIES = st.fixed_dictionaries(
+    {
+        "strategy": st.sampled_from(("per-pair", "per-run", "none")),
+        "keepLatestToolPairs": st.integers(0, 3),
+        "keepLatestRuns": st.integers(0, 2),
+        "retentionMode": st.sampled_from(("compress", "drop")),
+        "maxInteractionGroups": st.integers(1, 6),
+        "overflowStrategy": st.just("keep-latest"),
+    }
+)
+
+
+def _fresh(stage, *args):
+    """`stage(*args)` with every stage's memory of earlier runs emptied (and put back after)."""
+    plans, runs = list(tool_history_stage._PLANS), list(purification_stage._LAST)
+    tool_history_stage._PLANS.clear()
+    purification_stage._LAST.clear()
+    try:
+        return stage(*args)
+    finally:
+        tool_history_stage._PLANS[:] = plans
+        purification_stage._LAST[:] = runs
+
+
+def _shape(output) -> tuple:
+    removals = [(r.origins, r.strategy, r.replaced_by, r.note) for r in output.removals]
+    events = [(e.kind, e.title, e.message_ids, e.data) for e in output.events]
+    return [(e.message, e.origins, e.created) for e in output.entries], removals, events, output.strategy
+
+
+@settings(max_examples=150, deadline=None)
+@given(history=messy_histories(), tool_history=TOOL_HISTORIES)
+def test_each_longer_list_gives_the_output_a_fresh_run_gives(history, tool_history):
+    group = define_context_policy({"toolHistory": tool_history}).tool_history
+    STAGE_CACHE.clear()
+    for end in range(1, len(history) + 1):
+        entries = STAGE_CACHE.entries(history[:end])  # a step's list: the same entry objects as the last
+        compressed = tool_history_stage.compress_tool_history(entries, group, "context_checkpoint")
+        fresh = _fresh(tool_history_stage.compress_tool_history, entries, group, "context_checkpoint")
+        assert _shape(compressed) == _shape(fresh), end
+        purified = purification_stage.purify_history(compressed.entries)
+        assert _shape(purified) == _shape(_fresh(purification_stage.purify_history, compressed.entries)), end
