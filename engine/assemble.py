@@ -57,6 +57,7 @@ def assemble_result(
         messages=tuple(final_messages),
         preprocessed=tuple(run.preprocessed),
         decisions=Deferred(lambda: _decisions(run, final, wire_positions)) if detail else (),
+        decide=(lambda kind: tuple(_decisions(run, final, wire_positions, kind))) if detail else None,
         tokens=_token_account(run, final, final_tokens, reminder),
         events=tuple(run.events) + _reminder_events(reminder),
         trace=trace,
@@ -172,7 +173,11 @@ def _cards(final, wire, positions, run: Pipeline, reminder: ReminderOutcome) -> 
     return cards
 
 
-def _decisions(run: Pipeline, final: list[State], positions: list[int | None]) -> list[Decision]:
+def _decisions(
+    run: Pipeline, final: list[State], positions: list[int | None], message_type: str | None = None
+) -> list[Decision]:
+    """A decision per session message and per created message; with `message_type`, only for the session
+    messages of that type (a replay's cost reads its user requests' fates at every step)."""
     wire_index = {id(s): p for s, p in zip(final, positions, strict=True)}
     by_origin: dict[int, State] = {}
     for state in run.states:
@@ -186,6 +191,8 @@ def _decisions(run: Pipeline, final: list[State], positions: list[int | None]) -
     summary = next((s for s in run.states if s.index == -1), None)
     decisions = []
     for index, message in enumerate(run.session):
+        if message_type is not None and message.type != message_type:
+            continue
         state, removal = by_origin.get(index), removed.get(index)
         # A removed message is carried by the state that replaced it (compressed, degraded, assembled),
         # unless that state was summarised in turn.
@@ -195,7 +202,8 @@ def _decisions(run: Pipeline, final: list[State], positions: list[int | None]) -
             decisions.append(_from_state(index, message, state, wire_index))
         else:
             decisions.append(_summarized(index, message, summary, wire_index))
-    decisions.extend(_created(run, wire_index))
+    if message_type is None:
+        decisions.extend(_created(run, wire_index))
     return decisions
 
 

@@ -258,8 +258,8 @@ def _user_requests_dropped(result: BuildResult) -> tuple[str, ...]:
     """User requests the step did not send as written: dropped, or folded into a summary."""
     return tuple(
         d.message_id
-        for d in result.decisions
-        if d.type == "user_input" and d.index >= 0 and (d.wire_index is None or "summar" in d.reason)
+        for d in result.decisions_of_type("user_input")
+        if d.wire_index is None or "summar" in d.reason
     )
 
 

@@ -6,12 +6,13 @@ Working memory never keeps incomplete groups, so orphans simply fall out; the us
 
 from __future__ import annotations
 
-from collections import Counter
+import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from engine.messages import AiMessage, call_id
+from engine.preprocess.base import starts_with
 
 EMPTY_OK = frozenset({"tool_calls"})  # a tool-call message usually has empty content
 
@@ -31,56 +32,75 @@ class HygieneWarning:
         return f"{self.message_id}: {self.text}"
 
 
-# the last session checked (rebuilds repeat it)
-_LAST: list[tuple[tuple[AiMessage, ...], list[HygieneWarning]]] = []
-
-
 def hygiene_warnings(messages: Sequence[AiMessage]) -> list[str]:
     return [str(w) for w in hygiene_checks(messages)]
 
 
 def hygiene_checks(messages: Sequence[AiMessage]) -> list[HygieneWarning]:
-    """The history's hygiene warnings, each with its kind."""
-    frozen = tuple(messages)
-    if (
-        _LAST
-        and len(_LAST[0][0]) == len(frozen)
-        and all(a is b for a, b in zip(_LAST[0][0], frozen, strict=True))
-    ):
-        return list(_LAST[0][1])
-    warnings = _check(frozen)
-    _LAST[:] = [(frozen, warnings)]
-    return list(warnings)
+    """The history's hygiene warnings, each with its kind: repeated ids (in order of first use), then
+    problems of single messages (in history order), then tool calls no output answers."""
+    with _LOCK:
+        scan = _LAST[0] if _LAST and starts_with(messages, _LAST[0].messages) else _Scan()
+        if len(scan.messages) < len(messages):
+            scan = scan.extended(messages)
+            _LAST[:] = [scan]
+        return scan.warnings()
 
 
-def _check(messages: Sequence[AiMessage]) -> list[HygieneWarning]:
-    warnings: list[HygieneWarning] = []
-    counts = Counter(m.id for m in messages)
-    warnings += [
-        HygieneWarning("duplicate_id", i, f"message id used {n} times") for i, n in counts.items() if n > 1
-    ]
-    declared: dict[str, str] = {}
-    answered: set[str] = set()
-    for message in messages:
-        if message.type == "tool_calls":
-            for call in message.tool_calls:
-                if call_id(call).strip():
-                    declared[call_id(call)] = message.id
-        elif message.type == "tool_output":
-            cid = message.tool_call_id
-            if cid is None:
-                text = "tool output without tool_call_id (not sent on the wire)"
-                warnings.append(HygieneWarning("output_without_call_id", message.id, text))
-            elif cid not in declared:
-                text = f"orphan tool output: no earlier call declares {cid}"
-                warnings.append(HygieneWarning("orphan_output", message.id, text))
+@dataclass(slots=True)
+class _Scan:
+    """The checks over a history, continued when it grows (a replay's next step checks only what is new).
+    Used by one caller at a time (`_LOCK`): `extended` changes it in place."""
+
+    messages: tuple[AiMessage, ...] = ()
+    first_use: dict[str, int] = field(default_factory=dict)  # id -> the index of its first use
+    repeated: dict[str, int] = field(default_factory=dict)  # ids used more than once -> their uses
+    declared: dict[str, str] = field(default_factory=dict)  # call id -> the message that declared it last
+    unanswered: dict[str, None] = field(default_factory=dict)  # call ids no output answered yet, in order
+    answered: set[str] = field(default_factory=set)
+    singles: list[HygieneWarning] = field(default_factory=list)
+
+    def extended(self, messages: Sequence[AiMessage]) -> _Scan:
+        for index in range(len(self.messages), len(messages)):
+            message = messages[index]
+            if message.id not in self.first_use:
+                self.first_use[message.id] = index
             else:
-                answered.add(cid)
-        if not message.content.strip() and message.type not in EMPTY_OK:
-            warnings.append(HygieneWarning("empty", message.id, f"empty {message.type} message"))
-    warnings += [
-        HygieneWarning("orphan_call", anchor, f"orphan tool call {cid}: no output answers it")
-        for cid, anchor in declared.items()
-        if cid not in answered
-    ]
-    return warnings
+                self.repeated[message.id] = self.repeated.get(message.id, 1) + 1
+            if message.type == "tool_calls":
+                for call in message.tool_calls:
+                    cid = call_id(call)
+                    if cid.strip():
+                        if cid not in self.declared:
+                            self.unanswered[cid] = None
+                        self.declared[cid] = message.id
+            elif message.type == "tool_output":
+                cid = message.tool_call_id
+                if cid is None:
+                    text = "tool output without tool_call_id (not sent on the wire)"
+                    self.singles.append(HygieneWarning("output_without_call_id", message.id, text))
+                elif cid not in self.declared:
+                    text = f"orphan tool output: no earlier call declares {cid}"
+                    self.singles.append(HygieneWarning("orphan_output", message.id, text))
+                else:
+                    self.answered.add(cid)
+                    self.unanswered.pop(cid, None)
+            if not message.content.strip() and message.type not in EMPTY_OK:
+                self.singles.append(HygieneWarning("empty", message.id, f"empty {message.type} message"))
+        self.messages = tuple(messages)
+        return self
+
+    def warnings(self) -> list[HygieneWarning]:
+        repeated = [
+            HygieneWarning("duplicate_id", i, f"message id used {self.repeated[i]} times")
+            for i in sorted(self.repeated, key=self.first_use.__getitem__)
+        ]
+        orphans = [
+            HygieneWarning("orphan_call", self.declared[cid], f"orphan tool call {cid}: no output answers it")
+            for cid in self.unanswered
+        ]
+        return repeated + self.singles + orphans
+
+
+_LOCK = threading.Lock()
+_LAST: list[_Scan] = []  # the last history checked

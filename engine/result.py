@@ -26,6 +26,10 @@ class Deferred(Sequence[T], Generic[T]):
         self._make: Callable[[], Iterable[T]] | None = make
         self._items: tuple[T, ...] | None = None
 
+    @property
+    def made(self) -> bool:
+        return self._items is not None
+
     def items(self) -> tuple[T, ...]:
         if self._items is None:
             make, self._make = self._make, None
@@ -181,6 +185,8 @@ class BuildResult:
     error: BuildFailure | None = None
     effective_policy: dict[str, Any] = field(default_factory=dict)
     summarization_check: dict[str, Any] | None = None  # both trigger stages' numbers (spec §9 D8)
+    # the session messages of one type's decisions, made without the rest (`decisions_of_type`)
+    decide: Callable[[str], tuple[Decision, ...]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -194,6 +200,16 @@ class BuildResult:
     @property
     def kept_ids(self) -> tuple[str, ...]:
         return tuple(m.id for m in self.messages)
+
+    def decisions_of_type(self, message_type: str) -> tuple[Decision, ...]:
+        """The decisions of the session messages of `message_type`: cheaper than all of them when those
+        were not made yet (a replay's cost reads its user requests at every step)."""
+        made = isinstance(self.decisions, tuple) or (
+            isinstance(self.decisions, Deferred) and self.decisions.made
+        )
+        if made or self.decide is None:
+            return tuple(d for d in self.decisions if d.index >= 0 and d.type == message_type)
+        return self.decide(message_type)
 
     def decision_for(self, message_id: str) -> Decision | None:
         return next((d for d in self.decisions if d.message_id == message_id), None)

@@ -3,35 +3,72 @@
 Not a linnkit preprocessor (governance runs when the tool returns); the playground runs it before the
 pipeline, when a build is given an observation store, so a user sees previews, blob pointers and what was
 saved while tuning `maxChars` / `maxLines`.
+
+Governing a message depends only on the message and the settings (blob ids are content hashes), so the last
+run is kept: a replay's next step, or a rebuild after an edit that leaves the settings alone, governs only
+the messages the last run did not see. Ungoverned entries pass on as the same objects, which lets the
+stages after this one reuse their own work.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from engine.observation import ObservationPreviewPort, govern_message
-from engine.preprocess.base import Entry, StageOutput
+from engine.observation import ObservationPreviewPort, govern_message, governance_settings
+from engine.preprocess.base import Entry, StageOutput, common_prefix
 from engine.result import Event
 
 STRATEGY = "observation_governance"
 
 
+@dataclass(frozen=True, slots=True)
+class _Run:
+    store: ObservationPreviewPort
+    settings: tuple[bool, int, int]
+    entries: list[Entry]
+    out: list[Entry]
+    events_before: list[int]  # events_before[i]: events made for entries[:i]
+    events: list[Event]
+
+
+_LAST: list[_Run] = []  # the last run (one item; replaced whole)
+
+
 def simulate_governance(entries: list[Entry], tool_output: Any, store: ObservationPreviewPort) -> StageOutput:
+    settings = governance_settings(tool_output)
+    last = _LAST[0] if _LAST else None
+    seen = 0
     out: list[Entry] = []
     events: list[Event] = []
-    for entry in entries:
+    events_before = [0]
+    if last is not None and last.store is store and last.settings == settings:
+        seen = common_prefix(last.entries, entries)
+        if (
+            seen == len(last.entries) == len(entries)
+        ):  # a rebuild: the same output list, so later stages reuse theirs
+            return StageOutput(last.out, STRATEGY if last.events else None, [], list(last.events))
+        out, events_before = last.out[:seen], last.events_before[: seen + 1]
+        events = last.events[: events_before[-1]]
+    for entry in entries[seen:]:
         governed = govern_message(entry.message, tool_output, store)
-        if governed is not entry.message:
-            cut = governed.meta("observationTruncation") or {}
-            blob = (governed.meta("tool_output_store") or {}).get("blob_id")
-            events.append(
-                Event(
-                    kind="observation",
-                    title=f"observation {entry.message.id} cut to a preview: {cut.get('originalChars')} → "
-                    f"{cut.get('previewChars')} chars, full text saved as blob {blob}",
-                    message_ids=(entry.message.id,),
-                    data={"blobId": blob, **cut},
-                )
-            )
-        out.append(Entry(governed, entry.origins))
-    return StageOutput(out, STRATEGY if events else None, [], events)
+        if governed is entry.message:
+            out.append(entry)
+        else:
+            out.append(Entry(governed, entry.origins))
+            events.append(_event(entry.message.id, governed))
+        events_before.append(len(events))
+    _LAST[:] = [_Run(store, settings, entries, out, events_before, events)]
+    return StageOutput(out, STRATEGY if events else None, [], list(events))
+
+
+def _event(message_id: str, governed: Any) -> Event:
+    cut = governed.meta("observationTruncation") or {}
+    blob = (governed.meta("tool_output_store") or {}).get("blob_id")
+    return Event(
+        kind="observation",
+        title=f"observation {message_id} cut to a preview: {cut.get('originalChars')} → "
+        f"{cut.get('previewChars')} chars, full text saved as blob {blob}",
+        message_ids=(message_id,),
+        data={"blobId": blob, **cut},
+    )

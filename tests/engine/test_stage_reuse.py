@@ -86,7 +86,7 @@ def build(name: str, policy: Any) -> BuildResult:
 
 
 def comparable(result: BuildResult) -> dict[str, Any]:
-    out = {f.name: getattr(result, f.name) for f in fields(result) if f.name != "trace"}
+    out = {f.name: getattr(result, f.name) for f in fields(result) if f.name not in ("trace", "decide")}
     out["cards"], out["decisions"] = tuple(result.cards), tuple(result.decisions)
     if result.trace is not None:
         events = [{k: v for k, v in e.items() if k != "durationMs"} for e in result.trace["events"]]
