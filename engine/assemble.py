@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
+from engine.messages import AiMessage
 from engine.pipeline import Pipeline, final_order, wire_of
 from engine.preprocess.base import Removal
 from engine.providers.state import KEEP_CORE, State
@@ -57,7 +59,7 @@ def assemble_result(
         messages=tuple(final_messages),
         preprocessed=tuple(run.preprocessed),
         decisions=Deferred(lambda: _decisions(run, final, wire_positions)) if detail else (),
-        decide=(lambda kind: tuple(_decisions(run, final, wire_positions, kind))) if detail else None,
+        decide=(lambda only: tuple(_decisions(run, final, wire_positions, only))) if detail else None,
         tokens=_token_account(run, final, final_tokens, reminder),
         events=tuple(run.events) + _reminder_events(reminder),
         trace=trace,
@@ -174,10 +176,13 @@ def _cards(final, wire, positions, run: Pipeline, reminder: ReminderOutcome) -> 
 
 
 def _decisions(
-    run: Pipeline, final: list[State], positions: list[int | None], message_type: str | None = None
+    run: Pipeline,
+    final: list[State],
+    positions: list[int | None],
+    only: Callable[[AiMessage], bool] | None = None,
 ) -> list[Decision]:
-    """A decision per session message and per created message; with `message_type`, only for the session
-    messages of that type (a replay's cost reads its user requests' fates at every step)."""
+    """A decision per session message and per created message; with `only`, just for the session messages
+    it picks (a replay's cost reads a few messages' fates at every step)."""
     wire_index = {id(s): p for s, p in zip(final, positions, strict=True)}
     by_origin: dict[int, State] = {}
     for state in run.states:
@@ -185,15 +190,16 @@ def _decisions(
             continue
         for origin in state.origins:
             by_origin[origin] = state
-    removals = [_renamed(r, run.renamed) for r in run.removals]
-    removed = {origin: r for r in removals for origin in r.origins}
+    removed = _removed_by_origin(run)
     carriers = {s.message.id: s for s in run.states}
     summary = next((s for s in run.states if s.index == -1), None)
     decisions = []
     for index, message in enumerate(run.session):
-        if message_type is not None and message.type != message_type:
+        if only is not None and not only(message):
             continue
         state, removal = by_origin.get(index), removed.get(index)
+        if removal is not None and run.renamed:
+            removal = _renamed(removal, run.renamed)
         # A removed message is carried by the state that replaced it (compressed, degraded, assembled),
         # unless that state was summarised in turn.
         if removal is not None and (removal.replaced_by is None or removal.replaced_by in carriers):
@@ -202,9 +208,17 @@ def _decisions(
             decisions.append(_from_state(index, message, state, wire_index))
         else:
             decisions.append(_summarized(index, message, summary, wire_index))
-    if message_type is None:
+    if only is None:
         decisions.extend(_created(run, wire_index))
     return decisions
+
+
+def _removed_by_origin(run: Pipeline) -> dict[int, Removal]:
+    """Each removed session message's removal (the last stage's, when several removed it); made once per
+    build, as a replay's cost asks a build for a few decisions several times."""
+    if run.removed_by_origin is None:
+        run.removed_by_origin = {origin: r for r in run.removals for origin in r.origins}
+    return run.removed_by_origin
 
 
 def _renamed(removal: Removal, renamed: dict[str, str]) -> Removal:

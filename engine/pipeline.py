@@ -100,6 +100,7 @@ class Pipeline:
     entries: list[Entry] = field(default_factory=list)
     removals: list[Removal] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)  # created ids scoped after preprocessing
+    removed_by_origin: dict[int, Removal] | None = None  # made on first need (`engine.assemble`)
     states: list[State] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     strategies: list[str] = field(default_factory=list)

@@ -185,8 +185,10 @@ class BuildResult:
     error: BuildFailure | None = None
     effective_policy: dict[str, Any] = field(default_factory=dict)
     summarization_check: dict[str, Any] | None = None  # both trigger stages' numbers (spec §9 D8)
-    # the session messages of one type's decisions, made without the rest (`decisions_of_type`)
-    decide: Callable[[str], tuple[Decision, ...]] | None = field(default=None, repr=False, compare=False)
+    # decisions of the session messages a predicate picks, made without the rest (see `decisions_of_type`)
+    decide: Callable[[Callable[[AiMessage], bool]], tuple[Decision, ...]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def ok(self) -> bool:
@@ -201,17 +203,21 @@ class BuildResult:
     def kept_ids(self) -> tuple[str, ...]:
         return tuple(m.id for m in self.messages)
 
+    def _all_made(self) -> bool:
+        return not isinstance(self.decisions, Deferred) or self.decisions.made
+
     def decisions_of_type(self, message_type: str) -> tuple[Decision, ...]:
         """The decisions of the session messages of `message_type`: cheaper than all of them when those
         were not made yet (a replay's cost reads its user requests at every step)."""
-        made = isinstance(self.decisions, tuple) or (
-            isinstance(self.decisions, Deferred) and self.decisions.made
-        )
-        if made or self.decide is None:
+        if self._all_made() or self.decide is None:
             return tuple(d for d in self.decisions if d.index >= 0 and d.type == message_type)
-        return self.decide(message_type)
+        return self.decide(lambda m: m.type == message_type)
 
     def decision_for(self, message_id: str) -> Decision | None:
+        if not self._all_made() and self.decide is not None:
+            found = self.decide(lambda m: m.id == message_id)  # a session message's, made alone
+            if found:
+                return found[0]
         return next((d for d in self.decisions if d.message_id == message_id), None)
 
     def events_touching(self, message_id: str) -> list[Event]:

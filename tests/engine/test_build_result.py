@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from engine.build import build_context
+from engine.fences import load_fences
 from engine.invariants import check_invariants
 from engine.policy import effective_policy
+from engine.session import load_session
 from engine.summarizer import FixedSummarizer
 from engine.tokens import MockTokenizer, TableTokenizer
 from tests.pipeline_helpers import (
@@ -250,3 +255,26 @@ def test_token_component_of_an_output_truncated_at_execution():
     assert component["truncatedAtExecution"] is True
     assert (component["originalTokensEstimate"], component["droppedTokensEstimate"]) == (100, 90)
     assert "truncatedAtExecution" not in result.trace["tokenComponents"][2]
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
+
+
+@pytest.mark.parametrize(
+    "name", ["fences_showcase", "summarization_trigger", "tool_loop_runs", "damaged_history"]
+)
+def test_a_decision_made_alone_equals_the_one_made_among_all(name):
+    session = load_session(SAMPLES / f"{name}.jsonl")
+    fences = SAMPLES / f"{name}.fences.yaml"
+    options = {"fences": load_fences(fences)} if fences.exists() else {}
+    tight = {"budget": {"maxTokens": 2500, "reservedForResponse": 200}}
+
+    def fresh():  # a result whose decisions were not made yet
+        return build_context(session.messages, tight, tokenizer=MockTokenizer(10), now=1, **options)
+
+    everything = fresh().decisions.items()
+    for message in session.messages:
+        assert fresh().decision_for(message.id) == next(d for d in everything if d.message_id == message.id)
+    users = tuple(d for d in everything if d.index >= 0 and d.type == "user_input")
+    assert users and fresh().decisions_of_type("user_input") == users
+    assert {d.reason for d in everything} - {"kept"}  # the budget made the session's decisions vary
