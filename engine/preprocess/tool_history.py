@@ -116,7 +116,7 @@ def _extended(
         [len(plan.prefix)]
         + [g.anchor_index for g in (*plan.removed[same : same + 1], *removed[same : same + 1])]
     )
-    while same and plan.ends[same - 1] >= redo_from:  # a kept group's member lies past the cut: redo it too
+    while same and plan.ends[same - 1] >= redo_from:  # a group before the cut has a member past it: redo it
         same = bisect_left(plan.ends, redo_from, hi=same)
         redo_from = min(redo_from, removed[same].anchor_index)
     compress = tool_history.retention_mode == "compress"
@@ -129,6 +129,20 @@ def _extended(
     for group in removed[same:]:
         members_before.append(members_before[-1] + len(group.output_indices) + 1)
         ends.append(max(group.end_index, ends[-1]) if ends else group.end_index)
+    events = _events(removed, member_ids, compress, selected, len(kept), tool_history)
+    removals = plan.removals[:same] + tail.removals
+    return _Plan(prefix, plan.key, scan, removed, out, removals, member_ids, members_before, ends, events)
+
+
+def _events(
+    removed: list[ToolGroup],
+    member_ids: list[str],
+    compress: bool,
+    selected: int,
+    kept: int,
+    tool_history: Any,
+) -> list[Event]:
+    """The stage's event (and the overflow event when the cap cut the selection)."""
     strategy = "tool_history_compression" if compress else "tool_history_drop"
     verb = "compressed" if compress else "dropped"
     events = [
@@ -139,17 +153,16 @@ def _extended(
             data={"strategy": strategy, "groups": len(removed), "anchorIds": [g.anchor_id for g in removed]},
         )
     ]
-    if selected > len(kept):
+    if selected > kept:
         events.append(
             Event(
                 kind="overflow",
                 title=f"tool history: {selected} groups selected, maxInteractionGroups "
-                f"{tool_history.max_interaction_groups} kept the latest {len(kept)} (keep-latest)",
-                data={"selected": selected, "kept": len(kept), "cap": tool_history.max_interaction_groups},
+                f"{tool_history.max_interaction_groups} kept the latest {kept} (keep-latest)",
+                data={"selected": selected, "kept": kept, "cap": tool_history.max_interaction_groups},
             )
         )
-    removals = plan.removals[:same] + tail.removals
-    return _Plan(prefix, plan.key, scan, removed, out, removals, member_ids, members_before, ends, events)
+    return events
 
 
 def _select_kept(groups: list[ToolGroup], tool_history: Any) -> tuple[list[ToolGroup], int]:
