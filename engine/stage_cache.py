@@ -14,7 +14,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from engine import groups, hygiene
 from engine.messages import AiMessage
+from engine.preprocess import observation_sim, purification, tool_history
 from engine.preprocess.base import Entry, StageOutput, starts_with
 from engine.tokens import TokenizerPort
 
@@ -96,3 +98,16 @@ STAGE_CACHE = StageCache()
 
 def entries_for(messages: Sequence[AiMessage]) -> list[Entry]:
     return STAGE_CACHE.entries(messages)
+
+
+def forget_earlier_builds() -> None:
+    """Empty every memory the engine keeps of earlier builds (stage outputs, grouping scans, the incremental
+    runs of compression, purification, governance and hygiene), so the next build runs as a process's first.
+    For benchmarks and tests: a result never depends on what is remembered."""
+    STAGE_CACHE.clear()
+    groups._RECENT.clear()
+    tool_history._CACHE.clear()
+    tool_history._PLANS.clear()
+    purification._LAST.clear()
+    observation_sim._LAST.clear()
+    hygiene._LAST.clear()

@@ -176,6 +176,7 @@ class DefaultTokenizer(TokenizerPort):
         self.avg_chars_per_token = _valid_ratio(avg_chars_per_token)
         self.tool_call_overhead = _valid_overhead(tool_call_overhead)
         self._loaded: LoadedEncoding | None = None
+        self._special_mark: str | None = None  # text without it holds no special token (cl100k: "<|")
         self._text_cache: dict[str, int] = {}
         self._message_cache: dict[tuple[Any, ...], int] = {}
         self._object_cache: dict[int, tuple[AiMessage, int]] = {}
@@ -187,6 +188,8 @@ class DefaultTokenizer(TokenizerPort):
             return None
         if self._loaded is None:
             self._loaded = load_encoding(self.encoding_name)
+            specials = getattr(self._loaded.encoding, "special_tokens_set", None) or {"?"}
+            self._special_mark = "<|" if all("<|" in token for token in specials) else None
         return self._loaded.encoding
 
     @property
@@ -221,6 +224,9 @@ class DefaultTokenizer(TokenizerPort):
         encoding = self._encoding()
         if encoding is None:
             return self._ratio_count(text)
+        if self._special_mark is not None and self._special_mark not in text:
+            # No special token can occur, so `encode` would give exactly this, after a regex scan.
+            return len(encoding.encode_ordinary(text))
         try:
             # The default `encode` raises on text holding a special token such as <|endoftext|>, exactly like
             # the wasm tiktoken linnkit calls; linnkit then counts that text with the ratio, and so do we.

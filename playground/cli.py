@@ -14,6 +14,7 @@ Exit codes: 0 fine, 1 problems found (or a build failed / violated an invariant)
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from collections.abc import Sequence
 
@@ -122,6 +123,9 @@ def make_open_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # What is imported by now lives as long as the process: keep it out of the collector's full scans (one
+    # scanned ~60,000 import-time objects, about 18 ms, in the middle of a build or a keypress).
+    gc.freeze()
     # linnkit cuts text in UTF-16 units, so a cut can leave half an emoji; print it escaped, never crash
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):

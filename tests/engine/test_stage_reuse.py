@@ -16,9 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-import engine.groups
 import engine.preprocess.purification as purification_stage
-import engine.preprocess.tool_history
 import engine.preprocess.tool_history as tool_history_stage
 from engine.build import build_context
 from engine.errors import ConfigurationError
@@ -35,7 +33,7 @@ from engine.policy import (
 from engine.replay import iter_session_steps
 from engine.result import BuildResult
 from engine.session import load_session
-from engine.stage_cache import STAGE_CACHE
+from engine.stage_cache import STAGE_CACHE, forget_earlier_builds
 from engine.ticks import TickState
 from engine.tokens import DefaultTokenizer
 
@@ -95,11 +93,7 @@ def comparable(result: BuildResult) -> dict[str, Any]:
 
 
 def clear_caches() -> None:
-    STAGE_CACHE.clear()
-    engine.groups._RECENT.clear()
-    engine.preprocess.tool_history._CACHE.clear()
-    engine.preprocess.tool_history._PLANS.clear()
-    purification_stage._LAST.clear()
+    forget_earlier_builds()
 
 
 @pytest.mark.parametrize("spec", policy_controls(), ids=lambda s: ".".join(s.path))

