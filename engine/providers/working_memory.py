@@ -179,7 +179,9 @@ def _p3_historical_tools(fill: _Fill, groups: list[ToolGroup], last_user: int) -
 def _p3_candidates(states: list[State], groups: list[ToolGroup], last_user: int):
     """Compressed messages and groups at or before the current input, newest first."""
     found: list[tuple[int, object]] = [
-        (i, s) for i, s in enumerate(states) if i <= last_user and is_compressed_tool_history(s.message)
+        (i, s)
+        for i, s in enumerate(states[: last_user + 1])
+        if s.message.type == "final_answer" and is_compressed_tool_history(s.message)  # type first: cheap
     ]
     found.extend((g.start_index, g) for g in groups if g.start_index <= last_user)
     return [c for _, c in sorted(found, key=lambda item: item[0], reverse=True)]
