@@ -106,43 +106,64 @@ def _percent(part: float, whole: float) -> str:
 # -- wire cards --------------------------------------------------------------------------------------
 
 
-def wire_cards(result: BuildResult, *, show_dropped: bool = False, limit: int = BODY_LIMIT) -> str:
+def wire_cards(
+    result: BuildResult,
+    *,
+    show_dropped: bool = False,
+    limit: int = BODY_LIMIT,
+    window: tuple[int, int] | None = None,
+) -> str:
     """The wire messages as cards, in wire order; with `show_dropped`, the dropped messages
-    (`playground.views.wire_rows`) appear as dashed lines at their place in the session, with the reason."""
+    (`playground.views.wire_rows`) appear as dashed lines at their place in the session, with the reason.
+    `window` (start, stop) shows only those rows (a page of a long wire) and says which."""
     if result.error is not None:
         return _error_box(result)
-    cards = iter(sorted(result.cards, key=lambda c: c.index))
+    rows = wire_rows(result, show_dropped)
+    start, stop = (0, len(rows)) if window is None else window
+    cards = iter(sorted(result.cards, key=lambda c: c.index)[sum(r.kind == "card" for r in rows[:start]) :])
     parts = []
-    for row in wire_rows(result, show_dropped):
+    for row in rows[start:stop]:
         if row.kind == "card":
             parts.append(_card(next(cards), result, limit))
         else:
             decision = result.decision_for(row.message_id or "")
             if decision is not None:
                 parts.append(_dropped(decision))
+    shown = ""
+    if window is not None and (start, stop) != (0, len(rows)):
+        shown = f" · rows {min(start + 1, len(rows))}–{min(stop, len(rows))} of {len(rows)}"
     head = (
         f'<div class="lp-muted">{len(result.cards)} messages · {tokens_text(result.tokens.final_tokens)} tok'
+        f"{shown}"
     )
     return f'{STYLE}<div class="lp-view lp-wire">{head}</div>{"".join(parts)}</div>'
 
 
-def wire_summary(result: BuildResult) -> str:
-    """The wire as a compact table, one row per message: position, role, type, tokens, marks."""
+def wire_summary(result: BuildResult, *, first: int | None = None, last: int = 0) -> str:
+    """The wire as a compact table, one row per message: position, role, type, tokens, marks. With
+    `first`, a longer wire shows its first `first` and last `last` messages and says how many are left out
+    (a saved notebook stays small)."""
     if result.error is not None:
         return _error_box(result)
-    rows = "".join(
-        _row(
-            f'<td class="lp-num">#{card.index}</td>',
-            _role_cell(str(card.message.get("role", "?"))),
-            f"<td>{escape(card.type)}</td>",
-            f'<td class="lp-num">{tokens_text(card.tokens)}</td>',
-            f"<td>{''.join(_mark(mark) for mark in card.marks)}</td>",
-        )
-        for card in sorted(result.cards, key=lambda c: c.index)
-    )
+    cards = sorted(result.cards, key=lambda c: c.index)
+    rows = [_summary_row(card) for card in cards]
+    if first is not None and len(rows) > first + last:
+        gap = f'<tr><td colspan="5" class="lp-muted">… {len(rows) - first - last} more messages</td></tr>'
+        rows = [*rows[:first], gap, *rows[len(rows) - last :]]
     tokens = tokens_text(result.tokens.final_tokens)
     head = f'<div class="lp-muted">{len(result.cards)} messages · {tokens} tok</div>'
-    return f'{STYLE}<div class="lp-view lp-wire-summary">{head}<table class="lp-table">{rows}</table></div>'
+    table = f'<table class="lp-table">{"".join(rows)}</table>'
+    return f'{STYLE}<div class="lp-view lp-wire-summary">{head}{table}</div>'
+
+
+def _summary_row(card: WireCard) -> str:
+    return _row(
+        f'<td class="lp-num">#{card.index}</td>',
+        _role_cell(str(card.message.get("role", "?"))),
+        f"<td>{escape(card.type)}</td>",
+        f'<td class="lp-num">{tokens_text(card.tokens)}</td>',
+        f"<td>{''.join(_mark(mark) for mark in card.marks)}</td>",
+    )
 
 
 def _role_cell(role: str) -> str:

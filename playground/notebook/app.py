@@ -60,6 +60,7 @@ from playground.workspace import DEFAULTS_PROFILES, Workspace
 __all__ = ["Playground"]
 
 CHART_EVERY = 0.5  # seconds between redraws of the step chart while the series fills in
+QUIET = 0.3  # seconds after an edit or a step move before the step series goes on filling in
 
 
 class Playground:
@@ -209,6 +210,10 @@ class Playground:
             available_tools=tools, **options,
         )[2]  # fmt: skip
 
+    def trace(self, message_id: str) -> str:
+        """Show why `message_id` was kept or dropped in the trace explorer; its HTML."""
+        return self.views.trace_message(message_id)
+
     # -- compare ----------------------------------------------------------------------------------
 
     def pin(self) -> None:
@@ -316,7 +321,7 @@ class Playground:
                 self._later(0, self._check_lesson)
         if self._series_stale:
             self._series_stale = False
-            self._series.start(self.step_count)
+            self._series.start(self.step_count, delay=QUIET)
         else:
             self.timeline.show(self._series.samples, self._series.total)  # unchanged: nothing is sent
 
@@ -379,6 +384,7 @@ class Playground:
         self.workspace.set_step(self.timeline.step)
         self._edited = self._baseline = None
         self.controls.note(None, "")
+        self._series.hold(QUIET)
         self._debouncer.trigger()
 
     def _defaults_switched(self, name: str) -> None:
@@ -517,7 +523,8 @@ class Playground:
         parts = [
             f"<div>{head}</div>",
             "<div style='display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start'>",
-            f"<div style='flex:1 1 360px;min-width:0'><b>WIRE</b>{html.wire_summary(result)}</div>",
+            "<div style='flex:1 1 360px;min-width:0'><b>WIRE</b>"
+            f"{html.wire_summary(result, first=40, last=10)}</div>",
             "<div style='flex:1 1 260px;min-width:0'><b>BUDGET</b>"
             f"{html.budget_bar(result.tokens, result.summarization_check)}</div></div>",
             f"<div><b>TOKENS PER STEP</b><div>{chart}</div></div>" if chart else "",

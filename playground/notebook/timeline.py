@@ -119,7 +119,9 @@ class SeriesRunner:
     def done(self) -> bool:
         return len(self.samples) >= self.total
 
-    def start(self, total: int) -> None:
+    def start(self, total: int, delay: float = 0.0) -> None:
+        """A new replay of `total` steps, its first slice `delay` seconds from now (a burst of edits
+        restarts it each time and so never waits behind it)."""
         self.cancel()
         self._run += 1
         self.samples, self.total = [], total
@@ -128,7 +130,14 @@ class SeriesRunner:
             self.finish()
             return
         run = self._run  # the first slice runs after the edit's views are sent, not inside the edit
-        self._handle = self.scheduler(0, lambda: self._next(run))
+        self._handle = self.scheduler(delay, lambda: self._next(run))
+
+    def hold(self, delay: float) -> None:
+        """Put the next slice off by `delay` seconds (the user is moving something: answer them first)."""
+        if self._handle is not None and self.scheduler is not None:
+            self._handle.cancel()
+            run = self._run
+            self._handle = self.scheduler(delay, lambda: self._next(run))
 
     def finish(self) -> None:
         """Replay the steps still missing now."""

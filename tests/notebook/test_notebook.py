@@ -23,6 +23,7 @@ from engine.session import SessionHeader, save_session
 from playground import html_views as html
 from playground.inputs import SAMPLES_DIR
 from playground.notebook import INSTALL_HINT, Playground
+from playground.notebook.app import QUIET
 from playground.notebook.schedule import Debouncer, loop_scheduler
 from playground.notebook.timeline import SeriesRunner
 from playground.views import StepSample
@@ -361,7 +362,7 @@ class FakeScheduler:
         self.handles: list[FakeHandle] = []
 
     def __call__(self, delay, callback):
-        handle = FakeHandle(callback)
+        handle = FakeHandle(callback, delay)
         self.handles.append(handle)
         return handle
 
@@ -375,8 +376,8 @@ class FakeScheduler:
 
 
 class FakeHandle:
-    def __init__(self, callback) -> None:
-        self.callback, self.cancelled, self.fired = callback, False, False
+    def __init__(self, callback, delay: float = 0.0) -> None:
+        self.callback, self.delay, self.cancelled, self.fired = callback, delay, False, False
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -435,6 +436,25 @@ def test_series_runner_builds_in_slices_and_latest_wins():
     assert seen == [(3, 7), (3, 5), (5, 5)]
     assert [s.final_tokens for s in runner.samples] == [10, 20, 30, 40, 50]
     assert runner.done
+
+
+def test_edits_and_step_moves_put_the_series_off_until_the_user_pauses():
+    scheduler = FakeScheduler()
+    pg = Playground(tool_loop(30), scheduler=scheduler, now=0)
+    scheduler.run()
+    pg._series.chunk = 4  # a slice makes at most 4 of the 31 steps
+    pg.controls.input(("budget", "maxTokens")).value = 9000  # built at once; the series waits
+    waiting = pg._series._handle
+    assert waiting.delay == QUIET and pg._series.samples == []
+    pg.controls.input(("budget", "maxTokens")).value = 8000  # another edit restarts that wait
+    assert waiting.cancelled and pg._series._handle.delay == QUIET
+    pg._series._handle.fire()  # one slice of the new series
+    assert 0 < len(pg._series.samples) < pg.step_count
+    pg.step = 3  # a step move: the next slice is put off again, the samples made so far stay
+    made = len(pg._series.samples)
+    assert pg._series._handle.delay == QUIET and len(pg._series.samples) == made
+    scheduler.run()
+    assert pg._series.done and pg.series[2].final_tokens == pg.result.tokens.final_tokens
 
 
 # -- renderers --------------------------------------------------------------------------------------
@@ -668,3 +688,70 @@ def test_the_notebook_exports_the_html_report_and_never_over_the_session(tmp_pat
     assert f"step {pg.step} of {pg.step_count}" in page and "<script" not in page
     with pytest.raises(PolicyFileError, match="refusing to overwrite a protected file"):
         pg.export_report(path)
+
+
+# -- a long wire: pages and the trace picker ---------------------------------------------------------
+
+
+def card_ids(page: str) -> list[str]:
+    return re.findall(r'<div class="lp-card" [^>]*data-id="([^"]+)"', page)
+
+
+def test_a_long_wire_is_shown_a_page_at_a_time_and_keeps_its_page_across_edits():
+    second_turn = [msg("u2", "user", "user_input", "and now by region")]
+    for i in (40, 41):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "run_sql", "arguments": "{}"}}
+        second_turn.append(msg(f"a{i}", "assistant", "tool_calls", "", tool_calls=[call]))
+        output = msg(f"t{i}", "tool", "tool_output", "ok", tool_call_id=f"c{i}", tool_name="run_sql")
+        second_turn.append(output)
+    keep_all = {"toolHistory": {"strategy": "none", "maxInteractionGroups": 100}}
+    pg = Playground(tool_loop(40) + second_turn, keep_all, now=0)  # 87 messages, all kept
+    views = pg.views
+    assert card_ids(views.wire.value) == ["s", "u1"] + [f"{k}{i}" for i in range(12) for k in "at"][:23]
+    assert "rows 1–25 of 87" in views.page_label.value and "· rows 1–25 of 87" in views.wire.value
+    assert views.pager["first"].disabled and views.pager["earlier"].disabled
+    assert not views.pager["later"].disabled
+    views.pager["later"].click()
+    assert card_ids(views.wire.value)[0] == "t11" and len(card_ids(views.wire.value)) == 25
+    views.pager["last"].click()
+    last = ["t36", "a37", "t37", "a38", "t38", "a39", "t39", "u2", "a40", "t40", "a41", "t41"]
+    assert card_ids(views.wire.value) == last
+    assert views.pager["later"].disabled and "rows 76–87 of 87" in views.page_label.value
+    # an edit that drops the first turn's calls leaves 7 rows: the reader is on the last page there is
+    pg.controls.input(("toolHistory", "retentionMode")).value = "drop"
+    pg.controls.input(("toolHistory", "keepLatestRuns")).value = 0
+    pg.controls.input(("toolHistory", "strategy")).value = "per-run"
+    assert card_ids(views.wire.value) == ["s", "u1", "u2", "a40", "t40", "a41", "t41"]
+    assert views.page_start == 0 and views.page_label.value == ""
+    views.show_dropped.value = True  # the dropped lines join the rows
+    assert "rows 1–25 of 87" in views.page_label.value
+    assert views.wire.value.count('<div class="lp-dropped"') == 23  # rows 3–25: a0 … t10, u2 after
+
+
+def test_a_short_wire_has_no_pager():
+    pg = playground()
+    assert pg.views.page_label.value == ""
+    assert all(button.layout.display == "none" for button in pg.views.pager.values())
+
+
+def test_the_trace_picker_lists_a_long_sessions_page_and_trace_shows_any_message():
+    pg = Playground(tool_loop(110), None, now=0)  # 222 decisions: more than the picker lists at once
+    listed = [value for _, value in pg.views.trace_picker.options]
+    assert listed == card_ids(pg.views.wire.value)
+    shown = pg.trace("t100")
+    assert "<b>trace t100</b>" in shown and "<tr><td>on the wire</td><td>#203</td></tr>" in shown
+    assert pg.views.trace_picker.value == "t100" and pg.views.trace.value == shown
+    pg.views.pager["later"].click()  # another page: the chosen message stays chosen
+    assert pg.views.trace_picker.value == "t100"
+    assert [value for _, value in pg.views.trace_picker.options][-1] == "t100"
+    with pytest.raises(KeyError, match="no decision for message 'nope' in this build"):
+        pg.trace("nope")
+
+
+def test_the_saved_view_of_a_long_wire_lists_its_first_and_last_rows():
+    pg = Playground(tool_loop(40), None, now=0)  # 82 wire messages
+    assert html.wire_summary(pg.result).count("<tr>") == 82
+    saved = pg._repr_mimebundle_()["text/html"]
+    indexes = re.findall(r'<tr><td class="lp-num">#(\d+)</td>', saved)
+    assert indexes == [str(i) for i in [*range(40), *range(72, 82)]]
+    assert '<td colspan="5" class="lp-muted">… 32 more messages</td>' in saved
