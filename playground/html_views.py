@@ -23,7 +23,7 @@ from engine import (
 )
 from playground.compare import BuildComparison
 from playground.explain import decision_rows
-from playground.views import CHANGE_SIGNS, StepSample, category_names, tokens_delta, wire_rows
+from playground.views import CHANGE_SIGNS, StepSample, WireRow, category_names, tokens_delta, wire_rows
 
 __all__ = [
     "CATEGORY_COLOURS",
@@ -112,13 +112,15 @@ def wire_cards(
     show_dropped: bool = False,
     limit: int = BODY_LIMIT,
     window: tuple[int, int] | None = None,
+    rows: Sequence[WireRow] | None = None,
 ) -> str:
     """The wire messages as cards, in wire order; with `show_dropped`, the dropped messages
     (`playground.views.wire_rows`) appear as dashed lines at their place in the session, with the reason.
-    `window` (start, stop) shows only those rows (a page of a long wire) and says which."""
+    `window` (start, stop) shows only those rows (a page of a long wire) and says which; `rows` are
+    `wire_rows(result, show_dropped)` when the caller has them already."""
     if result.error is not None:
         return _error_box(result)
-    rows = wire_rows(result, show_dropped)
+    rows = wire_rows(result, show_dropped) if rows is None else rows
     start, stop = (0, len(rows)) if window is None else window
     cards = iter(sorted(result.cards, key=lambda c: c.index)[sum(r.kind == "card" for r in rows[:start]) :])
     parts = []

@@ -87,7 +87,8 @@ class ResultViews:
         last_page = max(0, (len(self.rows) - 1) // PAGE_ROWS * PAGE_ROWS)
         self.page_start = min(max(0, self.page_start), last_page) // PAGE_ROWS * PAGE_ROWS
         window = (self.page_start, self.page_start + PAGE_ROWS)
-        self.wire.value = html.wire_cards(result, show_dropped=self.show_dropped.value, window=window)
+        dropped = self.show_dropped.value
+        self.wire.value = html.wire_cards(result, show_dropped=dropped, window=window, rows=self.rows)
         if len(self.rows) > PAGE_ROWS:
             shown = f"{self.page_start + 1}–{min(len(self.rows), window[1])} of {len(self.rows)}"
             self.page_label.value = f'<span class="lp-muted">rows {shown}</span>'
