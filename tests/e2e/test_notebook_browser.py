@@ -129,7 +129,8 @@ def test_moving_sliders_changes_the_wire_view(voila_url):
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
             page.goto(voila_url, timeout=120_000)
             page.wait_for_selector(".lp-wire-view .lp-card", timeout=120_000)
-            assert wire_header(page) == "60 messages · 6\u202f439 tok"  # step 30: before the last answer
+            # step 30: before the last answer; the first page of the wire
+            assert wire_header(page) == "60 messages · 6\u202f439 tok · rows 1–25 of 60"
             wait_for_builds(page, 1)
 
             # a policy slider (log scale), by typing into its readout: 12000 → 5000
@@ -142,7 +143,7 @@ def test_moving_sliders_changes_the_wire_view(voila_url):
                 "() => document.querySelector('.lp-wire-view .lp-muted').innerText.startsWith('26 messages')",
                 timeout=30_000,
             )
-            assert wire_header(page) == "26 messages · 2\u202f733 tok"
+            assert wire_header(page) == "26 messages · 2\u202f733 tok · rows 1–25 of 26"
             wait_for_builds(page, 2)  # one edit, one rebuild (the counter follows the wire)
             budget = page.locator(".lp-budget-view").inner_text()
             assert "max tokens\t5\u202f000" in budget
