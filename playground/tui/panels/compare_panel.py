@@ -42,6 +42,9 @@ def summary(comparison: BuildComparison, policy_changes: list[str]) -> Content:
     return Content.assemble(*parts)
 
 
+UNPINNED = "press a to pin the current build as A"
+
+
 class ComparePanel(Vertical):
     """`show(comparison, policy_changes)`; `clear()` when nothing is pinned."""
 
@@ -65,8 +68,9 @@ class ComparePanel(Vertical):
         self.table.add_columns("", "message", "role", "type", "A tok", "B tok", "Δ")
 
     def clear(self) -> None:
-        self._summary.update("press a to pin the current build as A")
-        self.table.clear()
+        if self._summary.content != UNPINNED:  # every build comes here; an update re-lays out the screen
+            self._summary.update(UNPINNED)
+            self.table.clear()
 
     def show(self, comparison: BuildComparison, policy_changes: list[str]) -> None:
         self._summary.update(summary(comparison, policy_changes))

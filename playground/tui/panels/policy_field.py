@@ -8,6 +8,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import Label, Static
 
@@ -32,7 +33,6 @@ class PolicyField(Vertical):
         height: auto;
         & > Horizontal { height: auto; }
         & .policy-field--label { width: 24; color: $text-muted; }
-        &.-changed .policy-field--label { color: $text; text-style: bold; }
         &:focus-within .policy-field--label { color: $accent; }
         & .policy-field--error { display: none; color: $error; padding-left: 2; }
         &.-error .policy-field--error { display: block; }
@@ -99,13 +99,16 @@ class PolicyField(Vertical):
             self.value, self._sent = value, []
             self.input.write(value)
         if changed != self.changed:
+            # Styled in the label, not by a CSS class: a class change restyles the field's every widget
+            # (~10 ms), and its width is fixed, so the screen need not be re-laid out either.
             self.changed = changed
-            self._label.update(f"{CHANGED_MARK} {self.spec.label}" if changed else self.spec.label)
-            self.set_class(changed, "-changed")
+            mark = Content.styled(f"{CHANGED_MARK} {self.spec.label}", "bold")
+            self._label.update(mark if changed else self.spec.label, layout=False)
         self.show_error(error)
 
     def show_error(self, error: str | None) -> None:
-        self._error.update(error or "")
+        if self._error.content != (error or ""):  # every edit comes here; an update re-lays out the screen
+            self._error.update(error or "")
         self.set_class(bool(error), "-error")
 
     def set_choices(self, extra: list[str]) -> None:

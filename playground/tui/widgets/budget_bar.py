@@ -65,14 +65,18 @@ class BudgetBar(Widget):
     }
     """
 
-    account: reactive[TokenAccount | None] = reactive(None, layout=True)
+    account: reactive[TokenAccount | None] = reactive(None)
     """The build's budget numbers."""
-    pinned: reactive[TokenAccount | None] = reactive(None, layout=True)
+    pinned: reactive[TokenAccount | None] = reactive(None)
     """A pinned build's numbers (A), drawn thin under the main bar."""
 
     def show(self, account: TokenAccount | None, pinned: TokenAccount | None = None) -> None:
-        """Draw `account` (and `pinned` for comparison)."""
+        """Draw `account` (and `pinned` for comparison); the screen is re-laid out only when the bar's
+        number of lines changes (a layout pass repaints every widget)."""
+        lines = len(self.render().split())
         self.account, self.pinned = account, pinned
+        if len(self.render().split()) != lines:
+            self.refresh(layout=True)
 
     def watch_account(self, account: TokenAccount | None) -> None:
         self.set_class(account is not None and account.over_budget, "-over")

@@ -30,7 +30,8 @@ class CostCompare(Static):
 
     def show(self, a: SessionCost | None, b: SessionCost | None, note: str = "") -> None:
         if a is None or b is None:
-            self.update(note)
+            if self.content != note:  # every build comes here; an update re-lays out the screen
+                self.update(note)
             self.display = bool(note)
             return
         parts: list[str | tuple[str, str]] = [(f"{'session cost':<16}{'A':>11}{'B':>11}  B − A", "bold")]
@@ -81,7 +82,7 @@ class CostPane(Static, can_focus=True):
         policies = [workspace.policy] + ([workspace.pinned.policy] if workspace.pinned else [])
         missing = [p for p in policies if self._key(p) not in self.totals]
         if missing:
-            self.update("session cost: replaying the session…")
+            self._show("session cost: replaying the session…")
             self._version += 1  # an older replay still running stops now
             self.call_after_refresh(self._compute, workspace, missing)  # paint the build first
         self._render_costs()
@@ -130,7 +131,13 @@ class CostPane(Static, can_focus=True):
         title = f"{self.shape} · {price.model if price else 'unpriced'}"
         lines: list[str | tuple[str, str]] = [("COST ", "bold"), (title, "$text-muted")]
         lines += [f"\n{line}" for line in cost_compact(current)]
-        self.update(Content.assemble(*lines))
+        self._show(Content.assemble(*lines))
+
+    def _show(self, content: str | Content) -> None:
+        """Every build updates the pane: re-lay out the screen (which repaints every widget) only when
+        its number of lines changes."""
+        if str(content) != str(self.content):
+            self.update(content, layout=str(content).count("\n") != str(self.content).count("\n"))
 
     # -- choices -----------------------------------------------------------------------------------
     def on_click(self) -> None:

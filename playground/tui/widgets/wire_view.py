@@ -132,7 +132,7 @@ class WireView(Vertical):
         else:
             rows = wire_rows(result, self.show_dropped)
         self._list.set_rows(rows)
-        self._title.update(self._title_text(result, rows))
+        self._title.update(self._title_text(result, rows), layout=False)  # one line, always
 
     def _title_text(self, result: BuildResult, rows: list[WireRow]) -> str:
         if self.shape == "anthropic" and self._anthropic is None:
