@@ -1,6 +1,6 @@
 """Benchmark: latency from a key to the screen showing its build, and the memory of a large session.
 
-    .venv/bin/python bench/bench_tui_latency.py [SESSION ...] [--memory N]
+    .venv/bin/python bench/bench_tui_latency.py [SESSION ...] [--edits N] [--memory N]
 
 Drives the real app headless with Pilot (200x50) on the largest transcript in ../shared/real-sessions
 (read by the importers) and a synthetic 1,000-message session, or on the given sessions. For each:
@@ -12,11 +12,16 @@ Drives the real app headless with Pilot (200x50) on the largest transcript in ..
   of the last edit may still be computing.
 Then, in a fresh process, the peak RSS with a synthetic N-message session (default 10,000) open and its
 build on screen. Numbers, not pass/fail.
+
+Like `linn-playground`, it freezes what its imports made out of the garbage collector's scans
+(`gc.freeze()`, as `playground.cli.main` does); the app itself freezes again once its first build is shown.
+`--edits N` (default 24) sets the number of edits and steps of each kind.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import resource
@@ -40,7 +45,7 @@ from playground.tui.panels.policy_field import PolicyField  # noqa: E402
 from playground.tui.screens.main import MainScreen  # noqa: E402
 from playground.tui.widgets import Timeline  # noqa: E402
 
-EDITS = 16
+EDITS = 24
 BUSY_GAP = 0.1
 REAL_SESSIONS = ROOT.parent / "shared" / "real-sessions"
 
@@ -87,7 +92,7 @@ async def timed(app: PlaygroundApp, act: object) -> tuple[float, float]:
     return (applied - start) * 1000, (PAINTS[-1] - start) * 1000
 
 
-async def measure(path: Path) -> dict[str, list[tuple[float, float]]]:
+async def measure(path: Path, edits: int = EDITS) -> dict[str, list[tuple[float, float]]]:
     app = make_app(load_inputs(path))
     rounds: dict[str, list[tuple[float, float]]] = {"idle": [], "busy": [], "step": []}
     async with app.run_test(size=(200, 50)) as pilot:
@@ -96,13 +101,13 @@ async def measure(path: Path) -> dict[str, list[tuple[float, float]]]:
             app.pop_screen()
         app.main.action_focus_field("budget.maxTokens")
         await pilot.pause()
-        for i in range(EDITS):
+        for i in range(edits):
             rounds["idle"].append(await one_edit(app, 1 if i % 2 else -1))
             await settle(app, pilot)
-        for i in range(EDITS):
+        for i in range(edits):
             rounds["busy"].append(await one_edit(app, 1 if i % 2 else -1))
             await asyncio.sleep(BUSY_GAP)
-        for i in range(EDITS):
+        for i in range(edits):
             rounds["step"].append(await one_step(app, 1 if i % 2 else -1))
             await asyncio.sleep(BUSY_GAP)
         await settle(app, pilot)
@@ -166,7 +171,13 @@ def line(label: str, samples: list[tuple[float, float]]) -> str:
 
 
 def main() -> None:
+    gc.freeze()  # as playground.cli.main does once its imports are done
     args = sys.argv[1:]
+    edits = EDITS
+    if "--edits" in args:
+        at = args.index("--edits")
+        edits = int(args[at + 1])
+        del args[at : at + 2]
     if args[:1] == ["--memory"]:
         memory(int(args[1]) if len(args) > 1 else 10_000)
         return
@@ -178,7 +189,7 @@ def main() -> None:
             paths.append(synthetic(Path(tmp), 1000))
         for path in paths:
             messages = len(load_inputs(path).session.messages)
-            rounds = asyncio.run(measure(path))
+            rounds = asyncio.run(measure(path, edits))
             print(f"{path.name} ({messages} messages)")
             for label, samples in rounds.items():
                 print(line(label, samples))

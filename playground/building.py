@@ -18,7 +18,7 @@ from engine.messages import AiMessage
 from engine.observation import ObservationPreviewPort
 from engine.policy import ContextPolicy
 from engine.replay import PlannedStep, StepBuild, build_step, run_replay
-from engine.result import BuildResult
+from engine.result import BuildResult, Deferred
 from engine.summarizer import SummarizerPort
 from engine.ticks import StepPoint, TickState, tick_for
 from engine.tokens import TokenizerPort
@@ -75,6 +75,7 @@ class BuildOutcome:
     result: BuildResult | None
     anthropic: dict[str, Any] | None = None
     error: str | None = None  # the engine's message when the policy cannot run
+    problems: tuple[str, ...] = ()  # why OpenAI or Anthropic would reject the wire
 
     @property
     def generation(self) -> int:
@@ -92,7 +93,13 @@ def run_build(request: BuildRequest) -> BuildOutcome:
             result = build_step(number, messages, request.policy, request.tick, **options)
     except BUILD_ERRORS as error:
         return BuildOutcome(request, None, error=str(error))
-    return BuildOutcome(request, result, to_anthropic(result.wire))
+    # What every view reads, made here (in the worker) rather than on the UI thread: the cards and
+    # decisions the engine makes on first use, and the provider check (~5 ms each on 600 messages).
+    for made_on_first_use in (result.cards, result.decisions):
+        if isinstance(made_on_first_use, Deferred):
+            made_on_first_use.items()
+    problems = tuple(str(p) for p in result.provider_problems)
+    return BuildOutcome(request, result, to_anthropic(result.wire), problems=problems)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,12 +120,14 @@ def series_steps(
     request: TimelineRequest,
     stop: Callable[[], bool] = lambda: False,
     lock: AbstractContextManager[Any] | None = None,
+    pause: Callable[[], None] = lambda: None,
 ) -> Iterator[tuple[StepSample, Persisted | None]]:
     """The step series: replay every step (summaries persisting, as in linnkit's runtime) and yield its
     sample and the summary it made; ends early once `stop()` is true. The one place the series is computed.
 
     Each step's build holds `lock` (the one the main build takes), so a build the user is waiting for
-    waits at most one step of the series.
+    waits at most one step of the series. `pause()` is called before each step, outside the lock: the
+    TUI's series waits there while the user waits for the screen.
     """
     plan = (
         PlannedStep(point.message_count, tick_for(point, request.max_steps, request.available_tools))
@@ -129,6 +138,7 @@ def series_steps(
         detail=False,  # the series reads tokens, markers and summaries only
     )  # fmt: skip
     for number, point in enumerate(request.points, start=1):
+        pause()
         with lock or nullcontext():
             if stop():
                 return

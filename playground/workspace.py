@@ -112,7 +112,9 @@ class Workspace:
         self.summaries_through = 0
         self._shown_complete = True  # whether the last step build had every earlier step's summaries
         self._shown_summaries: list[Persisted] = []  # the ones it had
-        self._refresh_points()
+        self._changed: tuple[ContextPolicy | None, str, set[Path_]] = (None, "", set())  # see `changed`
+        self._points_tool: str | None = None  # the checkpoint tool `points` were found with
+        self._refresh_points(messages_changed=True)
         self.step = len(self.points) or None
         self._saved = {"policy": self.export_text("policy-full"), "fences": self.export_text("fences")}
 
@@ -226,8 +228,10 @@ class Workspace:
         moved, self.step = step != self.step, step
         return moved
 
-    def _refresh_points(self) -> None:
-        self.points = step_points(self._messages, self.policy.checkpoint.trigger_tool_name)
+    def _refresh_points(self, *, messages_changed: bool = False) -> None:
+        tool = self.policy.checkpoint.trigger_tool_name  # the one policy field the steps depend on
+        if messages_changed or tool != self._points_tool:
+            self.points, self._points_tool = step_points(self._messages, tool), tool
         if self.step is not None:
             self.step = min(self.step, len(self.points)) or None
 
@@ -268,7 +272,12 @@ class Workspace:
         return self._use_policy(effective_policy(None, None, self.defaults))
 
     def changed(self) -> set[Path_]:
-        return changed_paths(self.policy, self.defaults)
+        """The fields that differ from the defaults (asked several times per edit: made once per policy)."""
+        policy, defaults, changed = self._changed
+        if policy is not self.policy or defaults != self.defaults:
+            changed = changed_paths(self.policy, self.defaults)
+            self._changed = (self.policy, self.defaults, changed)
+        return changed
 
     def problems(self) -> dict[Path_, str]:
         """The engine-config rules (§2.3) the policy fails, by field."""
@@ -310,7 +319,7 @@ class Workspace:
             if before is None or (before.kind, before.llm_role, before.placement) != placed:
                 changes[origin] = descriptor
         self._messages = reinject(self.inputs.session.messages, changes)
-        self._refresh_points()
+        self._refresh_points(messages_changed=True)
 
     def _registry(self) -> FenceRegistry:
         return self.fences.copy() if self.fences is not None else FenceRegistry()

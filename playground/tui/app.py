@@ -8,12 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+from textual import events
 from textual.app import App
 from textual.binding import BindingType
 
 from playground.inputs import PlaygroundInputs
 from playground.tui.commands import PlaygroundCommands
 from playground.tui.keys import APP_BINDINGS
+from playground.tui.priority import KEY_HOLD, UiPriority
 from playground.tui.screens.confirm_quit import ConfirmQuit
 from playground.tui.screens.export import ExportScreen
 from playground.tui.screens.help import HelpScreen
@@ -38,10 +40,19 @@ class PlaygroundApp(App[int]):
         super().__init__()
         self.inputs = inputs
         self.workspace = Workspace(inputs)
-        self.main = MainScreen(self.workspace)
+        self.priority = UiPriority(self)
+        self.main = MainScreen(self.workspace, self.priority)
 
     def get_default_screen(self) -> MainScreen:
         return self.main
+
+    def on_unmount(self) -> None:
+        self.priority.release()  # never leave the garbage collector off behind us
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
+            self.priority.hold(KEY_HOLD)  # the user is waiting for the screen, not for the background
+        await super().on_event(event)
 
     def on_mount(self) -> None:
         self.theme = DARK

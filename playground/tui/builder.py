@@ -11,6 +11,7 @@ from textual.worker import get_current_worker
 
 from playground.building import BuildRequest, TimelineRequest, run_build, series_steps
 from playground.tui.messages import BuildFinished, TimelineProgress
+from playground.tui.priority import UiPriority
 
 TIMELINE_BATCH = 16  # steps per progress message
 
@@ -20,8 +21,9 @@ class Builder(Widget):
 
     DEFAULT_CSS = "Builder { display: none; }"
 
-    def __init__(self) -> None:
+    def __init__(self, priority: UiPriority) -> None:
         super().__init__()
+        self._priority = priority
         self._engine = threading.Lock()  # one build at a time, main builds and timeline steps alike
         self.timeline_version = 0
 
@@ -49,7 +51,14 @@ class Builder(Widget):
     def _timeline(self, request: TimelineRequest, version: int) -> None:
         worker = get_current_worker()
         points, summaries = [], []
-        for point, persisted in series_steps(request, lambda: worker.is_cancelled, self._engine):
+
+        def stopped() -> bool:
+            return worker.is_cancelled
+
+        def pause() -> None:
+            self._priority.wait(stopped)
+
+        for point, persisted in series_steps(request, stopped, self._engine, pause):
             points.append(point)
             if persisted is not None:
                 summaries.append(persisted)

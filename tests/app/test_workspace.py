@@ -219,3 +219,35 @@ def test_the_cli_and_the_workspace_build_with_the_header_model_id(
     tokens = json.loads(capsys.readouterr().out)["tokens"]
     assert tokens["finalTokens"] == result.tokens.final_tokens
     assert load_inputs(path).build_options["model_id"] == "gpt-4o"  # what the CLI passes
+
+
+def test_changed_is_made_again_for_every_new_policy_and_defaults_profile(ws: Workspace) -> None:
+    assert ("budget", "maxTokens") in ws.changed()
+    ws.reset_field(("budget", "maxTokens"))
+    assert ("budget", "maxTokens") not in ws.changed()
+    ws.edit(("budget", "maxTokens"), 9000)
+    assert ("budget", "maxTokens") in ws.changed()
+    ws.reset_all()
+    assert ws.changed() == set()
+    ws.edit(("budget", "maxTokens"), 9000)
+    ws.switch_defaults("linnkit-0.21")  # the changes are kept, against the other profile
+    assert ws.defaults == "linnkit-0.21" and ws.changed() == {("budget", "maxTokens")}
+
+
+def test_the_steps_are_found_again_when_the_checkpoint_tool_changes(ws: Workspace) -> None:
+    before = [p.node_step for p in ws.points]
+    ws.edit(("budget", "maxTokens"), 9000)  # no field the steps depend on
+    assert [p.node_step for p in ws.points] == before
+    ws.edit(("checkpoint", "triggerToolName"), "run_sql")  # every run_sql call starts the count again
+    assert before == [2, 4, 6, 2, 4, 6, 8]  # a call node and a tool node per tool call
+    assert [p.node_step for p in ws.points] == [2, 4, 1, 2, 1, 3, 1]
+    ws.reset_field(("checkpoint", "triggerToolName"))
+    assert [p.node_step for p in ws.points] == before
+
+
+def test_a_build_outcome_carries_the_provider_problems_and_made_cards_and_decisions(ws: Workspace) -> None:
+    outcome = run_build(ws.build_request())
+    assert outcome.result is not None and outcome.problems == tuple(
+        str(p) for p in outcome.result.provider_problems
+    )
+    assert outcome.result.cards.made and outcome.result.decisions.made  # made in the worker, not the UI

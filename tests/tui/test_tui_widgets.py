@@ -246,6 +246,7 @@ def test_budget_bar_over_budget_and_pinned_compare() -> None:
         assert lines[3][25] == "┃"  # where maxTokens ends
         assert "█ fence:memory     0  -600" in lines and "█ wm             20k  +10k" in lines
         assert lines[-1] == "used 26 400 · 122.2 % !"
+        assert bar.size.height == len(lines) == 17  # with A's bar and the deltas
 
     run([bar], scenario, size=(30, 24))
 
@@ -503,6 +504,26 @@ def test_timeline_step_keys_post_step_changed() -> None:
     changed = of_type(run([timeline], scenario, size=(80, 4)), Timeline.StepChanged)
     assert [m.step for m in changed] == [28, 18, 1, 29, 5, 9, 25, 9, 22, 23]
     assert all(m.control is timeline for m in changed)
+
+
+def test_timeline_chart_is_drawn_again_for_new_points_and_steps_but_not_for_a_new_note() -> None:
+    timeline = Timeline()
+
+    async def scenario(pilot: Pilot, seen: list[Message]) -> None:
+        timeline.show(POINTS)
+        await pilot.pause()
+        spark = timeline.render().plain.split("\n")[0]
+        timeline.show_note("stage 2 fired")
+        marks = "    S   C               R    "
+        assert timeline.render().plain.split("\n") == [spark, marks, "stage 2 fired"]
+        flat = [p._replace(final_tokens=1000, markers="") for p in POINTS]  # as many points, other numbers
+        timeline.show(flat)
+        flat_spark = "▁" * 29 + " ◀ step 29/29 ▶ 1 000 tok · S×0"
+        assert timeline.render().plain.split("\n")[:2] == [flat_spark, " " * 29]
+        timeline.action_move(-28)
+        assert timeline.render().plain.startswith("▁" * 29 + " ◀ step  1/29 ▶")
+
+    run([timeline], scenario, size=(80, 4))
 
 
 # -- Snapshots ----------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ events and the timeline below. Its handlers own the workspace; its workers only 
 
 from __future__ import annotations
 
+import gc
 from typing import ClassVar
 
 from textual import on
@@ -25,6 +26,7 @@ from playground.tui.panels.fence_panel import FencePanel
 from playground.tui.panels.policy_field import PolicyField
 from playground.tui.panels.policy_panel import PolicyGroup, PolicyPanel
 from playground.tui.panels.top_bar import TopBar, TopBarState
+from playground.tui.priority import BUILD_HOLD, UiPriority
 from playground.tui.screens.fence_form import NEW_FENCE, FenceForm
 from playground.tui.screens.trace import TraceScreen
 from playground.tui.widgets import BudgetBar, EventsView, Timeline, WireView
@@ -45,9 +47,10 @@ def _event_lines(result: BuildResult, problems: tuple[str, ...]) -> tuple[object
 class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = MAIN_BINDINGS
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: Workspace, priority: UiPriority) -> None:
         super().__init__()
         self.workspace = workspace
+        self.priority = priority
         self.result: BuildResult | None = None
         self.provider_problems: tuple[str, ...] = ()  # of `result`: why OpenAI or Anthropic would reject it
         self.shown_generation = 0
@@ -72,14 +75,14 @@ class MainScreen(Screen[None]):
             with Vertical(id="right"):
                 yield Static("BUDGET", classes="section-title")
                 yield BudgetBar(id="budget")
-                yield CostPane(id="cost")
+                yield CostPane(self.priority, id="cost")
                 if self.lesson is not None:
                     yield LessonPane(LessonRun(self.lesson), id="lesson")
         with Vertical(id="bottom"):
             yield EventsView(id="events")
             yield Timeline(id="timeline")
         yield Footer()
-        yield Builder()
+        yield Builder(self.priority)
 
     def on_mount(self) -> None:
         self._show_fences()
@@ -93,6 +96,7 @@ class MainScreen(Screen[None]):
         if policy_changed:  # its numbers are stale now; stop it so it does not slow this build down
             builder.stop_timeline()
         self._set_status("building…")
+        self.priority.hold(BUILD_HOLD)  # until this build is painted
         builder.build(self.workspace.build_request(policy_changed=policy_changed))
 
     @on(BuildFinished)
@@ -101,13 +105,15 @@ class MainScreen(Screen[None]):
         if outcome.generation <= self.shown_generation:
             return
         self.shown_generation = outcome.generation
+        if outcome.generation == self.workspace.generation:
+            self.call_after_refresh(self.priority.release)  # once the build the user waits for is painted
         if outcome.result is None:
             self._set_status(
                 f"the engine refused the policy: {outcome.error}; the last build is kept", "$error"
             )
             return
         previous, result = self.result, outcome.result
-        problems = tuple(str(p) for p in result.provider_problems)
+        problems = outcome.problems
         before = _event_lines(previous, self.provider_problems) if previous is not None else None
         self.result, self.provider_problems = result, problems
         self.query_one(WireView).show(result, anthropic=outcome.anthropic)
@@ -123,6 +129,11 @@ class MainScreen(Screen[None]):
                 self._set_status(f"build failed: {error.code}", "$error")
             else:
                 self._show_ready(ready)
+        if previous is None:
+            # What is alive once the first build is on screen (the session, its token counts, the widgets)
+            # lives as long as the app: keep it out of the collector's full scans, which on a long session
+            # took 100-170 ms each, every few seconds, in the middle of keypresses.
+            self.call_after_refresh(gc.freeze)
         if outcome.request.policy_changed:  # paint the build first, then recompute the series
             self.call_after_refresh(self.query_one(Builder).timeline, self.workspace.timeline_request())
 
@@ -160,6 +171,7 @@ class MainScreen(Screen[None]):
         if problems:
             fields = ", ".join(".".join(path) for path in problems)
             self._set_status(f"invalid {fields}: the last build is kept", "$error")
+            self.priority.release()
             return
         self.request_build()
 

@@ -73,16 +73,24 @@ class BudgetBar(Widget):
     def show(self, account: TokenAccount | None, pinned: TokenAccount | None = None) -> None:
         """Draw `account` (and `pinned` for comparison); the screen is re-laid out only when the bar's
         number of lines changes (a layout pass repaints every widget)."""
-        lines = len(self.render().split())
+        lines = self._line_count()
         self.account, self.pinned = account, pinned
-        if len(self.render().split()) != lines:
+        if self._line_count() != lines:
             self.refresh(layout=True)
 
     def watch_account(self, account: TokenAccount | None) -> None:
         self.set_class(account is not None and account.over_budget, "-over")
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(self.render().split())
+        return self._line_count()
+
+    def _line_count(self) -> int:
+        """The lines `render` makes: title, bar, (pinned bar,) markers, legend, four footer lines."""
+        account = self.account
+        if account is None:
+            return 1
+        also = set(self.pinned.by_category) if self.pinned else set()
+        return 3 + (self.pinned is not None) + len(bar_segments(account, also=also)) + 4
 
     def _scale(self) -> int:
         accounts = [a for a in (self.account, self.pinned) if a is not None]

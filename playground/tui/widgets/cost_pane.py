@@ -16,6 +16,7 @@ from textual.widgets import Static
 
 from engine import BUILTIN_PRICES, ContextPolicy, PriceTable, SessionCost
 from playground.costing import CostRequest, cost_compact, cost_rows, price_choice, run_cost
+from playground.tui.priority import UiPriority
 from playground.workspace import Workspace
 
 SESSION_CHOICE = None  # the session's modelId, else the default row
@@ -54,8 +55,11 @@ class CostPane(Static, can_focus=True):
     CostPane:focus { background: $boost; }
     """
 
-    def __init__(self, *, prices: PriceTable = BUILTIN_PRICES, id: str | None = None) -> None:
+    def __init__(
+        self, priority: UiPriority, *, prices: PriceTable = BUILTIN_PRICES, id: str | None = None
+    ) -> None:
         super().__init__("session cost: waiting for the first build", id=id)
+        self.priority = priority
         self.prices = prices
         self.choices: list[str | None] = [SESSION_CHOICE, *prices.names()]
         self.choice = 0
@@ -64,6 +68,7 @@ class CostPane(Static, can_focus=True):
         self.totals: dict[Key, SessionCost] = {}
         self._options: Any = None
         self._version = 0  # of the newest replay request
+        self._dumps: list[tuple[ContextPolicy, str]] = []
 
     # -- what to show ------------------------------------------------------------------------------
     def _price(self) -> tuple[Any, str]:
@@ -72,7 +77,16 @@ class CostPane(Static, can_focus=True):
 
     def _key(self, policy: ContextPolicy) -> Key:
         price, _ = self._price()
-        return policy.model_dump_json(), self.shape, price.model if price else None
+        return self._policy_text(policy), self.shape, price.model if price else None
+
+    def _policy_text(self, policy: ContextPolicy) -> str:
+        """The policy as JSON, remembered for the current and the pinned one (a dump costs ~1 ms)."""
+        for known, text in self._dumps:
+            if known is policy:
+                return text
+        text = policy.model_dump_json()
+        self._dumps = [(policy, text), *self._dumps[:1]]
+        return text
 
     def track(self, workspace: Workspace) -> None:
         """Show the costs of the current (and pinned) policy, replaying in a worker what is not known yet."""
@@ -100,7 +114,7 @@ class CostPane(Static, can_focus=True):
 
         def replay() -> None:  # a newer request makes this one stop at its next step (and end normally)
             for key, request in requests:
-                done = run_cost(request, stop=lambda: version != self._version)
+                done = run_cost(request, stop=self.priority.polite(lambda: version != self._version))
                 if done is None:
                     return
                 self.app.call_from_thread(self._computed, key, done[1])

@@ -1,0 +1,109 @@
+"""The user before the background (playground/tui/priority.py): replays wait between their steps and the
+garbage collector is off while a key's effect is on its way to the screen."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+import time
+from pathlib import Path
+
+from textual.app import App
+from textual.message import Message
+from textual.pilot import Pilot
+
+from playground.building import series_steps
+from playground.inputs import load_inputs
+from playground.tui.app import PlaygroundApp, make_app
+from playground.tui.messages import BuildFinished
+from playground.tui.priority import UiPriority
+from playground.workspace import Workspace
+from tests.tui_session import write_session
+
+
+def run_in_app(scenario: object) -> None:
+    async def main() -> None:
+        app: App[None] = App()
+        async with app.run_test() as pilot:
+            await scenario(UiPriority(app), pilot)  # type: ignore[operator]
+
+    asyncio.run(main())
+    assert gc.isenabled()
+
+
+def test_a_hold_turns_the_collector_off_until_released_or_expired() -> None:
+    async def scenario(priority: UiPriority, pilot: Pilot) -> None:
+        priority.hold(5)
+        assert priority.busy and not gc.isenabled()
+        priority.release()
+        assert not priority.busy and gc.isenabled()
+        priority.hold(0.05)
+        priority.hold(0.01)  # a shorter hold does not cut a longer one short
+        await asyncio.sleep(0.03)
+        assert priority.busy and not gc.isenabled()
+        await asyncio.sleep(0.1)
+        await pilot.pause()
+        assert not priority.busy and gc.isenabled()
+
+    run_in_app(scenario)
+
+
+def test_a_worker_waits_while_the_user_waits_and_not_when_it_is_stopped() -> None:
+    async def scenario(priority: UiPriority, pilot: Pilot) -> None:
+        priority.hold(5)
+        waited: list[float] = []
+        worker = threading.Thread(target=lambda: (priority.wait(), waited.append(time.monotonic())))
+        worker.start()
+        await asyncio.sleep(0.05)
+        assert waited == []
+        released = time.monotonic()
+        priority.release()
+        await asyncio.to_thread(worker.join, 2)
+        assert len(waited) == 1 and waited[0] >= released
+        priority.hold(5)
+        stop = priority.polite(lambda: True)
+        assert stop() is True and priority.busy  # a stopped replay does not wait to end
+        priority.release()
+
+    run_in_app(scenario)
+
+
+def test_the_series_pauses_before_each_step_outside_the_engine_lock(tmp_path: Path) -> None:
+    ws = Workspace(load_inputs(write_session(tmp_path)))
+    lock = threading.Lock()
+    held_at_pause: list[bool] = []
+    pause = lambda: held_at_pause.append(lock.locked())  # noqa: E731
+    points = list(series_steps(ws.timeline_request(), lock=lock, pause=pause))
+    assert len(points) == len(ws.points) == 7 and held_at_pause == [False] * 7
+
+
+def test_an_edit_holds_the_background_until_its_build_is_painted_and_quitting_releases(
+    tmp_path: Path,
+) -> None:
+    app = make_app(load_inputs(write_session(tmp_path)))
+    seen: list[tuple[bool, bool]] = []
+
+    def arrived(message: Message) -> None:
+        if isinstance(message, BuildFinished) and not seen:  # the build is made, not yet painted
+            seen.append((app.priority.busy, gc.isenabled()))
+
+    async def main(app: PlaygroundApp) -> None:
+        async with app.run_test(size=(160, 48), message_hook=arrived) as pilot:
+            for _ in range(4):
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+            slider = app.main.query_one("#field-budget-maxTokens").input  # type: ignore[attr-defined]
+            target = app.workspace.generation + 1
+            seen.clear()
+            slider.action_move(1)
+            while app.main.shown_generation < target:
+                await asyncio.sleep(0.001)
+            await pilot.pause()
+            await pilot.pause()
+            seen.append((app.priority.busy, gc.isenabled()))
+            app.priority.hold(5)
+        seen.append((app.priority.busy, gc.isenabled()))
+
+    asyncio.run(main(app))
+    assert seen == [(True, False), (False, True), (False, True)]
