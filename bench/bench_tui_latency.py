@@ -4,9 +4,10 @@
 
 Drives the real app headless with Pilot (200x50) on the largest transcript in ../shared/real-sessions
 (read by the importers) and a synthetic 1,000-message session, or on the given sessions. For each:
-- `idle`: focus `budget.maxTokens`, move it one step, and time until the main screen has applied the build
-  of that edit (wire, bars and events: `applied`) and until the screen has been repainted with it
-  (`painted`, the end of the next compositor refresh); each edit after everything settled;
+- `idle`: focus `budget.maxTokens`, move it one step, and time until the build of that edit reaches the
+  main screen (`applied`: its handler starts putting it on the wire, bars and events) and until the screen
+  has been repainted with it (`painted`: the end of the first compositor refresh after that handler); each
+  edit after everything settled;
 - `busy`: the same, an edit every 100 ms, while the step series of the previous edit is being computed;
 - `step`: `[`/`]` (the timeline moved one step), time to the painted build of that step, while the series
   of the last edit may still be computing.
@@ -31,19 +32,21 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
+from textual import events
 from textual.pilot import Pilot
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_build import make_session  # noqa: E402
+from engine import BuildResult  # noqa: E402
 from engine.importers import detect_format  # noqa: E402
 from playground.inputs import load_inputs  # noqa: E402
 from playground.tui.app import PlaygroundApp, make_app  # noqa: E402
-from playground.tui.panels.policy_field import PolicyField  # noqa: E402
 from playground.tui.screens.main import MainScreen  # noqa: E402
-from playground.tui.widgets import Timeline  # noqa: E402
+from playground.tui.widgets import Timeline, WireView  # noqa: E402
 
 EDITS = 24
 BUSY_GAP = 0.1
@@ -56,28 +59,40 @@ async def settle(app: PlaygroundApp, pilot: Pilot) -> None:
         await pilot.pause()
 
 
-PAINTS: list[float] = []  # end times of the main screen's compositor refreshes
+PAINTS: list[tuple[float, float]] = []  # (start, end) of the main screen's compositor refreshes
+APPLIED: list[float] = []  # when the main screen began to put a build on its widgets
 
 
 def _record_paints() -> None:
-    refresh = MainScreen._compositor_refresh
+    refresh, show = MainScreen._compositor_refresh, WireView.show
 
     def timed(screen: MainScreen) -> None:
+        start = time.perf_counter()
         refresh(screen)
-        PAINTS.append(time.perf_counter())
+        PAINTS.append((start, time.perf_counter()))
+
+    def shown(view: WireView, result: BuildResult, **kwargs: Any) -> None:
+        APPLIED.append(time.perf_counter())  # the build's handler starts with the wire
+        show(view, result, **kwargs)
 
     MainScreen._compositor_refresh = timed  # type: ignore[method-assign]
+    WireView.show = shown  # type: ignore[method-assign]
+
+
+def press(app: PlaygroundApp, key: str) -> None:
+    """A key as the terminal driver sends it (`pilot.press` would add ~100 ms of waiting for idle)."""
+    app.post_message(events.Key(key, None))
 
 
 async def one_edit(app: PlaygroundApp, direction: int) -> tuple[float, float]:
-    """Move the maxTokens slider one step, as its arrow key does (`pilot.press` adds ~100 ms of waiting)."""
-    slider = app.main.query_one("#field-budget-maxTokens", PolicyField).input
-    return await timed(app, lambda: slider.action_move(direction))
+    """Move the focused maxTokens slider one step with its arrow key."""
+    return await timed(app, lambda: press(app, "right" if direction > 0 else "left"))
 
 
 async def one_step(app: PlaygroundApp, direction: int) -> tuple[float, float]:
-    """Move the timeline one step, as `[` / `]` do."""
-    return await timed(app, lambda: app.main.query_one(Timeline).action_move(direction))
+    """Move the timeline one step with `]` / `[`."""
+    key = "right_square_bracket" if direction > 0 else "left_square_bracket"
+    return await timed(app, lambda: press(app, key))
 
 
 async def timed(app: PlaygroundApp, act: object) -> tuple[float, float]:
@@ -85,11 +100,12 @@ async def timed(app: PlaygroundApp, act: object) -> tuple[float, float]:
     start = time.perf_counter()
     act()  # type: ignore[operator]
     while app.main.shown_generation < target:
-        await asyncio.sleep(0.0005)
-    applied = time.perf_counter()
-    while not PAINTS or PAINTS[-1] < applied:
-        await asyncio.sleep(0.0005)
-    return (applied - start) * 1000, (PAINTS[-1] - start) * 1000
+        await asyncio.sleep(0.001)
+    applied = APPLIED[-1]
+    # the handler runs to its end before any paint: the first paint that starts after it shows the build
+    while not (after := [paint for paint in PAINTS[-20:] if paint[0] >= applied]):
+        await asyncio.sleep(0.001)
+    return (applied - start) * 1000, (min(after)[1] - start) * 1000
 
 
 async def measure(path: Path, edits: int = EDITS) -> dict[str, list[tuple[float, float]]]:

@@ -33,7 +33,8 @@ class CostRequest:
 def run_cost(
     request: CostRequest, stop: Callable[[], bool] = lambda: False
 ) -> tuple[list[StepCost], SessionCost] | None:
-    """Every step's cost and the totals; None when `stop()` turned true on the way (a newer request)."""
+    """Every step's cost and the totals; None when `stop()` turned true on the way (a newer request).
+    `stop()` is asked before each step."""
     options = request.options.kwargs()
     tracker = CostTracker(
         request.messages, policy=request.policy, tokenizer=options["tokenizer"], model_id=options["model_id"],
@@ -45,11 +46,12 @@ def run_cost(
         request.messages, request.policy, tracker=tracker, max_steps=request.max_steps,
         available_tools=request.available_tools, checkpoint_tool_name=checkpoint_tool, **options,
     )  # fmt: skip
-    for _, cost in replay:
-        if stop():
-            return None
-        steps.append(cost)
-    return steps, tracker.totals()
+    while not stop():  # asked before each step: a newer request (or the user, in the TUI) comes first
+        step = next(replay, None)
+        if step is None:
+            return steps, tracker.totals()
+        steps.append(step[1])
+    return None
 
 
 def price_table(path: str | Path | None = None) -> PriceTable:

@@ -5,9 +5,15 @@ cost) wait between their steps, and Python's cyclic garbage collector is off. Bo
 middle of a keypress: a replay thread takes the GIL in turns with the UI (a build and a paint then take
 about twice as long), and a full collection on a long session takes tens of milliseconds.
 
+From a build request to its result on the widgets, the screen is not repainted either (Textual's
+`batch_update`), at most for `PAINT_HOLD`: a paint in between would only show a half-updated screen and
+take the GIL from the build (one paint of this screen costs 10-20 ms).
+
 `hold(seconds)` is called on every key and click, and with a longer failsafe when a build is requested;
-`release()` once the requested build is painted. Workers call `wait()` between steps (never while holding
-the engine lock, which the user's build may need).
+`release(PAINT_GRACE)` once the requested build is applied to the widgets (Textual paints it within the
+next frames; it has no public "painted" signal, and a callback after the next refresh can run before the
+widgets have asked for their repaint). Workers call `wait()` between steps (never while holding the
+engine lock, which the user's build may need).
 """
 
 from __future__ import annotations
@@ -15,11 +21,14 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 from textual.app import App
 
 KEY_HOLD = 0.15  # a key that does not lead to a build (scrolling, moving focus) holds this long
 BUILD_HOLD = 1.0  # a requested build holds until it is painted, or this long at most
+PAINT_GRACE = 0.1  # from a build applied to the widgets to its paint (two to three frames at 60 fps)
+PAINT_HOLD = 0.08  # a build slower than this shows the edit's own changes (the slider) first
 POLL = 0.002  # how often a waiting worker looks again
 
 
@@ -28,6 +37,7 @@ class UiPriority:
         self._app = app
         self._until = 0.0  # time.monotonic() until which the background waits
         self._gc_was_enabled = False
+        self._paint_hold: AbstractContextManager[None] | None = None  # an open `App.batch_update()`
 
     @property
     def busy(self) -> bool:
@@ -41,10 +51,32 @@ class UiPriority:
             self._gc_was_enabled = True
         self._app.set_timer(seconds, self._expire)
 
-    def release(self) -> None:
-        """What the user waited for is on screen: the background may go on."""
-        self._until = 0.0
-        self._expire()
+    def hold_paint(self) -> None:
+        """A build is on its way: no repaint until `release()` (or `PAINT_HOLD`)."""
+        if self._paint_hold is None:
+            self._paint_hold = self._app.batch_update()
+            self._paint_hold.__enter__()
+            self._app.set_timer(PAINT_HOLD, self._paint_timeout)
+
+    def _paint_timeout(self) -> None:
+        if self._end_paint_hold():
+            self._app.screen.refresh()  # what changed meanwhile (nothing else may ask for a repaint)
+
+    def _end_paint_hold(self) -> bool:
+        hold, self._paint_hold = self._paint_hold, None
+        if hold is not None:
+            hold.__exit__(None, None, None)
+        return hold is not None
+
+    def release(self, after: float = 0.0) -> None:
+        """What the user waited for is on the widgets: the screen may be repainted now, and the background
+        go on in `after` seconds (once it is painted). Cuts a longer hold short."""
+        self._end_paint_hold()
+        self._until = time.monotonic() + after
+        if after > 0:
+            self._app.set_timer(after, self._expire)
+        else:
+            self._expire()
 
     def _expire(self) -> None:
         if not self.busy and self._gc_was_enabled:

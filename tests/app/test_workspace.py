@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from engine.policy import PolicyFileError, load_policy, set_value
 from engine.replay import replay_session
 from playground.building import run_build, series_steps
 from playground.cli import main
+from playground.costing import CostRequest, run_cost
 from playground.inputs import SAMPLES_DIR, load_inputs
 from playground.workspace import Workspace
 from tests.tui_session import write_session
@@ -251,3 +253,23 @@ def test_a_build_outcome_carries_the_provider_problems_and_made_cards_and_decisi
         str(p) for p in outcome.result.provider_problems
     )
     assert outcome.result.cards.made and outcome.result.decisions.made  # made in the worker, not the UI
+
+
+def test_a_cost_replay_asks_stop_before_each_step_and_ends_at_the_first_yes(ws: Workspace) -> None:
+    request = CostRequest(tuple(ws.messages), ws.policy, ws.options, ws.max_steps, ws.available_tools)
+    asked: list[int] = []
+
+    def stop_at(n: int) -> Callable[[], bool]:
+        def stop() -> bool:
+            asked.append(len(asked))
+            return len(asked) > n
+
+        return stop
+
+    done = run_cost(request, stop_at(99))
+    assert done is not None and len(done[0]) == len(ws.points) == 7 and len(asked) == 8
+    assert done[1].steps == 7
+    asked.clear()
+    assert run_cost(request, stop_at(0)) is None and asked == [0]  # not one step made
+    asked.clear()
+    assert run_cost(request, stop_at(3)) is None and len(asked) == 4

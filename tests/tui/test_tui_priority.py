@@ -17,7 +17,7 @@ from playground.building import series_steps
 from playground.inputs import load_inputs
 from playground.tui.app import PlaygroundApp, make_app
 from playground.tui.messages import BuildFinished
-from playground.tui.priority import UiPriority
+from playground.tui.priority import PAINT_GRACE, UiPriority
 from playground.workspace import Workspace
 from tests.tui_session import write_session
 
@@ -78,7 +78,7 @@ def test_the_series_pauses_before_each_step_outside_the_engine_lock(tmp_path: Pa
     assert len(points) == len(ws.points) == 7 and held_at_pause == [False] * 7
 
 
-def test_an_edit_holds_the_background_until_its_build_is_painted_and_quitting_releases(
+def test_an_edit_holds_the_background_until_its_build_is_shown_and_quitting_releases(
     tmp_path: Path,
 ) -> None:
     app = make_app(load_inputs(write_session(tmp_path)))
@@ -99,11 +99,12 @@ def test_an_edit_holds_the_background_until_its_build_is_painted_and_quitting_re
             slider.action_move(1)
             while app.main.shown_generation < target:
                 await asyncio.sleep(0.001)
-            await pilot.pause()
+            seen.append((app.priority.busy, gc.isenabled()))  # applied: the paint may take a few frames
+            await asyncio.sleep(PAINT_GRACE + 0.05)
             await pilot.pause()
             seen.append((app.priority.busy, gc.isenabled()))
             app.priority.hold(5)
         seen.append((app.priority.busy, gc.isenabled()))
 
     asyncio.run(main(app))
-    assert seen == [(True, False), (False, True), (False, True)]
+    assert seen == [(True, False), (True, False), (False, True), (False, True)]

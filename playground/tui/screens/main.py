@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
@@ -26,7 +27,7 @@ from playground.tui.panels.fence_panel import FencePanel
 from playground.tui.panels.policy_field import PolicyField
 from playground.tui.panels.policy_panel import PolicyGroup, PolicyPanel
 from playground.tui.panels.top_bar import TopBar, TopBarState
-from playground.tui.priority import BUILD_HOLD, UiPriority
+from playground.tui.priority import BUILD_HOLD, PAINT_GRACE, UiPriority
 from playground.tui.screens.fence_form import NEW_FENCE, FenceForm
 from playground.tui.screens.trace import TraceScreen
 from playground.tui.widgets import BudgetBar, EventsView, Timeline, WireView
@@ -36,6 +37,7 @@ from playground.views import StepSample, tokens_long
 from playground.workspace import Workspace
 
 Path = tuple[str, ...]
+SLOW_BUILD = 0.1  # seconds
 
 
 def _event_lines(result: BuildResult, problems: tuple[str, ...]) -> tuple[object, ...]:
@@ -55,6 +57,7 @@ class MainScreen(Screen[None]):
         self.provider_problems: tuple[str, ...] = ()  # of `result`: why OpenAI or Anthropic would reject it
         self.shown_generation = 0
         self._status = ("starting", "$text-muted")
+        self._slow_build: Timer | None = None  # shows "building…" when a build takes longer than SLOW_BUILD
         path = workspace.inputs.session.path
         self.lesson = load_lesson_for(path) if path is not None else None
 
@@ -95,8 +98,10 @@ class MainScreen(Screen[None]):
         builder = self.query_one(Builder)
         if policy_changed:  # its numbers are stale now; stop it so it does not slow this build down
             builder.stop_timeline()
-        self._set_status("building…")
+        if self._slow_build is None:  # a build shown within a few frames needs no "building…" flash
+            self._slow_build = self.set_timer(SLOW_BUILD, lambda: self._set_status("building…"))
         self.priority.hold(BUILD_HOLD)  # until this build is painted
+        self.priority.hold_paint()
         builder.build(self.workspace.build_request(policy_changed=policy_changed))
 
     @on(BuildFinished)
@@ -106,7 +111,10 @@ class MainScreen(Screen[None]):
             return
         self.shown_generation = outcome.generation
         if outcome.generation == self.workspace.generation:
-            self.call_after_refresh(self.priority.release)  # once the build the user waits for is painted
+            if self._slow_build is not None:
+                self._slow_build.stop()
+                self._slow_build = None
+            self.priority.release(PAINT_GRACE)  # once the build the user waits for is painted
         if outcome.result is None:
             self._set_status(
                 f"the engine refused the policy: {outcome.error}; the last build is kept", "$error"
