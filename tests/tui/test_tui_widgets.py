@@ -412,6 +412,54 @@ def test_wire_view_ten_thousand_messages() -> None:
     run([view], scenario, size=(80, 24))
 
 
+def test_wire_list_scroll_range_follows_a_shorter_wire_and_the_scrollbar_goes_when_it_fits() -> None:
+    view = WireView()
+
+    async def scenario(pilot: Pilot, seen: list[Message]) -> None:
+        view.show(big_result(300))  # 200 cards of 2 lines: 400 lines
+        await pilot.pause()
+        wire = view.query_one(WireList)
+        wire.focus()
+        await pilot.press("end")
+        assert wire.show_vertical_scrollbar and wire.scroll_y == wire.max_scroll_y > 300
+        view.show(big_result(60))  # 40 cards, 80 lines: still scrolls, over a shorter range
+        await pilot.pause()
+        assert wire.virtual_size.height == 80 and wire.show_vertical_scrollbar
+        assert wire.scroll_y == 0  # m299 is gone: the cursor is on the first card
+        await pilot.press("end")
+        assert wire.scroll_y == wire.max_scroll_y == 80 - wire.scrollable_content_region.height
+        assert wire.vertical_scrollbar.window_virtual_size == 80
+        assert visible_lines(wire)[-1] == "▌ message 58"
+        view.show(big_result(6))  # 4 cards, 8 lines: no scrollbar
+        await pilot.pause()
+        assert wire.virtual_size.height == 8 and not wire.show_vertical_scrollbar and wire.scroll_y == 0
+
+    run([view], scenario, size=(80, 24))
+
+
+def test_wire_list_lines_are_drawn_again_in_another_theme_and_for_a_changed_row() -> None:
+    view = WireView()
+
+    async def scenario(pilot: Pilot, seen: list[Message]) -> None:
+        pilot.app.theme = "textual-dark"
+        view.show(big_result(6))
+        await pilot.pause()
+        wire = view.query_one(WireList)
+        dark = list(wire.render_line(2))
+        pilot.app.theme = "textual-light"
+        await pilot.pause()
+        light = list(wire.render_line(2))
+        assert "".join(s.text for s in dark) == "".join(s.text for s in light)
+        assert [s.style for s in dark] != [s.style for s in light]
+        first = visible_lines(wire)[0]
+        shifted = replace(big_result(6), cards=tuple(big_result(6).cards)[1:])  # every row one line up
+        view.show(shifted)
+        await pilot.pause()
+        assert first.endswith("· m0") and visible_lines(wire)[0].endswith("· m1")
+
+    run([view], scenario, size=(80, 24))
+
+
 # -- EventsView and TraceView ---------------------------------------------------------------------
 
 

@@ -65,7 +65,9 @@ class WireList(ScrollView, can_focus=True):
         super().__init__(id=id, classes=classes)
         self.rows: list[WireRow] = []
         self._starts: list[int] = [0]
-        self._cache: LRUCache[tuple[int, int, int, bool], Strip] = LRUCache(1024)
+        # Drawn lines by what they show (the row, its line, width, cursor, focus and theme), not by position:
+        # another step or policy moves most rows but changes few, and drawing a line costs ~0.5 ms.
+        self._cache: LRUCache[tuple[WireRow, int, int, bool, bool, str], Strip] = LRUCache(1024)
 
     def set_rows(self, rows: list[WireRow]) -> None:
         """Replace the rows, keeping the cursor on the same message when it is still there."""
@@ -74,13 +76,25 @@ class WireList(ScrollView, can_focus=True):
         current = self.highlighted
         self.rows = rows
         self._starts = [0, *accumulate(r.height for r in rows)]
-        self._cache.clear()
-        self.virtual_size = Size(self.size.width, self._starts[-1])
+        self._set_virtual_height(self._starts[-1])
         ids = [r.message_id for r in rows]
         wanted = current.message_id if current is not None else None
         self.set_reactive(WireList.cursor, ids.index(wanted) if wanted in ids else 0)
         self.refresh()
         self._show_cursor()
+
+    def _set_virtual_height(self, height: int) -> None:
+        """Another step or policy changes the number of lines: the screen is re-laid out only when the
+        scrollbar appears or goes (a layout pass repaints every widget, ~40 ms on a long session)."""
+        size = Size(self.size.width, height)
+        if self.size.height == 0 or (height > self.container_size.height) != self.show_vertical_scrollbar:
+            self.virtual_size = size
+            return
+        self.set_reactive(WireList.virtual_size, size)
+        if self.show_vertical_scrollbar:
+            self.vertical_scrollbar.window_virtual_size = height
+            self.vertical_scrollbar.refresh()
+        self.scroll_y = self.validate_scroll_y(self.scroll_y)
 
     def _show_cursor(self) -> None:
         if self.rows:
@@ -135,10 +149,11 @@ class WireList(ScrollView, can_focus=True):
         if line >= self._starts[-1] or width <= 0:
             return Strip.blank(width, self.rich_style)
         index = self.row_at(line)
-        key = (index, line - self._starts[index], width, index == self.cursor)
+        row, sub, current = self.rows[index], line - self._starts[index], index == self.cursor
+        key = (row, sub, width, current, self.has_focus, self.app.theme)
         if key not in self._cache:
-            text = self._row_line(self.rows[index], key[1], width)
-            if key[3]:  # only the background, so the role and mark colours stay readable
+            text = self._row_line(row, sub, width)
+            if current:  # only the background, so the role and mark colours stay readable
                 text.stylize(Style(bgcolor=self._style("cursor").bgcolor))
             self._cache[key] = Strip(text.render(self.app.console), text.cell_len).crop_extend(
                 0, width, self.rich_style
