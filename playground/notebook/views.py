@@ -108,11 +108,10 @@ class ResultViews:
     def trace_message(self, message_id: str) -> str:
         """Show `message_id`'s decision in the trace explorer (added to the picker when it is not listed);
         the explorer's HTML."""
-        if self.result is None or self.result.decision_for(message_id) is None:
+        decision = self.result.decision_for(message_id) if self.result is not None else None
+        if decision is None:
             raise KeyError(f"no decision for message {message_id!r} in this build")
         if message_id not in [value for _, value in self.trace_picker.options]:
-            decision = self.result.decision_for(message_id)
-            assert decision is not None
             self.trace_picker.options = [*self.trace_picker.options, (_label(decision), message_id)]
         self.trace_picker.value = message_id
         return self.trace.value

@@ -10,12 +10,14 @@ from typing import TypeVar
 import pytest
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.message import Message
 from textual.pilot import Pilot
 from textual.widget import Widget
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from playground.tui.widgets import BudgetBar, EventsView, Slider, Timeline, TraceView, WireList, WireView
+from playground.tui.widgets.static_text import update_if_changed
 from playground.tui.widgets.timeline import columns
 from playground.tui.widgets.trace_view import trace_content
 from playground.views import StepSample, apportion, bar_segments
@@ -458,6 +460,18 @@ def test_wire_list_lines_are_drawn_again_in_another_theme_and_for_a_changed_row(
         assert first.endswith("· m0") and visible_lines(wire)[0].endswith("· m1")
 
     run([view], scenario, size=(80, 24))
+
+
+def test_a_static_is_updated_only_when_its_text_changes() -> None:
+    pane = Static("session cost: replaying the session…")
+
+    async def scenario(pilot: Pilot, seen: list[Message]) -> None:
+        assert not update_if_changed(pane, "session cost: replaying the session…")
+        assert update_if_changed(pane, "session cost: $0.12", layout=False)
+        assert str(pane.content) == "session cost: $0.12"
+        assert not update_if_changed(pane, Content("session cost: $0.12"))
+
+    run([pane], scenario)
 
 
 # -- EventsView and TraceView ---------------------------------------------------------------------

@@ -8,6 +8,7 @@ from textual.content import Content
 from textual.widgets import DataTable, Static
 
 from playground.compare import BuildComparison
+from playground.tui.widgets.static_text import update_if_changed
 from playground.views import CHANGE_SIGNS, tokens_delta, tokens_long
 
 SIGNS = CHANGE_SIGNS
@@ -68,8 +69,7 @@ class ComparePanel(Vertical):
         self.table.add_columns("", "message", "role", "type", "A tok", "B tok", "Δ")
 
     def clear(self) -> None:
-        if self._summary.content != UNPINNED:  # every build comes here; an update re-lays out the screen
-            self._summary.update(UNPINNED)
+        if update_if_changed(self._summary, UNPINNED):  # every build comes here
             self.table.clear()
 
     def show(self, comparison: BuildComparison, policy_changes: list[str]) -> None:

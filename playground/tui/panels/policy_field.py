@@ -14,6 +14,7 @@ from textual.widgets import Label, Static
 
 from engine import ControlSpec
 from playground.tui.panels.field_controls import ControlError, ListControl, ValueChanged, make_control
+from playground.tui.widgets.static_text import update_if_changed
 
 CHANGED_MARK = "●"
 WIDE_KINDS = ("list", "optional-list", "json")
@@ -107,8 +108,7 @@ class PolicyField(Vertical):
         self.show_error(error)
 
     def show_error(self, error: str | None) -> None:
-        if self._error.content != (error or ""):  # every edit comes here; an update re-lays out the screen
-            self._error.update(error or "")
+        update_if_changed(self._error, error or "")  # every edit comes here
         self.set_class(bool(error), "-error")
 
     def set_choices(self, extra: list[str]) -> None:

@@ -69,8 +69,12 @@ class PolicyGroup(Collapsible):
 
     def __init__(self, spec: GroupSpec, specs: list[ControlSpec], fields: list[PolicyField] | None) -> None:
         super().__init__(*(fields or []), title=spec.label, collapsed=fields is None, id="group-" + spec.key)
+        made = self._title  # Collapsible's own title, replaced by one that updates in place
         self._title = GroupTitle(
-            label=spec.label, collapsed_symbol="▶", expanded_symbol="▼", collapsed=fields is None
+            label=spec.label,
+            collapsed_symbol=made.collapsed_symbol,
+            expanded_symbol=made.expanded_symbol,
+            collapsed=made.collapsed,
         )
         self.spec = spec
         self.specs = specs

@@ -17,6 +17,7 @@ from textual.widgets import Static
 from engine import BUILTIN_PRICES, ContextPolicy, PriceTable, SessionCost
 from playground.costing import CostRequest, cost_compact, cost_rows, price_choice, run_cost
 from playground.tui.priority import UiPriority
+from playground.tui.widgets.static_text import update_if_changed
 from playground.workspace import Workspace
 
 SESSION_CHOICE = None  # the session's modelId, else the default row
@@ -31,8 +32,7 @@ class CostCompare(Static):
 
     def show(self, a: SessionCost | None, b: SessionCost | None, note: str = "") -> None:
         if a is None or b is None:
-            if self.content != note:  # every build comes here; an update re-lays out the screen
-                self.update(note)
+            update_if_changed(self, note)  # every build comes here
             self.display = bool(note)
             return
         parts: list[str | tuple[str, str]] = [(f"{'session cost':<16}{'A':>11}{'B':>11}  B − A", "bold")]
@@ -148,10 +148,9 @@ class CostPane(Static, can_focus=True):
         self._show(Content.assemble(*lines))
 
     def _show(self, content: str | Content) -> None:
-        """Every build updates the pane: re-lay out the screen (which repaints every widget) only when
-        its number of lines changes."""
-        if str(content) != str(self.content):
-            self.update(content, layout=str(content).count("\n") != str(self.content).count("\n"))
+        """Every build updates the pane: re-lay out the screen only when its number of lines changes."""
+        lines_changed = str(content).count("\n") != str(self.content).count("\n")
+        update_if_changed(self, content, layout=lines_changed)
 
     # -- choices -----------------------------------------------------------------------------------
     def on_click(self) -> None:
