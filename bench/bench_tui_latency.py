@@ -6,8 +6,8 @@ Drives the real app headless with Pilot (200x50) on the largest transcript in ..
 (read by the importers) and a synthetic 1,000-message session, or on the given sessions. For each:
 - `idle`: focus `budget.maxTokens`, move it one step, and time until the build of that edit reaches the
   main screen (`applied`: its handler starts putting it on the wire, bars and events) and until the screen
-  has been repainted with it (`painted`: the end of the first compositor refresh after that handler); each
-  edit after everything settled;
+  has been repainted with it (`painted`: the end of the paint by which every widget the build asked to
+  repaint has been drawn; Textual may draw them over two frames); each edit after everything settled;
 - `busy`: the same, an edit every 100 ms, while the step series of the previous edit is being computed;
 - `step`: `[`/`]` (the timeline moved one step), time to the painted build of that step, while the series
   of the last edit may still be computing.
@@ -36,6 +36,7 @@ from typing import Any
 
 from textual import events
 from textual.pilot import Pilot
+from textual.widget import Widget
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -59,24 +60,38 @@ async def settle(app: PlaygroundApp, pilot: Pilot) -> None:
         await pilot.pause()
 
 
-PAINTS: list[tuple[float, float]] = []  # (start, end) of the main screen's compositor refreshes
+PAINTS: list[tuple[float, float, frozenset[Widget] | None]] = []  # the main screen's compositor refreshes:
+# start, end, and the widgets each one drew (None: all, after a layout pass)
 APPLIED: list[float] = []  # when the main screen began to put a build on its widgets
+REFRESHED: list[tuple[float, Widget]] = []  # each widget's `refresh()`, when it was asked
 
 
 def _record_paints() -> None:
-    refresh, show = MainScreen._compositor_refresh, WireView.show
+    partial, layout = MainScreen._compositor_refresh, MainScreen._refresh_layout
+    show, refresh = WireView.show, Widget.refresh
 
     def timed(screen: MainScreen) -> None:
+        start, drawn = time.perf_counter(), frozenset(screen._dirty_widgets)
+        partial(screen)
+        PAINTS.append((start, time.perf_counter(), drawn))
+
+    def timed_layout(screen: MainScreen, *args: Any, **kwargs: Any) -> None:
         start = time.perf_counter()
-        refresh(screen)
-        PAINTS.append((start, time.perf_counter()))
+        layout(screen, *args, **kwargs)
+        PAINTS.append((start, time.perf_counter(), None))
 
     def shown(view: WireView, result: BuildResult, **kwargs: Any) -> None:
         APPLIED.append(time.perf_counter())  # the build's handler starts with the wire
         show(view, result, **kwargs)
 
+    def asked(widget: Widget, *args: Any, **kwargs: Any) -> Widget:
+        REFRESHED.append((time.perf_counter(), widget))
+        return refresh(widget, *args, **kwargs)
+
     MainScreen._compositor_refresh = timed  # type: ignore[method-assign]
+    MainScreen._refresh_layout = timed_layout  # type: ignore[method-assign]
     WireView.show = shown  # type: ignore[method-assign]
+    Widget.refresh = asked  # type: ignore[method-assign]
 
 
 def press(app: PlaygroundApp, key: str) -> None:
@@ -96,16 +111,27 @@ async def one_step(app: PlaygroundApp, direction: int) -> tuple[float, float]:
 
 
 async def timed(app: PlaygroundApp, act: object) -> tuple[float, float]:
+    """(applied, painted) in ms from the key: painted is the end of the paint by which every widget the
+    build asked to repaint (in its handler, up to the first paint after it) has been drawn."""
     target = app.workspace.generation + 1
+    REFRESHED.clear()
     start = time.perf_counter()
     act()  # type: ignore[operator]
     while app.main.shown_generation < target:
         await asyncio.sleep(0.001)
     applied = APPLIED[-1]
-    # the handler runs to its end before any paint: the first paint that starts after it shows the build
+    # the handler runs to its end before any paint: what it (and what it woke) asked to repaint
     while not (after := [paint for paint in PAINTS[-20:] if paint[0] >= applied]):
         await asyncio.sleep(0.001)
-    return (applied - start) * 1000, (min(after)[1] - start) * 1000
+    visible = app.main._compositor.visible_widgets
+    asked = {widget for at, widget in REFRESHED if applied <= at < after[0][0] and widget in visible}
+    while True:
+        drawn: set[Widget] = set()
+        for _start, paint_end, widgets in (p for p in PAINTS[-40:] if p[0] >= applied):
+            if widgets is None or asked <= drawn.union(widgets):
+                return (applied - start) * 1000, (paint_end - start) * 1000
+            drawn |= widgets
+        await asyncio.sleep(0.001)
 
 
 async def measure(path: Path, edits: int = EDITS) -> dict[str, list[tuple[float, float]]]:

@@ -82,9 +82,12 @@ def _unanswered(provider: str, pending: dict[Any, int]) -> list[WireProblem]:
     return [WireProblem(provider, at, f"call {_label(call)} has no result") for call, at in pending.items()]
 
 
-def check_anthropic(wire: Sequence[dict[str, Any]]) -> list[WireProblem]:
-    """Why the Anthropic Messages API would reject the projection of `wire` (OpenAI chat shape)."""
-    messages = to_anthropic(list(wire))["messages"]
+def check_anthropic(
+    wire: Sequence[dict[str, Any]], payload: dict[str, Any] | None = None
+) -> list[WireProblem]:
+    """Why the Anthropic Messages API would reject the projection of `wire` (OpenAI chat shape);
+    `payload` is that projection when the caller made it already (`to_anthropic(wire)`)."""
+    messages = (payload if payload is not None else to_anthropic(list(wire)))["messages"]
     problems: list[WireProblem] = []
     if not messages:
         problems.append(WireProblem(ANTHROPIC, None, "there is no user or assistant message"))
@@ -119,6 +122,9 @@ def check_anthropic(wire: Sequence[dict[str, Any]]) -> list[WireProblem]:
     return problems
 
 
-def check_wire(wire: Sequence[dict[str, Any]]) -> list[WireProblem]:
-    """Both providers' problems with `wire`: OpenAI's first, then Anthropic's."""
-    return check_openai(wire) + check_anthropic(wire)
+def check_wire(
+    wire: Sequence[dict[str, Any]], anthropic: dict[str, Any] | None = None
+) -> list[WireProblem]:
+    """Both providers' problems with `wire`: OpenAI's first, then Anthropic's (of `anthropic`, the
+    projection of `wire`, when given)."""
+    return check_openai(wire) + check_anthropic(wire, anthropic)

@@ -17,6 +17,7 @@ from engine.fences import FenceError, FenceRegistry
 from engine.messages import AiMessage
 from engine.observation import ObservationPreviewPort
 from engine.policy import ContextPolicy
+from engine.provider_check import check_wire
 from engine.replay import PlannedStep, StepBuild, build_step, run_replay
 from engine.result import BuildResult, Deferred
 from engine.summarizer import SummarizerPort
@@ -98,8 +99,9 @@ def run_build(request: BuildRequest) -> BuildOutcome:
     for made_on_first_use in (result.cards, result.decisions):
         if isinstance(made_on_first_use, Deferred):
             made_on_first_use.items()
-    problems = tuple(str(p) for p in result.provider_problems)
-    return BuildOutcome(request, result, to_anthropic(result.wire), problems=problems)
+    anthropic = to_anthropic(result.wire)
+    problems = tuple(str(p) for p in check_wire(result.wire, anthropic)) if result.ok else ()
+    return BuildOutcome(request, result, anthropic, problems=problems)
 
 
 @dataclass(frozen=True, slots=True)

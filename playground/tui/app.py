@@ -52,6 +52,9 @@ class PlaygroundApp(App[int]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
             self.priority.hold(KEY_HOLD)  # the user is waiting for the screen, not for the background
+            main_key = isinstance(event, events.Key) and self.screen is self.main
+            if main_key and self.main.asks_for_a_build(event):
+                self.priority.hold_paint()  # what the key moves is painted with the build, not before
         await super().on_event(event)
 
     def on_mount(self) -> None:

@@ -37,3 +37,6 @@ MAIN_BINDINGS: list[BindingType] = [
     _bind("E", "toggle_copy", "English", "main.copy", "Summaries and reminders in English or 中文", False),
     _bind("L", "lesson_reset", "Lesson start", "main.lesson_reset", "Back to the lesson start", False),
 ]
+
+STEP_KEYS = frozenset(b.key for b in MAIN_BINDINGS if isinstance(b, Binding) and b.action.startswith("step("))
+"""The main screen's keys that build another step."""

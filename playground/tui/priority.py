@@ -30,6 +30,7 @@ BUILD_HOLD = 1.0  # a requested build holds until it is painted, or this long at
 PAINT_GRACE = 0.1  # from a build applied to the widgets to its paint (two to three frames at 60 fps)
 PAINT_HOLD = 0.08  # a build slower than this shows the edit's own changes (the slider) first
 POLL = 0.002  # how often a waiting worker looks again
+UPDATES_ASKED = 0.002  # the widgets a handler changed ask for their repaint within this time
 
 
 class UiPriority:
@@ -59,14 +60,14 @@ class UiPriority:
             self._app.set_timer(PAINT_HOLD, self._paint_timeout)
 
     def _paint_timeout(self) -> None:
-        if self._end_paint_hold():
-            self._app.screen.refresh()  # what changed meanwhile (nothing else may ask for a repaint)
+        self._end_paint_hold()
 
-    def _end_paint_hold(self) -> bool:
+    def _end_paint_hold(self) -> None:
         hold, self._paint_hold = self._paint_hold, None
         if hold is not None:
             hold.__exit__(None, None, None)
-        return hold is not None
+            if self._app.is_running and self._app.screen_stack:
+                self._app.screen.check_idle()  # its idle handler paints what was asked for meanwhile
 
     def release(self, after: float = 0.0) -> None:
         """What the user waited for is on the widgets: the screen may be repainted now, and the background
@@ -77,6 +78,17 @@ class UiPriority:
             self._app.set_timer(after, self._expire)
         else:
             self._expire()
+
+    def release_soon(self, after: float) -> None:
+        """`release(after)` once the widgets the caller just changed have asked for their repaint: each
+        asks when its own message queue is idle, after the caller's handler; a paint at once would show
+        only some of them, the rest a frame (16.7 ms) later."""
+        hold = self._paint_hold
+        self._app.set_timer(UPDATES_ASKED, lambda: self._release_unless_held_again(hold, after))
+
+    def _release_unless_held_again(self, hold: AbstractContextManager[None] | None, after: float) -> None:
+        if self._paint_hold is None or self._paint_hold is hold:  # not a newer key's hold
+            self.release(after)
 
     def _expire(self) -> None:
         if not self.busy and self._gc_was_enabled:

@@ -10,6 +10,7 @@ from engine.invariants import check_invariants
 from engine.policy import effective_policy
 from engine.provider_check import check_anthropic, check_openai, check_wire
 from engine.session import load_session
+from engine.wire import to_anthropic
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 
@@ -51,6 +52,11 @@ def test_unanswered_misplaced_and_stray_results():
         "tool_result for zz follows no tool_use",
         "user turn 2 has text before its tool results",
         "assistant turn 3 is empty",
+    ]
+    # the projection, when the caller made it already, is checked as is (not made again)
+    assert check_wire(wire, to_anthropic(wire)) == check_wire(wire)
+    assert [p.message for p in check_anthropic(wire, {"system": "", "messages": []})] == [
+        "there is no user or assistant message"
     ]
 
 

@@ -9,15 +9,19 @@ import threading
 import time
 from pathlib import Path
 
+from textual import events
 from textual.app import App
 from textual.message import Message
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from playground.building import series_steps
 from playground.inputs import load_inputs
 from playground.tui.app import PlaygroundApp, make_app
 from playground.tui.messages import BuildFinished
-from playground.tui.priority import PAINT_GRACE, UiPriority
+from playground.tui.priority import PAINT_GRACE, UPDATES_ASKED, UiPriority
+from playground.tui.screens.main import MainScreen
+from playground.tui.widgets import Slider, Timeline
 from playground.workspace import Workspace
 from tests.tui_session import write_session
 
@@ -108,3 +112,89 @@ def test_an_edit_holds_the_background_until_its_build_is_shown_and_quitting_rele
 
     asyncio.run(main(app))
     assert seen == [(True, False), (True, False), (False, True), (False, True)]
+
+
+async def shown(app: PlaygroundApp, generation: int) -> None:
+    while app.main.shown_generation < generation:
+        await asyncio.sleep(0.001)
+
+
+def test_a_policy_slider_key_is_painted_in_one_paint_with_the_build_it_asks_for(tmp_path: Path) -> None:
+    """The knob is not painted before the build: the paint that shows the moved slider also shows the
+    new budget bar (and the app's key hook is what holds the paint: a key on the step works the same)."""
+    app = make_app(load_inputs(write_session(tmp_path)))
+    painted: list[set[str]] = []
+    refresh = MainScreen._compositor_refresh
+
+    def recorded(screen: MainScreen) -> None:
+        painted.append({type(widget).__name__ for widget in screen._dirty_widgets})
+        refresh(screen)
+
+    async def main(app: PlaygroundApp) -> None:
+        async with app.run_test(size=(160, 48)) as pilot:
+            for _ in range(4):
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+            app.main.action_focus_field("budget.maxTokens")
+            await pilot.pause()
+            for key, expected in (("right", "SliderBar"), ("left_square_bracket", "Timeline")):
+                painted.clear()
+                target = app.workspace.generation + 1
+                MainScreen._compositor_refresh = recorded  # type: ignore[method-assign]
+                try:
+                    await pilot.press(key)
+                    await asyncio.wait_for(shown(app, target), 10)
+                    await asyncio.sleep(0.1)
+                    await pilot.pause()
+                finally:
+                    MainScreen._compositor_refresh = refresh  # type: ignore[method-assign]
+                first = next(i for i, names in enumerate(painted) if expected in names)
+                assert "BudgetBar" in painted[first] and "TopBar" in painted[first], painted
+
+    asyncio.run(main(app))
+
+
+def test_only_a_policy_slider_or_a_step_key_holds_the_paint(tmp_path: Path) -> None:
+    app = make_app(load_inputs(write_session(tmp_path)))
+
+    async def main(app: PlaygroundApp) -> None:
+        async with app.run_test(size=(160, 48)) as pilot:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            asks = lambda key: app.main.asks_for_a_build(events.Key(key, None))  # noqa: E731
+            app.main.action_focus_field("budget.maxTokens")
+            await pilot.pause()
+            assert [asks(k) for k in ("right", "shift+left", "home", "tab", "enter", "]", "[")] == [
+                True, True, True, False, False, False, False,
+            ]  # fmt: skip
+            assert asks("right_square_bracket") and asks("left_square_bracket")
+            app.main.query_one(Timeline).focus()
+            await pilot.pause()
+            assert [asks(k) for k in ("left", "end", "S", "x", "right_square_bracket")] == [
+                True, True, True, False, True,
+            ]  # fmt: skip
+            app.main.query_one(Slider).action_edit()  # typing a number: `[` goes to the input
+            await pilot.pause()
+            assert isinstance(app.focused, Input) and not asks("left_square_bracket")
+
+    asyncio.run(main(app))
+
+
+def test_release_soon_waits_for_the_widgets_and_not_for_a_newer_hold() -> None:
+    async def scenario(priority: UiPriority, pilot: Pilot) -> None:
+        app = pilot.app
+        priority.hold_paint()
+        priority.release_soon(0)
+        assert app._batch_count == 1  # still held: the widgets have not asked for their repaint yet
+        await asyncio.sleep(UPDATES_ASKED + 0.02)
+        assert app._batch_count == 0
+        priority.hold_paint()
+        priority.release_soon(0)
+        priority.release()
+        priority.hold_paint()  # a newer key's hold: the earlier release_soon leaves it alone
+        await asyncio.sleep(UPDATES_ASKED + 0.02)
+        assert app._batch_count == 1
+        priority.release()
+        assert app._batch_count == 0
+
+    run_in_app(scenario)

@@ -17,6 +17,8 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from playground.tui.widgets import BudgetBar, EventsView, Slider, Timeline, TraceView, WireList, WireView
+from playground.tui.widgets.component_styles import ComponentStyles
+from playground.tui.widgets.slider import SliderBar
 from playground.tui.widgets.static_text import update_if_changed
 from playground.tui.widgets.timeline import columns
 from playground.tui.widgets.trace_view import trace_content
@@ -251,6 +253,36 @@ def test_budget_bar_over_budget_and_pinned_compare() -> None:
         assert bar.size.height == len(lines) == 17  # with A's bar and the deltas
 
     run([bar], scenario, size=(30, 24))
+
+
+def test_kept_component_styles_follow_a_class_a_theme_and_focus() -> None:
+    """`ComponentStyles` keeps a style across repaints, never past a restyle (what Textual would give)."""
+    bar, slider = BudgetBar(), tokens_slider()
+
+    async def scenario(pilot: Pilot, seen: list[Message]) -> None:
+        app, knob = pilot.app, slider.query_one(SliderBar)
+        kept, knob_style = ComponentStyles(bar), ComponentStyles(knob)
+
+        def fresh(widget: Widget, name: str) -> object:
+            widget.refresh()  # drops Textual's own copy
+            return widget.get_component_rich_style(name)
+
+        bar.show(ACCOUNT)
+        await pilot.pause()
+        normal = kept("budget-bar--used")
+        assert kept("budget-bar--used") is normal and normal == fresh(bar, "budget-bar--used")
+        bar.show(OVER_ACCOUNT)  # `-over`: bold, in the error colour
+        await pilot.pause()
+        assert kept("budget-bar--used") == fresh(bar, "budget-bar--used") != normal
+        app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+        await pilot.pause()
+        assert kept("budget-bar--used") == fresh(bar, "budget-bar--used")
+        unfocused = knob_style("slider--knob")
+        slider.focus()
+        await pilot.pause()
+        assert knob_style("slider--knob") == fresh(knob, "slider--knob") != unfocused
+
+    run([bar, slider], scenario, size=(40, 24))
 
 
 def test_budget_bar_unknown_category_is_drawn_last_in_a_neutral_style() -> None:

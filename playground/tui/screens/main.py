@@ -6,13 +6,13 @@ from __future__ import annotations
 import gc
 from typing import ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from engine import BuildResult, FenceError, control_for, dump_policy
@@ -20,7 +20,8 @@ from playground.compare import compare_builds
 from playground.explain import summarization_verdict
 from playground.lessons import LessonRun, StepView, build_view, load_lesson_for, start_policy
 from playground.tui.builder import Builder
-from playground.tui.keys import MAIN_BINDINGS
+from playground.tui.compositor import ChangedOnlyCompositor
+from playground.tui.keys import MAIN_BINDINGS, STEP_KEYS
 from playground.tui.messages import BuildFinished, TimelineProgress
 from playground.tui.panels.compare_panel import ComparePanel
 from playground.tui.panels.fence_panel import FencePanel
@@ -33,6 +34,7 @@ from playground.tui.screens.trace import TraceScreen
 from playground.tui.widgets import BudgetBar, EventsView, Timeline, WireView
 from playground.tui.widgets.cost_pane import CostCompare, CostPane
 from playground.tui.widgets.lesson_pane import LessonPane
+from playground.tui.widgets.slider import Slider
 from playground.views import StepSample, tokens_long
 from playground.workspace import Workspace
 
@@ -51,6 +53,7 @@ class MainScreen(Screen[None]):
 
     def __init__(self, workspace: Workspace, priority: UiPriority) -> None:
         super().__init__()
+        self._compositor = ChangedOnlyCompositor()  # a partial update draws only what changed
         self.workspace = workspace
         self.priority = priority
         self.result: BuildResult | None = None
@@ -94,6 +97,15 @@ class MainScreen(Screen[None]):
         self.query_one(WireView).query_one("WireList").focus()
 
     # -- building --------------------------------------------------------------------------------
+    def asks_for_a_build(self, key: events.Key) -> bool:
+        """Whether `key` moves a policy slider or the step: the app then holds the paint of the moved knob
+        or step until the build is ready (one paint instead of two, ~8 ms sooner)."""
+        focused = self.focused
+        if isinstance(focused, Slider) and key.key in Slider.VALUE_KEYS:
+            return True
+        if isinstance(focused, Timeline) and key.key in Timeline.STEP_KEYS:
+            return True
+        return key.key in STEP_KEYS and not isinstance(focused, Input)
     def request_build(self, *, policy_changed: bool = True) -> None:
         builder = self.query_one(Builder)
         if policy_changed:  # its numbers are stale now; stop it so it does not slow this build down
@@ -114,7 +126,7 @@ class MainScreen(Screen[None]):
             if self._slow_build is not None:
                 self._slow_build.stop()
                 self._slow_build = None
-            self.priority.release(PAINT_GRACE)  # once the build the user waits for is painted
+            self.priority.release_soon(PAINT_GRACE)  # paint it, then let the background go on
         if outcome.result is None:
             self._set_status(
                 f"the engine refused the policy: {outcome.error}; the last build is kept", "$error"
@@ -193,11 +205,13 @@ class MainScreen(Screen[None]):
         changed = self.workspace.edit(event.path, event.value)
         if event.path in self.workspace.refused:
             self.query_one(PolicyPanel).refused(event.path, event.value, self.workspace.refused[event.path])
+            self.priority.release()  # no build follows: paint the refusal now
             return
         if changed:
             self._policy_changed()
         else:
             self._sync_policy(self.workspace.problems())
+            self.priority.release()
 
     @on(PolicyField.ResetRequested)
     def _reset_field(self, event: PolicyField.ResetRequested) -> None:
@@ -325,6 +339,8 @@ class MainScreen(Screen[None]):
         if self.workspace.set_step(event.step):
             self._update_top_bar()
             self.request_build(policy_changed=False)
+        else:
+            self.priority.release()
 
     def action_step(self, delta: int) -> None:
         self.query_one(Timeline).action_move(delta)

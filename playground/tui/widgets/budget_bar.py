@@ -10,6 +10,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from engine import TokenAccount
+from playground.tui.widgets.component_styles import ComponentStyles
 from playground.views import (
     BarSegment,
     apportion,
@@ -70,6 +71,10 @@ class BudgetBar(Widget):
     pinned: reactive[TokenAccount | None] = reactive(None)
     """A pinned build's numbers (A), drawn thin under the main bar."""
 
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.component_style = ComponentStyles(self)
+
     def show(self, account: TokenAccount | None, pinned: TokenAccount | None = None) -> None:
         """Draw `account` (and `pinned` for comparison); the screen is re-laid out only when the bar's
         number of lines changes (a layout pass repaints every widget)."""
@@ -101,7 +106,7 @@ class BudgetBar(Widget):
         cells = apportion([s.bar_tokens for s in segments], width, self._scale())
         text = Text()
         for seg, n in zip(segments, cells, strict=True):
-            text.append((glyph or seg.glyph) * n, self.get_component_rich_style(_component(seg)))
+            text.append((glyph or seg.glyph) * n, self.component_style(_component(seg)))
         return text
 
     def _markers(self, account: TokenAccount, width: int) -> Text:
@@ -111,7 +116,7 @@ class BudgetBar(Widget):
             marks.append((account.max_tokens, MAX_MARK))
         for tokens, mark in marks:
             line[min(width - 1, int(tokens * width / self._scale()))] = mark
-        return Text("".join(line), self.get_component_rich_style("budget-bar--marker"))
+        return Text("".join(line), self.component_style("budget-bar--marker"))
 
     def _legend(self, account: TokenAccount) -> list[Text]:
         pinned = {s.name: s.tokens for s in bar_segments(self.pinned)} if self.pinned else None
@@ -119,7 +124,7 @@ class BudgetBar(Widget):
         pad = max(len(s.label) for s in segments)
         lines = []
         for seg in segments:
-            line = Text(seg.glyph + " ", self.get_component_rich_style(_component(seg)))
+            line = Text(seg.glyph + " ", self.component_style(_component(seg)))
             line.append(f"{seg.label:<{pad}} {tokens_short(seg.tokens):>5}")
             if pinned is not None and pinned.get(seg.name, 0) != seg.tokens:
                 line.append(f" {tokens_delta(seg.tokens - pinned.get(seg.name, 0)):>5}")
@@ -127,7 +132,7 @@ class BudgetBar(Widget):
         return lines
 
     def _footer(self, account: TokenAccount) -> list[Text]:
-        marker = self.get_component_rich_style("budget-bar--marker")
+        marker = self.component_style("budget-bar--marker")
         summary = f"  summary budget {tokens_short(account.summary_budget)}"
         share = percent(account.final_tokens, account.total_budget)
         used = f"used {tokens_long(account.final_tokens)} · {share}"
@@ -137,7 +142,7 @@ class BudgetBar(Widget):
             Text(summary, marker),
             Text(
                 used + (" !" if account.over_budget else ""),
-                self.get_component_rich_style("budget-bar--used"),
+                self.component_style("budget-bar--used"),
             ),
         ]
 

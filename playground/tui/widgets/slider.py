@@ -17,6 +17,8 @@ from textual.widget import Widget
 from textual.widgets import Input, Label
 from textual.widgets.input import Selection
 
+from playground.tui.widgets.component_styles import ComponentStyles
+
 _EPS = 1e-9
 
 
@@ -41,12 +43,13 @@ class SliderBar(Widget):
     def __init__(self, slider: Slider) -> None:
         super().__init__()
         self._slider = slider
+        self._style = ComponentStyles(self)
 
     def render(self) -> Text:
         s = self._slider
         track = max(1, self.size.width - s.label_width - 1)
         knob = round(s.fraction * (track - 1))
-        style = self.get_component_rich_style
+        style = self._style
         text = Text(no_wrap=True, overflow="crop")
         text.append("━" * knob, style("slider--filled"))
         text.append("●" if s.has_focus else "○", style("slider--knob"))
@@ -99,6 +102,10 @@ class Slider(Widget, can_focus=True):
     | home, end | Minimum / maximum. |
     | enter | Type a number (enter again to apply it, escape to cancel). |
     """
+    VALUE_KEYS: ClassVar[frozenset[str]] = frozenset(
+        b.key for b in BINDINGS if isinstance(b, Binding) and b.action.startswith(("move", "to_"))
+    )
+    """The keys that move the value (when the slider has focus and is not being typed into)."""
 
     DEFAULT_CSS = """
     Slider {

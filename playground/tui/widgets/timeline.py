@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from playground.tui.widgets.component_styles import ComponentStyles
 from playground.views import StepSample, tokens_long
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -77,6 +78,10 @@ class Timeline(Widget, can_focus=True):
             for key, step, way in ((letter, 1, "next"), (letter.upper(), -1, "previous"))
         ],
     ]
+    STEP_KEYS: ClassVar[frozenset[str]] = frozenset(
+        b.key for b in BINDINGS if isinstance(b, Binding) and b.action.startswith(("move", "jump"))
+    )
+    """The keys that move to another step (when the timeline has focus)."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "timeline--bar",
@@ -119,6 +124,7 @@ class Timeline(Widget, can_focus=True):
         self.note = ""  # what the shown step's summarization trigger decided, and why
         self._shown = 0  # counts `show` calls: new points
         self._chart: tuple[tuple[object, ...], Text, Text] | None = None  # see `_spark_and_marks`
+        self._style = ComponentStyles(self)
 
     def show_note(self, note: str) -> None:
         if note != self.note:  # every build comes here; a repaint of the chart costs ~3 ms
@@ -174,9 +180,9 @@ class Timeline(Widget, can_focus=True):
 
     def render(self) -> Text:
         if not self.points:
-            return Text(self._label().strip(), self.get_component_rich_style("timeline--label"))
+            return Text(self._label().strip(), self._style("timeline--label"))
         spark, marks = self._spark_and_marks()
-        note = Text(self.note, self.get_component_rich_style("timeline--label"), no_wrap=True, end="")
+        note = Text(self.note, self._style("timeline--label"), no_wrap=True, end="")
         return Text("\n").join([spark, marks, note])
 
     def _spark_and_marks(self) -> tuple[Text, Text]:
@@ -187,7 +193,7 @@ class Timeline(Widget, can_focus=True):
             return self._chart[1].copy(), self._chart[2].copy()
         cols = columns(self.points, self._spark_width())
         scale = max(max(p.total_budget for p in self.points), max(c.tokens for c in cols), 1)
-        style = self.get_component_rich_style
+        style = self._style
         # One span per run of cells alike, not one per cell: a styled span costs far more to paint than a
         # character, and a wide timeline has hundreds of cells.
         kinds: list[tuple[str, bool]] = []
