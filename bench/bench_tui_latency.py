@@ -11,6 +11,8 @@ Drives the real app headless with Pilot (200x50) on the largest transcript in ..
 - `busy`: the same, an edit every 100 ms, while the step series of the previous edit is being computed;
 - `step`: `[`/`]` (the timeline moved one step), time to the painted build of that step, while the series
   of the last edit may still be computing.
+Each session's line also gives the time of a fixed pure-Python loop before and after it (`machine_speed`):
+on a shared VM the CPU's speed changes by up to 2x within seconds, and the latencies with it.
 Then, in a fresh process, the peak RSS with a synthetic N-message session (default 10,000) open and its
 build on screen. Numbers, not pass/fail.
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import math
 import os
 import resource
 import statistics
@@ -202,6 +205,18 @@ def synthetic(folder: Path, n: int) -> Path:
     return path
 
 
+def machine_speed() -> float:
+    """ms for a fixed pure-Python loop (best of three): this machine's speed when the figures were taken.
+    On a shared VM it varies by up to 2x within seconds, and every latency here with it."""
+    best = math.inf
+    for _ in range(3):
+        start, total = time.perf_counter(), 0
+        for i in range(1_000_000):
+            total += i
+        best = min(best, (time.perf_counter() - start) * 1000)
+    return best
+
+
 def line(label: str, samples: list[tuple[float, float]]) -> str:
     applied, painted = [s[0] for s in samples], [s[1] for s in samples]
     p90 = statistics.quantiles(painted, n=10)[-1]
@@ -231,8 +246,11 @@ def main() -> None:
             paths.append(synthetic(Path(tmp), 1000))
         for path in paths:
             messages = len(load_inputs(path).session.messages)
+            before = machine_speed()
             rounds = asyncio.run(measure(path, edits))
-            print(f"{path.name} ({messages} messages)")
+            after = machine_speed()
+            speed = f"calibration loop {before:.0f} ms before, {after:.0f} after"
+            print(f"{path.name} ({messages} messages; {speed})")
             for label, samples in rounds.items():
                 print(line(label, samples))
     if not args:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from engine.messages import AiMessage
@@ -60,6 +61,7 @@ def assemble_result(
         preprocessed=tuple(run.preprocessed),
         decisions=Deferred(lambda: _decisions(run, final, wire_positions)) if detail else (),
         decide=(lambda only: tuple(_decisions(run, final, wire_positions, only))) if detail else None,
+        count_dropped=functools.cache(lambda: _dropped_count(run)) if detail else None,
         tokens=_token_account(run, final, final_tokens, reminder),
         events=tuple(run.events) + _reminder_events(reminder),
         trace=trace,
@@ -184,6 +186,43 @@ def _decisions(
     """A decision per session message and per created message; with `only`, just for the session messages
     it picks (a replay's cost reads a few messages' fates at every step)."""
     wire_index = {id(s): p for s, p in zip(final, positions, strict=True)}
+    carriers = {s.message.id: s for s in run.states}
+    summary = next((s for s in run.states if s.index == -1), None)
+    decisions = []
+    for index, message, removal, state in _fates(run, carriers, only):
+        if removal is not None:
+            decisions.append(_from_removal(index, message, removal, carriers, wire_index))
+        elif state is not None:
+            decisions.append(_from_state(index, message, state, wire_index))
+        else:
+            decisions.append(_summarized(index, message, summary, wire_index))
+    if only is None:
+        decisions.extend(_created(run, wire_index))
+    return decisions
+
+
+def _dropped_count(run: Pipeline) -> int:
+    """How many of `_decisions(run, ...)` are not kept, without making them (the wire's title shows it on
+    every build; the decisions themselves are made when a reader asks)."""
+    carriers = {s.message.id: s for s in run.states}
+    summarised = any(s.index == -1 for s in run.states)  # `_summarized` keeps it then
+    dropped = sum(1 for s in run.states if s.index == -1 and not s.kept)
+    for _, _, removal, state in _fates(run, carriers):
+        if removal is not None:
+            carrier = _carrier(removal, carriers)
+            dropped += carrier is None or not carrier.kept
+        elif state is not None:
+            dropped += not state.kept
+        else:
+            dropped += not summarised
+    return dropped
+
+
+def _fates(
+    run: Pipeline, carriers: dict[str, State], only: Callable[[AiMessage], bool] | None = None
+) -> Iterator[tuple[int, AiMessage, Removal | None, State | None]]:
+    """Each session message (that `only` picks) with what decided its fate: the removal that dropped it or
+    handed it to a carrier, else its own state, else neither (it was summarised)."""
     by_origin: dict[int, State] = {}
     for state in run.states:
         if state.index < 0:  # a created summary carries what it replaced; those get their own decision
@@ -191,9 +230,6 @@ def _decisions(
         for origin in state.origins:
             by_origin[origin] = state
     removed = _removed_by_origin(run)
-    carriers = {s.message.id: s for s in run.states}
-    summary = next((s for s in run.states if s.index == -1), None)
-    decisions = []
     for index, message in enumerate(run.session):
         if only is not None and not only(message):
             continue
@@ -203,14 +239,16 @@ def _decisions(
         # A removed message is carried by the state that replaced it (compressed, degraded, assembled),
         # unless that state was summarised in turn.
         if removal is not None and (removal.replaced_by is None or removal.replaced_by in carriers):
-            decisions.append(_from_removal(index, message, removal, carriers, wire_index))
+            yield index, message, removal, None
         elif removal is None and state is not None:
-            decisions.append(_from_state(index, message, state, wire_index))
+            yield index, message, None, state
         else:
-            decisions.append(_summarized(index, message, summary, wire_index))
-    if only is None:
-        decisions.extend(_created(run, wire_index))
-    return decisions
+            yield index, message, None, None
+
+
+def _carrier(removal: Removal, carriers: dict[str, State]) -> State | None:
+    """The state now carrying a removed message; None when it was dropped outright."""
+    return carriers.get(removal.replaced_by) if removal.replaced_by else None
 
 
 def _removed_by_origin(run: Pipeline) -> dict[int, Removal]:
@@ -244,7 +282,7 @@ def _from_state(index, message, state: State, wire_index) -> Decision:
 
 
 def _from_removal(index, message, removal, carriers: dict[str, State], wire_index) -> Decision:
-    carrier = carriers.get(removal.replaced_by) if removal.replaced_by else None
+    carrier = _carrier(removal, carriers)
     if carrier is None:
         return Decision(
             index,

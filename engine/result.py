@@ -189,6 +189,8 @@ class BuildResult:
     decide: Callable[[Callable[[AiMessage], bool]], tuple[Decision, ...]] | None = field(
         default=None, repr=False, compare=False
     )
+    # how many decisions are not kept, counted without making them (see `dropped_count`)
+    count_dropped: Callable[[], int] | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -212,6 +214,13 @@ class BuildResult:
         if self._all_made() or self.decide is None:
             return tuple(d for d in self.decisions if d.index >= 0 and d.type == message_type)
         return self.decide(lambda m: m.type == message_type)
+
+    def dropped_count(self) -> int:
+        """How many session and created messages the build did not keep (`not d.kept` over `decisions`);
+        cheaper than that when the decisions were not made yet."""
+        if self._all_made() or self.count_dropped is None:
+            return sum(1 for d in self.decisions if not d.kept)
+        return self.count_dropped()
 
     def decision_for(self, message_id: str) -> Decision | None:
         if not self._all_made() and self.decide is not None:

@@ -247,12 +247,15 @@ def test_the_steps_are_found_again_when_the_checkpoint_tool_changes(ws: Workspac
     assert [p.node_step for p in ws.points] == before
 
 
-def test_a_build_outcome_carries_the_provider_problems_and_made_cards_and_decisions(ws: Workspace) -> None:
+def test_a_build_outcome_carries_the_provider_problems_and_made_cards(ws: Workspace) -> None:
     outcome = run_build(ws.build_request())
     assert outcome.result is not None and outcome.problems == tuple(
         str(p) for p in outcome.result.provider_problems
     )
-    assert outcome.result.cards.made and outcome.result.decisions.made  # made in the worker, not the UI
+    assert outcome.result.cards.made  # made in the worker, not on the UI thread
+    assert not outcome.result.decisions.made  # made when a view asks; the wire title only counts them
+    dropped = outcome.result.dropped_count()
+    assert dropped == sum(1 for d in outcome.result.decisions if not d.kept)
 
 
 def test_a_cost_replay_asks_stop_before_each_step_and_ends_at_the_first_yes(ws: Workspace) -> None:

@@ -79,6 +79,7 @@ def test_any_build_keeps_pairs_together_and_its_trace_consistent(messages, layer
     if result.error is not None:
         assert result.error.code in ("TOOL_HISTORY_OVERFLOW", "SUMMARIZATION_FAILED")
         return
+    counted = result.count_dropped()  # before the decisions are made: without them
     failures = {f.id for f in check_invariants(result).errors}
     assert failures <= {"C6_FINAL_TOKENS_WITHIN_BUDGET"}  # must-keep or forced groups may overflow
     if "C6_FINAL_TOKENS_WITHIN_BUDGET" in failures:
@@ -90,4 +91,5 @@ def test_any_build_keeps_pairs_together_and_its_trace_consistent(messages, layer
         if message.type == "tool_calls":
             assert {c["id"] for c in message.tool_calls} <= kept_outputs
     assert len(result.decisions) >= len(messages)
+    assert counted == result.dropped_count() == sum(1 for d in result.decisions if not d.kept)
     assert [d.message_id for d in result.decisions[: len(messages)]] == [m.id for m in messages]

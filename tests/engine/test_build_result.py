@@ -278,3 +278,16 @@ def test_a_decision_made_alone_equals_the_one_made_among_all(name):
     users = tuple(d for d in everything if d.index >= 0 and d.type == "user_input")
     assert users and fresh().decisions_of_type("user_input") == users
     assert {d.reason for d in everything} - {"kept"}  # the budget made the session's decisions vary
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.glob("*.jsonl")))
+@pytest.mark.parametrize("max_tokens", [1500, 3000, 200_000])
+def test_the_dropped_count_made_without_decisions_is_theirs(name: str, max_tokens: int) -> None:
+    session = load_session(SAMPLES / name)
+    policy = (session.header.data.get("contextPolicy") if session.header else None) or {}
+    layer = {**policy, "budget": {"maxTokens": max_tokens, "reservedForResponse": 200}}
+    result = build_context(session.messages, layer, tokenizer=MockTokenizer(10), now=1)
+    if result.error is not None:
+        return
+    counted = result.count_dropped()  # before the decisions are made
+    assert counted == result.dropped_count() == sum(1 for d in result.decisions if not d.kept)

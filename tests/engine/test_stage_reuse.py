@@ -84,7 +84,9 @@ def build(name: str, policy: Any) -> BuildResult:
 
 
 def comparable(result: BuildResult) -> dict[str, Any]:
-    out = {f.name: getattr(result, f.name) for f in fields(result) if f.name not in ("trace", "decide")}
+    skipped = ("trace", "decide", "count_dropped")  # closures: compared through what they give
+    out = {f.name: getattr(result, f.name) for f in fields(result) if f.name not in skipped}
+    out["dropped"] = result.count_dropped() if result.count_dropped else None
     out["cards"], out["decisions"] = tuple(result.cards), tuple(result.decisions)
     if result.trace is not None:
         events = [{k: v for k, v in e.items() if k != "durationMs"} for e in result.trace["events"]]

@@ -137,7 +137,7 @@ class WireView(Vertical):
     def _title_text(self, result: BuildResult, rows: list[WireRow]) -> str:
         if self.shape == "anthropic" and self._anthropic is None:
             return "WIRE anthropic · no payload given"
-        dropped = sum(1 for d in result.decisions if not d.kept)
+        dropped = result.dropped_count()
         shown = "shown" if self.show_dropped else "hidden"
         cards = sum(1 for r in rows if r.kind != "dropped")
         tokens = tokens_long(result.tokens.final_tokens)
