@@ -199,7 +199,11 @@ class BuildResult:
     @property
     def provider_problems(self) -> list[Any]:
         """Why OpenAI or Anthropic would reject this wire (`engine.provider_check`); empty if both accept."""
-        return check_wire(self.wire) if self.error is None else []
+        return self.check_providers()
+
+    def check_providers(self, anthropic: dict[str, Any] | None = None) -> list[Any]:
+        """`provider_problems`, given the wire's Anthropic projection when the caller made it already."""
+        return check_wire(self.wire, anthropic) if self.error is None else []
 
     @property
     def kept_ids(self) -> tuple[str, ...]:

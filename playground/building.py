@@ -17,7 +17,6 @@ from engine.fences import FenceError, FenceRegistry
 from engine.messages import AiMessage
 from engine.observation import ObservationPreviewPort
 from engine.policy import ContextPolicy
-from engine.provider_check import check_wire
 from engine.replay import PlannedStep, StepBuild, build_step, run_replay
 from engine.result import BuildResult, Deferred
 from engine.summarizer import SummarizerPort
@@ -101,7 +100,7 @@ def run_build(request: BuildRequest) -> BuildOutcome:
         result.cards.items()
     result.dropped_count()
     anthropic = to_anthropic(result.wire)
-    problems = tuple(str(p) for p in check_wire(result.wire, anthropic)) if result.ok else ()
+    problems = tuple(str(p) for p in result.check_providers(anthropic))
     return BuildOutcome(request, result, anthropic, problems=problems)
 
 

@@ -9,6 +9,11 @@ def _bind(key: str, action: str, text: str, id: str, tooltip: str, show: bool = 
     return Binding(key, action, text, show=show, id=id, tooltip=tooltip)
 
 
+def keys_of(bindings: list[BindingType], *actions: str) -> frozenset[str]:
+    """The keys of the bindings whose action starts with one of `actions`."""
+    return frozenset(b.key for b in bindings if isinstance(b, Binding) and b.action.startswith(actions))
+
+
 APP_BINDINGS: list[BindingType] = [
     _bind(
         "ctrl+s", "export", "Export", "app.export", "Export the policy (YAML or AgentSpec JSON) or the fences"
@@ -38,5 +43,5 @@ MAIN_BINDINGS: list[BindingType] = [
     _bind("L", "lesson_reset", "Lesson start", "main.lesson_reset", "Back to the lesson start", False),
 ]
 
-STEP_KEYS = frozenset(b.key for b in MAIN_BINDINGS if isinstance(b, Binding) and b.action.startswith("step("))
+STEP_KEYS = keys_of(MAIN_BINDINGS, "step(")
 """The main screen's keys that build another step."""

@@ -57,10 +57,7 @@ class UiPriority:
         if self._paint_hold is None:
             self._paint_hold = self._app.batch_update()
             self._paint_hold.__enter__()
-            self._app.set_timer(PAINT_HOLD, self._paint_timeout)
-
-    def _paint_timeout(self) -> None:
-        self._end_paint_hold()
+            self._app.set_timer(PAINT_HOLD, self._end_paint_hold)
 
     def _end_paint_hold(self) -> None:
         hold, self._paint_hold = self._paint_hold, None

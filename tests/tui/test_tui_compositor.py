@@ -13,6 +13,7 @@ from textual._compositor import ChopsUpdate, Compositor
 from playground.inputs import load_inputs
 from playground.tui.app import PlaygroundApp, make_app
 from playground.tui.compositor import ChangedOnlyCompositor
+from tests.tui.test_tui_app import settle
 from tests.tui_session import write_session
 
 
@@ -51,9 +52,7 @@ def test_partial_updates_write_what_textual_would_from_fewer_widgets(tmp_path: P
 
     async def main(app: PlaygroundApp) -> None:
         async with app.run_test(size=(160, 48)) as pilot:
-            for _ in range(4):
-                await app.workers.wait_for_complete()
-                await pilot.pause()
+            await settle(app, pilot)
             app.main.action_focus_field("budget.maxTokens")
             for key in ("left", "left", "left_square_bracket", "d", "right"):
                 await pilot.press(key)

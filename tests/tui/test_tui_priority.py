@@ -23,6 +23,7 @@ from playground.tui.priority import PAINT_GRACE, UPDATES_ASKED, UiPriority
 from playground.tui.screens.main import MainScreen
 from playground.tui.widgets import Slider, Timeline
 from playground.workspace import Workspace
+from tests.tui.test_tui_app import settle
 from tests.tui_session import write_session
 
 
@@ -94,9 +95,7 @@ def test_an_edit_holds_the_background_until_its_build_is_shown_and_quitting_rele
 
     async def main(app: PlaygroundApp) -> None:
         async with app.run_test(size=(160, 48), message_hook=arrived) as pilot:
-            for _ in range(4):
-                await app.workers.wait_for_complete()
-                await pilot.pause()
+            await settle(app, pilot)
             slider = app.main.query_one("#field-budget-maxTokens").input  # type: ignore[attr-defined]
             target = app.workspace.generation + 1
             seen.clear()
@@ -132,9 +131,7 @@ def test_a_policy_slider_key_is_painted_in_one_paint_with_the_build_it_asks_for(
 
     async def main(app: PlaygroundApp) -> None:
         async with app.run_test(size=(160, 48)) as pilot:
-            for _ in range(4):
-                await app.workers.wait_for_complete()
-                await pilot.pause()
+            await settle(app, pilot)
             app.main.action_focus_field("budget.maxTokens")
             await pilot.pause()
             for key, expected in (("right", "SliderBar"), ("left_square_bracket", "Timeline")):
@@ -159,8 +156,7 @@ def test_only_a_policy_slider_or_a_step_key_holds_the_paint(tmp_path: Path) -> N
 
     async def main(app: PlaygroundApp) -> None:
         async with app.run_test(size=(160, 48)) as pilot:
-            await app.workers.wait_for_complete()
-            await pilot.pause()
+            await settle(app, pilot)
             asks = lambda key: app.main.asks_for_a_build(events.Key(key, None))  # noqa: E731
             app.main.action_focus_field("budget.maxTokens")
             await pilot.pause()

@@ -17,6 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Label
 from textual.widgets.input import Selection
 
+from playground.tui.keys import keys_of
 from playground.tui.widgets.component_styles import ComponentStyles
 
 _EPS = 1e-9
@@ -102,9 +103,7 @@ class Slider(Widget, can_focus=True):
     | home, end | Minimum / maximum. |
     | enter | Type a number (enter again to apply it, escape to cancel). |
     """
-    VALUE_KEYS: ClassVar[frozenset[str]] = frozenset(
-        b.key for b in BINDINGS if isinstance(b, Binding) and b.action.startswith(("move", "to_"))
-    )
+    VALUE_KEYS: ClassVar[frozenset[str]] = keys_of(BINDINGS, "move", "to_")
     """The keys that move the value (when the slider has focus and is not being typed into)."""
 
     DEFAULT_CSS = """

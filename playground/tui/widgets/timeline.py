@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from playground.tui.keys import keys_of
 from playground.tui.widgets.component_styles import ComponentStyles
 from playground.views import StepSample, tokens_long
 
@@ -78,9 +79,7 @@ class Timeline(Widget, can_focus=True):
             for key, step, way in ((letter, 1, "next"), (letter.upper(), -1, "previous"))
         ],
     ]
-    STEP_KEYS: ClassVar[frozenset[str]] = frozenset(
-        b.key for b in BINDINGS if isinstance(b, Binding) and b.action.startswith(("move", "jump"))
-    )
+    STEP_KEYS: ClassVar[frozenset[str]] = keys_of(BINDINGS, "move", "jump")
     """The keys that move to another step (when the timeline has focus)."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
