@@ -8,7 +8,10 @@ newest first wherever it fits, P3 keeps older tool groups and compressed tool hi
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from heapq import merge
+from operator import itemgetter
 
 from engine.groups import ToolGroup, build_groups
 from engine.messages import AiMessage
@@ -176,15 +179,20 @@ def _p3_historical_tools(fill: _Fill, groups: list[ToolGroup], last_user: int) -
             kept_p3 += 1
 
 
-def _p3_candidates(states: list[State], groups: list[ToolGroup], last_user: int):
-    """Compressed messages and groups at or before the current input, newest first."""
-    found: list[tuple[int, object]] = [
-        (i, s)
-        for i, s in enumerate(states[: last_user + 1])
-        if s.message.type == "final_answer" and is_compressed_tool_history(s.message)  # type first: cheap
-    ]
-    found.extend((g.start_index, g) for g in groups if g.start_index <= last_user)
-    return [c for _, c in sorted(found, key=lambda item: item[0], reverse=True)]
+def _p3_candidates(
+    states: list[State], groups: list[ToolGroup], last_user: int
+) -> Iterator[State | ToolGroup]:
+    """Compressed messages and groups at or before the current input, newest first. Lazy: P3 stops after a
+    few candidates, so the states older than the last one it reads are never looked at."""
+    compressed = (
+        (i, states[i])
+        for i in range(last_user, -1, -1)
+        if states[i].message.type == "final_answer" and is_compressed_tool_history(states[i].message)
+    )
+    older_groups = ((g.start_index, g) for g in reversed(groups) if g.start_index <= last_user)
+    # Both run newest first (groups are in anchor order), and a compressed message is never a group's anchor.
+    for _, candidate in merge(compressed, older_groups, key=itemgetter(0), reverse=True):
+        yield candidate
 
 
 _KEPT, _REJECTED, _TOO_BIG = object(), object(), object()
