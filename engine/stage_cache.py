@@ -80,7 +80,7 @@ class StageCache:
             for held, held_tokenizer, held_model, counts in self._tokens:
                 if held is entries and held_tokenizer is tokenizer and held_model == model_id:
                     return counts
-        counts = [tokenizer.estimate_message(e.message, model_id) for e in entries]
+        counts = tokenizer.estimate_messages([e.message for e in entries], model_id)
         with self._lock:
             self._tokens.insert(0, (entries, tokenizer, model_id, counts))
             del self._tokens[_PER_STAGE:]

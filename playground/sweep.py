@@ -32,6 +32,7 @@ from engine.errors import EngineError
 from engine.importers import UnknownFormatError, detect_format
 from engine.policy import ContextPolicy, PolicyValidationError, control_for, set_value, write_atomic
 from engine.prices import BUILTIN_PRICES, PriceTable, resolve_price
+from engine.tokens import set_count_threads
 from playground.inputs import LOAD_ERRORS, load_inputs
 
 FORMATS = (".csv", ".jsonl", ".parquet")
@@ -248,7 +249,8 @@ def _execute(
         return
     # forkserver: workers fork from a clean server (no threads of ours, e.g. a progress bar, are copied)
     method = "forkserver" if "forkserver" in get_all_start_methods() else "spawn"
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context(method)) as pool:
+    context = get_context(method)  # each worker counts tokens on one thread: the workers fill the cores
+    with ProcessPoolExecutor(workers, context, initializer=set_count_threads, initargs=(1,)) as pool:
         pending: set[Future[dict[str, Any]]] = set()
         queue = iter(jobs)
         for job in itertools.islice(queue, workers * 2):  # a bounded queue: an interrupt loses little

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from types import SimpleNamespace
 
 import pytest
@@ -309,3 +310,48 @@ def test_rough_estimate():
     assert rough_estimate("abcdefgh") == 2
     assert rough_estimate("你好") == 2  # 6 UTF-8 bytes / 3
     assert rough_estimate("hi 你") == 2  # 6 bytes, CJK present
+
+
+def batch_messages() -> list[AiMessage]:
+    """Enough new text to be counted on several threads: prose, code, a special token, calls and ids."""
+    call = {"id": "call_7", "type": "function", "function": {"name": "grep", "arguments": '{"q":"total"}'}}
+    line = "line {}: total = round(x, 2)  # 合计 "
+    messages = [AiMessage(f"u{i}", "user", "user_input", line.format(i) * 40) for i in range(60)]
+    messages += [
+        AiMessage("a", "assistant", "tool_calls", "", metadata={"tool_calls": [call]}),
+        AiMessage("t", "tool", "tool_output", "end <|endoftext|> " * 30, metadata={"tool_call_id": "call_7"}),
+        AiMessage("again", "user", "user_input", line.format(3) * 40),
+    ]
+    assert sum(len(m.content) for m in messages) >= tokens.PARALLEL_COUNT_CHARS
+    return messages
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_a_large_batch_counts_the_same_on_any_number_of_threads(fresh_encodings, monkeypatch, threads):
+    monkeypatch.setattr(tiktoken, "get_encoding", offline_only)
+    monkeypatch.setattr(tokens, "_count_threads", 1)
+    one_by_one = DefaultTokenizer("cl100k_base", 2.0, 50)
+    expected = [one_by_one.estimate_message(m) for m in batch_messages()]
+    counted_on: set[str] = set()
+    real_counts_of = DefaultTokenizer._counts_of
+
+    def spy(self, texts):
+        counted_on.add(threading.current_thread().name.split("_")[0])
+        return real_counts_of(self, texts)
+
+    monkeypatch.setattr(DefaultTokenizer, "_counts_of", spy)
+    tokens.set_count_threads(threads)
+    batched = DefaultTokenizer("cl100k_base", 2.0, 50)
+    assert batched.estimate_messages(batch_messages()) == expected
+    assert batched.tokenizations == one_by_one.tokenizations  # each distinct text counted once either way
+    assert counted_on == (set() if threads == 1 else {"token-count"})
+    assert batched.estimate_messages(batch_messages()) == expected  # the second time, all from the caches
+    assert batched.tokenizations == one_by_one.tokenizations
+
+
+def test_a_small_batch_is_counted_on_the_calling_thread(fresh_encodings, monkeypatch):
+    monkeypatch.setattr(tiktoken, "get_encoding", offline_only)
+    monkeypatch.setattr(tokens, "_count_threads", 2)
+    monkeypatch.setattr(DefaultTokenizer, "_counts_of", lambda self, texts: pytest.fail("counted on threads"))
+    tokenizer = DefaultTokenizer("cl100k_base", 2.0, 50)
+    assert tokenizer.estimate_messages(e1_messages()) == estimates(DefaultTokenizer("cl100k_base", 2.0, 50))
