@@ -81,10 +81,14 @@ def _is_array_index(key: str) -> bool:
     )
 
 
+# What `json.dumps(text, ensure_ascii=False)` returns for a string, without making an encoder per call.
+_json_string = json.encoder.encode_basestring
+
+
 def js_json(value: Any) -> str:
     """`JSON.stringify(value)` for a value parsed from JSON: compact, JS key order and number format."""
     if isinstance(value, dict):
-        parts = (f"{json.dumps(k, ensure_ascii=False)}:{js_json(value[k])}" for k in js_key_order(value))
+        parts = (f"{_json_string(k)}:{js_json(value[k])}" for k in js_key_order(value))
         return "{" + ",".join(parts) + "}"
     if isinstance(value, list | tuple):
         return "[" + ",".join(js_json(item) for item in value) + "]"
@@ -94,4 +98,4 @@ def js_json(value: Any) -> str:
         return "null" if math.isnan(value) or math.isinf(value) else js_number(value)
     if isinstance(value, int):
         return str(value)
-    return json.dumps(value, ensure_ascii=False)
+    return _json_string(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

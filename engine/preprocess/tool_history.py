@@ -88,6 +88,8 @@ class _Messages(Sequence[AiMessage]):
         return self._end
 
     def __getitem__(self, index):  # type: ignore[override]
+        if type(index) is int and 0 <= index < self._end:  # the scan's and the compressor's every read
+            return self._entries[index].message
         if isinstance(index, slice):
             return [e.message for e in self._entries[: self._end][index]]
         if not -self._end <= index < self._end:
@@ -230,12 +232,13 @@ def _apply(
     member_ids: list[str] = []
     for group in removed:
         indices = group.indices
+        members = tuple(messages[i] for i in indices)
         drop_indices.update(indices)
-        member_ids.extend(messages[i].id for i in indices)
+        member_ids.extend(m.id for m in members)
         origins = merged_origins(entries, indices)
         replacement_id = None
         if compress:
-            message = _compressed_message(group, indices, messages)
+            message = _compressed_message(group, members, messages)
             replacement_id = message.id
             replacements[group.anchor_index] = Entry(message, origins, True)
         removals.append(Removal(origins, strategy, replacement_id))
@@ -254,8 +257,9 @@ _CACHE: dict[tuple[Any, ...], tuple[tuple[AiMessage, ...], AiMessage]] = {}
 _CACHE_LIMIT = 50_000
 
 
-def _compressed_message(group: ToolGroup, indices: list[int], messages: Sequence[AiMessage]) -> AiMessage:
-    members = tuple(messages[i] for i in indices)
+def _compressed_message(
+    group: ToolGroup, members: tuple[AiMessage, ...], messages: Sequence[AiMessage]
+) -> AiMessage:
     key = (*map(id, members), group.is_checkpoint, active_copy())
     hit = _CACHE.get(key)
     if hit is not None and all(a is b for a, b in zip(hit[0], members, strict=True)):
@@ -270,9 +274,11 @@ def _compressed_message(group: ToolGroup, indices: list[int], messages: Sequence
 def _make_compressed_message(group: ToolGroup, messages: Sequence[AiMessage]) -> AiMessage:
     anchor = messages[group.anchor_index]
     outputs = [messages[i] for i in group.output_indices]
+    answers: dict[str | None, list[AiMessage]] = {}  # outputs by the call they answer, in order
+    for output in outputs:
+        answers.setdefault(output.tool_call_id, []).append(output)
     calls = [c for c in anchor.tool_calls if call_id(c).strip()]
-    parts = [_describe_call(call, [o for o in outputs if o.tool_call_id == call_id(call)]) for call in calls]
-    source_ids = list(dict.fromkeys(messages[i].id for i in group.indices))
+    parts = [_describe_call(call, answers.get(call_id(call), [])) for call in calls]
     return AiMessage(
         id=created_id("compressed", anchor.id),
         role="assistant",
@@ -281,7 +287,7 @@ def _make_compressed_message(group: ToolGroup, messages: Sequence[AiMessage]) ->
         timestamp=anchor.timestamp,
         metadata={
             "isCompressedToolHistory": True,
-            "replacementSourceIds": source_ids,
+            "replacementSourceIds": list(dict.fromkeys([anchor.id, *(o.id for o in outputs)])),
             "compressedToolCallIds": group.call_ids,
             "compressedToolNames": group.tool_names,
             "toolInteractionGroupSize": len(group.call_ids),

@@ -355,3 +355,13 @@ def test_a_small_batch_is_counted_on_the_calling_thread(fresh_encodings, monkeyp
     monkeypatch.setattr(DefaultTokenizer, "_counts_of", lambda self, texts: pytest.fail("counted on threads"))
     tokenizer = DefaultTokenizer("cl100k_base", 2.0, 50)
     assert tokenizer.estimate_messages(e1_messages()) == estimates(DefaultTokenizer("cl100k_base", 2.0, 50))
+
+
+def test_balanced_chunks_are_runs_of_about_equal_size():
+    texts = [f"{i}" * (i % 7 + 1) for i in range(100)]
+    chunks = tokens.balanced_chunks(texts, 3)
+    assert [t for chunk in chunks for t in chunk] == texts  # runs, in order, nothing lost
+    sizes = [sum(map(len, chunk)) for chunk in chunks]
+    longest = max(map(len, texts))
+    assert len(chunks) == 3 and max(sizes) - min(sizes) <= 2 * longest  # each cut within a text of ideal
+    assert tokens.balanced_chunks(["a" * 30, "b", "c"], 2) == [["a" * 30], ["b", "c"]]
