@@ -289,10 +289,19 @@ class DefaultTokenizer(TokenizerPort):
     def estimate_messages(self, messages: Sequence[AiMessage], model_id: str | None = None) -> list[int]:
         """`estimate_message` of each; the texts not counted yet are counted first, on several threads when
         there are many (a first build)."""
-        new = [m for m in messages if (seen := self._object_cache.get(id(m))) is None or seen[0] is not m]
-        if new and _count_threads > 1:
-            self._count_in_parallel(new)
-        return [self.estimate_message(m, model_id) for m in messages]
+        counts, new = [], []  # one pass over a replay step's messages, almost all of them seen before
+        for index, message in enumerate(messages):
+            seen = self._object_cache.get(id(message))
+            if seen is not None and seen[0] is message:
+                counts.append(seen[1])
+            else:
+                counts.append(0)
+                new.append(index)
+        if len(new) > 1 and _count_threads > 1:
+            self._count_in_parallel([messages[i] for i in new])
+        for index in new:
+            counts[index] = self.estimate_message(messages[index], model_id)
+        return counts
 
     def _count_in_parallel(self, messages: list[AiMessage]) -> None:
         known = self._text_cache
