@@ -21,7 +21,7 @@ from engine.messages import AiMessage
 from engine.observation import ObservationPreviewPort
 from engine.pipeline import BuildContext, ContextProvider, MustKeep, Pipeline, TruncationRule
 from engine.policy import ContextPolicy, check_runtime, define_context_policy, to_wire
-from engine.preprocess.base import Entry, StageOutput, scope_created
+from engine.preprocess.base import Entry, StageOutput
 from engine.preprocess.fence_assembly import assemble_current_turn
 from engine.preprocess.fence_lifetime import apply_fence_lifetime
 from engine.preprocess.observation_sim import simulate_governance
@@ -179,7 +179,7 @@ def _preprocess(run: Pipeline, observation_store: ObservationPreviewPort | None)
         run.events.extend(output.events)
         if output.strategy:
             run.strategies.append(output.strategy)
-    run.entries, run.renamed = scope_created(entries)
+    run.entries, run.renamed = STAGE_CACHE.scoped(entries)
     run.preprocessed = [e.message for e in run.entries]
     run.preprocess_done = True
 

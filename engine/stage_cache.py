@@ -17,7 +17,7 @@ from typing import Any
 from engine import groups, hygiene
 from engine.messages import AiMessage
 from engine.preprocess import observation_sim, purification, tool_history
-from engine.preprocess.base import Entry, StageOutput, starts_with
+from engine.preprocess.base import ID_SCOPE, Entry, StageOutput, scope_created, starts_with
 from engine.tokens import TokenizerPort
 
 _PER_STAGE = 4
@@ -33,6 +33,7 @@ class StageCache:
         self._entries: list[tuple[tuple[AiMessage, ...], list[Entry]]] = []
         self._outputs: dict[str, list[tuple[list[Entry], tuple[Any, ...], StageOutput]]] = {}
         self._tokens: list[tuple[list[Entry], TokenizerPort, str, list[int]]] = []
+        self._scoped: list[tuple[list[Entry], str, tuple[list[Entry], dict[str, str]]]] = []
         self.hits = self.misses = 0  # stage runs answered from the cache, and run afresh
 
     def entries(self, messages: Sequence[AiMessage]) -> list[Entry]:
@@ -86,8 +87,24 @@ class StageCache:
             del self._tokens[_PER_STAGE:]
         return counts
 
+    def scoped(self, entries: list[Entry]) -> tuple[list[Entry], dict[str, str]]:
+        """`scope_created(entries)` under the current id scope: the same list as last time for the same
+        entries and scope (a step's rebuilds), so the providers meet the very same created messages and
+        every count and answer kept for them by identity still serves."""
+        scope = ID_SCOPE.get()
+        with self._lock:
+            for held, held_scope, output in self._scoped:
+                if held is entries and held_scope == scope:
+                    return output
+        output = scope_created(entries)
+        with self._lock:
+            self._scoped.insert(0, (entries, scope, output))
+            del self._scoped[_PER_STAGE:]
+        return output
+
     def clear(self) -> None:
         with self._lock:
+            self._scoped.clear()
             self._entries.clear()
             self._outputs.clear()
             self._tokens.clear()

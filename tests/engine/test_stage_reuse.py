@@ -30,7 +30,7 @@ from engine.policy import (
     policy_controls,
     set_value,
 )
-from engine.replay import iter_session_steps
+from engine.replay import build_step, iter_session_steps
 from engine.result import BuildResult
 from engine.session import load_session
 from engine.stage_cache import STAGE_CACHE, forget_earlier_builds
@@ -148,6 +148,24 @@ def test_a_replay_reusing_earlier_steps_equals_one_built_from_empty_caches(name)
         clear_caches()
     assert len(reused) > 5
     assert reused == fresh
+
+
+def test_a_step_rebuilt_after_an_edit_meets_the_same_scoped_messages_and_equals_a_fresh_build():
+    messages = LOADED["tool_loop_runs"].messages
+    options = {"tokenizer": TOKENIZER, "now": 1_700_000_000_000}
+    policy = define_context_policy({"budget": {"maxTokens": 3000}, "toolHistory": {"keepLatestToolPairs": 1}})
+    edited = set_value(policy, ("budget", "maxTokens"), 2500)
+    clear_caches()
+    first = build_step(len(messages), messages, policy, TICK, **options)
+    warm = build_step(len(messages), messages, edited, TICK, **options)
+    created = [m for m in warm.preprocessed if m.id.startswith("compressed:")]
+    assert created and all(f":s{len(messages)}:" in m.id for m in created)  # scoped to the step
+    assert all(a is b for a, b in zip(first.preprocessed, warm.preprocessed, strict=True))
+    other_step = build_step(len(messages) - 1, messages, edited, TICK, **options)
+    other_created = {id(m) for m in other_step.preprocessed if m.id.startswith("compressed:")}
+    assert other_created and not other_created & set(map(id, created))
+    clear_caches()
+    assert comparable(warm) == comparable(build_step(len(messages), messages, edited, TICK, **options))
 
 
 @pytest.mark.parametrize("field", ["lifetime", "placement", "llm_role", "must_keep"])
