@@ -234,8 +234,6 @@ def _fates(
         if only is not None and not only(message):
             continue
         state, removal = by_origin.get(index), removed.get(index)
-        if removal is not None and run.renamed:
-            removal = _renamed(removal, run.renamed)
         # A removed message is carried by the state that replaced it (compressed, degraded, assembled),
         # unless that state was summarised in turn.
         if removal is not None and (removal.replaced_by is None or removal.replaced_by in carriers):
@@ -252,10 +250,12 @@ def _carrier(removal: Removal, carriers: dict[str, State]) -> State | None:
 
 
 def _removed_by_origin(run: Pipeline) -> dict[int, Removal]:
-    """Each removed session message's removal (the last stage's, when several removed it); made once per
-    build, as a replay's cost asks a build for a few decisions several times."""
+    """Each removed session message's removal (the last stage's, when several removed it), naming its
+    carrier by its scoped id; made once per build, as a replay's cost asks a build for a few decisions
+    several times."""
     if run.removed_by_origin is None:
-        run.removed_by_origin = {origin: r for r in run.removals for origin in r.origins}
+        removals = [_renamed(r, run.renamed) for r in run.removals] if run.renamed else run.removals
+        run.removed_by_origin = {origin: r for r in removals for origin in r.origins}
     return run.removed_by_origin
 
 

@@ -43,9 +43,12 @@ def test_partial_updates_write_what_textual_would_from_fewer_widgets(tmp_path: P
         monkeypatch.setattr(Compositor, "_get_renders", counted)
         textuals = Compositor.render_partial_update(self)  # every widget in the changed regions' box
         self._dirty_regions.update(regions)
+        self._cuts = None  # made afresh while ours draws: they must still be every widget's
         update = ours(self)
         monkeypatch.setattr(Compositor, "_get_renders", get_renders)
+        kept_cuts, self._cuts = self._cuts, None
         compared.append((len(regions), written(update) == written(textuals), drawn[1], drawn[0]))
+        assert kept_cuts == self.cuts
         return update
 
     monkeypatch.setattr(ChangedOnlyCompositor, "render_partial_update", both)
