@@ -8,11 +8,14 @@ from dataclasses import replace
 from typing import TypeVar
 
 import pytest
+from rich.style import Style
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.message import Message
 from textual.pilot import Pilot
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
@@ -20,6 +23,7 @@ from playground.tui.widgets import BudgetBar, EventsView, Slider, Timeline, Trac
 from playground.tui.widgets.component_styles import ComponentStyles
 from playground.tui.widgets.slider import SliderBar
 from playground.tui.widgets.static_text import update_if_changed
+from playground.tui.widgets.text_lines import TextLines
 from playground.tui.widgets.timeline import columns
 from playground.tui.widgets.trace_view import trace_content
 from playground.views import StepSample, apportion, bar_segments
@@ -41,6 +45,11 @@ class Host(App[None]):
 
 
 Scenario = Callable[[Pilot, list[Message]], Awaitable[None]]
+
+
+def drawn(widget: TextLines) -> list[str]:
+    """A widget's lines as the screen draws them (through the line API)."""
+    return [widget.render_line(y).text for y in range(widget.content_size.height)]
 
 
 def run(widgets: Iterable[Widget], scenario: Scenario, size: tuple[int, int] = (40, 10)) -> list[Message]:
@@ -118,10 +127,10 @@ def test_slider_renders_track_knob_and_value() -> None:
 
     async def scenario(pilot: Pilot, seen: list[Message]) -> None:
         bar = slider.query_one("SliderBar")
-        assert bar.render().plain == "━━━━○" + "─" * 28 + "  24000"
+        assert drawn(bar)[0] == "━━━━○" + "─" * 28 + "  24000"
         slider.focus()
         await pilot.press("end")
-        assert bar.render().plain == "━" * 32 + "● 200000"
+        assert drawn(bar)[0] == "━" * 32 + "● 200000"
 
     run([slider], scenario)
 
@@ -212,7 +221,7 @@ def test_budget_bar_segments_and_numbers() -> None:
     async def scenario(pilot: Pilot, seen: list[Message]) -> None:
         bar.show(ACCOUNT)
         await pilot.pause()
-        lines = bar.render().plain.split("\n")
+        lines = drawn(bar)
         assert lines[0] == "maxTokens 24 000"
         assert lines[1] == "█" * 22 + "▒" * 3 + "░" * 5
         assert lines[2] == " " * 18 + "▲" + " " * 11  # wm budget = trigger = 15 120 → cell 18
@@ -242,7 +251,7 @@ def test_budget_bar_over_budget_and_pinned_compare() -> None:
     async def scenario(pilot: Pilot, seen: list[Message]) -> None:
         bar.show(OVER_ACCOUNT, pinned=ACCOUNT)
         await pilot.pause()
-        lines = bar.render().plain.split("\n")
+        lines = drawn(bar)
         assert bar.has_class("-over")
         assert lines[0] == "maxTokens 24 000 · ▀ A"
         assert lines[1] == "█" * 27 + "▒" * 3  # 28 800 tokens drawn: the bar grows past maxTokens
@@ -293,7 +302,7 @@ def test_budget_bar_unknown_category_is_drawn_last_in_a_neutral_style() -> None:
         bar.show(account)
         await pilot.pause()
         assert [s.style for s in bar_segments(account)][-3:] == ["other", "reserved", "free"]
-        assert "█ images     600" in bar.render().plain.split("\n")
+        assert "█ images     600" in drawn(bar)
 
     run([bar], scenario, size=(30, 20))
 
@@ -584,7 +593,7 @@ def test_timeline_step_keys_post_step_changed() -> None:
         await pilot.pause()
         assert timeline.step == 29
         timeline.show_note("no summary: stage 1")
-        spark, marks, note = timeline.render().plain.split("\n")
+        spark, marks, note = drawn(timeline)
         assert spark == "▁▁▁▁▁▂▂▂▂▃▃▃▄▄▄▄▅▅▅▆▆▆▆▇▇▇▇██ ◀ step 29/29 ▶ 29 000 tok · S×1"
         assert marks == "    S   C               R    "
         assert note == "no summary: stage 1"
@@ -606,16 +615,16 @@ def test_timeline_chart_is_drawn_again_for_new_points_and_steps_but_not_for_a_ne
     async def scenario(pilot: Pilot, seen: list[Message]) -> None:
         timeline.show(POINTS)
         await pilot.pause()
-        spark = timeline.render().plain.split("\n")[0]
+        spark = drawn(timeline)[0]
         timeline.show_note("stage 2 fired")
         marks = "    S   C               R    "
-        assert timeline.render().plain.split("\n") == [spark, marks, "stage 2 fired"]
+        assert drawn(timeline) == [spark, marks, "stage 2 fired"]
         flat = [p._replace(final_tokens=1000, markers="") for p in POINTS]  # as many points, other numbers
         timeline.show(flat)
         flat_spark = "▁" * 29 + " ◀ step 29/29 ▶ 1 000 tok · S×0"
-        assert timeline.render().plain.split("\n")[:2] == [flat_spark, " " * 29]
+        assert drawn(timeline)[:2] == [flat_spark, " " * 29]
         timeline.action_move(-28)
-        assert timeline.render().plain.startswith("▁" * 29 + " ◀ step  1/29 ▶")
+        assert drawn(timeline)[0].startswith("▁" * 29 + " ◀ step  1/29 ▶")
 
     run([timeline], scenario, size=(80, 4))
 
@@ -672,3 +681,30 @@ def test_log_scale_slider_maps_the_track_logarithmically():
     linear = Slider(10_000, min=1_000, max=1_000_000, step=1_000)
     assert abs(linear.fraction - 9_000 / 999_000) < 1e-9
     assert Slider(5, min=0, max=10, log_scale=True).logarithmic is False  # needs min > 0
+
+
+def cells(widget: Widget, strips: list[Strip]) -> list[list[tuple[str, Style]]]:
+    """Each line as (character, style) cells over the widget's width (segment cuts and offsets aside)."""
+    width, base = widget.content_size.width, widget.rich_style
+    padded = [strip.crop_extend(0, width, base) for strip in strips]
+    return [[(ch, seg.style.clear_meta_and_links()) for seg in strip for ch in seg.text] for strip in padded]
+
+
+def test_text_lines_draw_what_textuals_content_pipeline_draws() -> None:
+    bar, timeline, slider = BudgetBar(), Timeline(), tokens_slider()
+
+    async def scenario(pilot: Pilot, seen: list[Message]) -> None:
+        bar.show(OVER_ACCOUNT, pinned=ACCOUNT)  # every category, markers, the `-over` line, a thin A bar
+        timeline.show(POINTS)
+        slider.focus()
+        await pilot.pause()
+        for widget in (bar, timeline, slider.query_one(SliderBar)):
+            ours = [widget.render_line(y) for y in range(widget.content_size.height)]
+            lines = widget.text_lines()
+            widget.render = lambda lines=lines: Text("\n", no_wrap=True, overflow="crop").join(lines)
+            widget._render_content()  # Textual's own pipeline, as for a widget that renders Text
+            textuals = widget._render_cache.lines
+            assert len(ours) == len(lines) > 0
+            assert cells(widget, ours) == cells(widget, textuals[: len(ours)])
+
+    run([bar, timeline, slider], scenario, size=(80, 30))

@@ -7,10 +7,10 @@ from typing import ClassVar
 from rich.text import Text
 from textual.geometry import Size
 from textual.reactive import reactive
-from textual.widget import Widget
 
 from engine import TokenAccount
 from playground.tui.widgets.component_styles import ComponentStyles
+from playground.tui.widgets.text_lines import TextLines
 from playground.views import (
     BarSegment,
     apportion,
@@ -28,7 +28,7 @@ def _component(segment: BarSegment) -> str:
     return "budget-bar--" + segment.style.replace("_", "-")
 
 
-class BudgetBar(Widget):
+class BudgetBar(TextLines):
     """Renders a `TokenAccount`; a pinned one (A) is drawn as a thin bar underneath for comparison."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -146,14 +146,13 @@ class BudgetBar(Widget):
             ),
         ]
 
-    def render(self) -> Text:
+    def text_lines(self) -> list[Text]:
         account = self.account
         if account is None:
-            return Text("no build yet")
+            return [Text("no build yet")]
         width = max(1, self.content_size.width)
         title = f"maxTokens {tokens_long(account.max_tokens)}" + (" · ▀ A" if self.pinned else "")
         lines = [Text(title), self._bar(account, width)]
         if self.pinned is not None:
             lines.append(self._bar(self.pinned, width, glyph="▀"))
-        lines += [self._markers(account, width), *self._legend(account), *self._footer(account)]
-        return Text("\n", no_wrap=True, overflow="crop").join(lines)
+        return [*lines, self._markers(account, width), *self._legend(account), *self._footer(account)]

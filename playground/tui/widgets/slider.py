@@ -19,11 +19,12 @@ from textual.widgets.input import Selection
 
 from playground.tui.keys import keys_of
 from playground.tui.widgets.component_styles import ComponentStyles
+from playground.tui.widgets.text_lines import TextLines
 
 _EPS = 1e-9
 
 
-class SliderBar(Widget):
+class SliderBar(TextLines):
     """The drawn part of a `Slider`: `━━━━○──  24000`."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -46,7 +47,7 @@ class SliderBar(Widget):
         self._slider = slider
         self._style = ComponentStyles(self)
 
-    def render(self) -> Text:
+    def text_lines(self) -> list[Text]:
         s = self._slider
         track = max(1, self.size.width - s.label_width - 1)
         knob = round(s.fraction * (track - 1))
@@ -56,7 +57,7 @@ class SliderBar(Widget):
         text.append("●" if s.has_focus else "○", style("slider--knob"))
         text.append("─" * (track - knob - 1), style("slider--empty"))
         text.append(" " + s.format(s.value).rjust(s.label_width), style("slider--value"))
-        return text
+        return [text]
 
 
 class Slider(Widget, can_focus=True):

@@ -13,10 +13,10 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widget import Widget
 
 from playground.tui.keys import keys_of
 from playground.tui.widgets.component_styles import ComponentStyles
+from playground.tui.widgets.text_lines import TextLines
 from playground.views import StepSample, tokens_long
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -52,7 +52,7 @@ def columns(points: list[StepSample], width: int) -> list[Column]:
     return out
 
 
-class Timeline(Widget, can_focus=True):
+class Timeline(TextLines, can_focus=True):
     """A sparkline of `final_tokens` per step scaled to the largest budget; left/right pick the step."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -177,12 +177,11 @@ class Timeline(Widget, can_focus=True):
     def _spark_width(self) -> int:
         return max(1, self.content_size.width - len(self._label()))
 
-    def render(self) -> Text:
+    def text_lines(self) -> list[Text]:
         if not self.points:
-            return Text(self._label().strip(), self._style("timeline--label"))
+            return [Text(self._label().strip(), self._style("timeline--label"))]
         spark, marks = self._spark_and_marks()
-        note = Text(self.note, self._style("timeline--label"), no_wrap=True, end="")
-        return Text("\n").join([spark, marks, note])
+        return [spark, marks, Text(self.note, self._style("timeline--label"), no_wrap=True, end="")]
 
     def _spark_and_marks(self) -> tuple[Text, Text]:
         """The chart's two lines, made again only when the points, the step, the size or the theme changed
