@@ -37,7 +37,7 @@ def assemble_result(
     ctx, registry = run.ctx, run.registry
     final = final_order(run.states)
     final_messages = [s.current for s in final]
-    final_tokens = sum(ctx.estimate(m) for m in final_messages)
+    final_tokens = sum(_sent_tokens(s, run) for s in final)
     trace = None
     if detail and run.trace.enabled:
         run.trace.decisions(run.states)
@@ -356,11 +356,16 @@ def _category(state: State) -> str:
     return "core" if state.action == KEEP_CORE else "working_memory"
 
 
+def _sent_tokens(state: State, run: Pipeline) -> int:
+    """T of the message sent: the state's count, made from its message, unless a provider processed it."""
+    return state.tokens if state.processed is None else run.ctx.estimate(state.current)
+
+
 def _token_account(run: Pipeline, final: list[State], final_tokens: int, reminder: ReminderOutcome):
     by_category: dict[str, int] = {}
     for state in final:
         key = _category(state)
-        by_category[key] = by_category.get(key, 0) + run.ctx.estimate(state.current)
+        by_category[key] = by_category.get(key, 0) + _sent_tokens(state, run)
     if reminder.tokens:
         by_category["reminder"] = reminder.tokens
     return _budget_numbers(run, final_tokens, by_category)
