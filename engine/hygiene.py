@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from engine.lanes import LaneLists
 from engine.messages import AiMessage, call_id
 from engine.preprocess.base import starts_with
 
@@ -40,10 +41,11 @@ def hygiene_checks(messages: Sequence[AiMessage]) -> list[HygieneWarning]:
     """The history's hygiene warnings, each with its kind: repeated ids (in order of first use), then
     problems of single messages (in history order), then tool calls no output answers."""
     with _LOCK:
-        scan = _LAST[0] if _LAST and starts_with(messages, _LAST[0].messages) else _Scan()
+        last = _LAST.newest()
+        scan = last if last is not None and starts_with(messages, last.messages) else _Scan()
         if len(scan.messages) < len(messages):
             scan = scan.extended(messages)
-            _LAST[:] = [scan]
+            _LAST.add(scan)
         return scan.warnings()
 
 
@@ -103,4 +105,4 @@ class _Scan:
 
 
 _LOCK = threading.Lock()
-_LAST: list[_Scan] = []  # the last history checked
+_LAST: LaneLists[_Scan] = LaneLists(1)  # the last run, per memory lane (`engine.lanes`)

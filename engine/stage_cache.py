@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine import groups, hygiene
+from engine.lanes import LaneLists
 from engine.messages import AiMessage
 from engine.preprocess import observation_sim, purification, tool_history
 from engine.preprocess.base import ID_SCOPE, Entry, StageOutput, scope_created, starts_with
@@ -30,10 +31,12 @@ def _same(a: Sequence[object], b: Sequence[object]) -> bool:
 class StageCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._entries: list[tuple[tuple[AiMessage, ...], list[Entry]]] = []
-        self._outputs: dict[str, list[tuple[list[Entry], tuple[Any, ...], StageOutput]]] = {}
-        self._tokens: list[tuple[list[Entry], TokenizerPort, str, list[int]]] = []
-        self._scoped: list[tuple[list[Entry], str, tuple[list[Entry], dict[str, str]]]] = []
+        self._entries: LaneLists[tuple[tuple[AiMessage, ...], list[Entry]]] = LaneLists(_PER_STAGE)
+        self._outputs: dict[str, LaneLists[tuple[list[Entry], tuple[Any, ...], StageOutput]]] = {}
+        self._tokens: LaneLists[tuple[list[Entry], TokenizerPort, str, list[int]]] = LaneLists(_PER_STAGE)
+        self._scoped: LaneLists[tuple[list[Entry], str, tuple[list[Entry], dict[str, str]]]] = LaneLists(
+            _PER_STAGE
+        )
         self.hits = self.misses = 0  # stage runs answered from the cache, and run afresh
 
     def entries(self, messages: Sequence[AiMessage]) -> list[Entry]:
@@ -41,15 +44,14 @@ class StageCache:
         for a longer list starting with those (a replay's next step), their entries plus the new ones."""
         start: list[Entry] = []
         with self._lock:
-            for held, entries in self._entries:
+            for held, entries in self._entries.items():
                 if _same(held, messages):
                     return entries
                 if len(start) < len(held) < len(messages) and starts_with(messages, held):
                     start = entries
         entries = start + [Entry(m, (i,)) for i, m in enumerate(messages[len(start) :], start=len(start))]
         with self._lock:
-            self._entries.insert(0, (tuple(messages), entries))
-            del self._entries[_PER_STAGE:]
+            self._entries.add((tuple(messages), entries))
         return entries
 
     def run(
@@ -63,28 +65,25 @@ class StageCache:
         if key is None:
             return stage(entries)
         with self._lock:
-            for held, held_key, output in self._outputs.get(name, ()):
+            for held, held_key, output in self._outputs[name].items() if name in self._outputs else ():
                 if held is entries and held_key == key:
                     self.hits += 1
                     return output
             self.misses += 1
         output = stage(entries)
         with self._lock:
-            outputs = self._outputs.setdefault(name, [])
-            outputs.insert(0, (entries, key, output))
-            del outputs[_PER_STAGE:]
+            self._outputs.setdefault(name, LaneLists(_PER_STAGE)).add((entries, key, output))
         return output
 
     def tokens(self, entries: list[Entry], tokenizer: TokenizerPort, model_id: str) -> list[int]:
         """Each entry's token count: the same list as last time for the same entry list and tokenizer."""
         with self._lock:
-            for held, held_tokenizer, held_model, counts in self._tokens:
+            for held, held_tokenizer, held_model, counts in self._tokens.items():
                 if held is entries and held_tokenizer is tokenizer and held_model == model_id:
                     return counts
         counts = tokenizer.estimate_messages([e.message for e in entries], model_id)
         with self._lock:
-            self._tokens.insert(0, (entries, tokenizer, model_id, counts))
-            del self._tokens[_PER_STAGE:]
+            self._tokens.add((entries, tokenizer, model_id, counts))
         return counts
 
     def scoped(self, entries: list[Entry]) -> tuple[list[Entry], dict[str, str]]:
@@ -93,13 +92,12 @@ class StageCache:
         every count and answer kept for them by identity still serves."""
         scope = ID_SCOPE.get()
         with self._lock:
-            for held, held_scope, output in self._scoped:
+            for held, held_scope, output in self._scoped.items():
                 if held is entries and held_scope == scope:
                     return output
         output = scope_created(entries)
         with self._lock:
-            self._scoped.insert(0, (entries, scope, output))
-            del self._scoped[_PER_STAGE:]
+            self._scoped.add((entries, scope, output))
         return output
 
     def clear(self) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from engine.build import build_context
 from engine.errors import EngineError
 from engine.fences import FenceError, FenceRegistry
+from engine.lanes import memory_lane
 from engine.messages import AiMessage
 from engine.observation import ObservationPreviewPort
 from engine.policy import ContextPolicy
@@ -115,6 +116,9 @@ class TimelineRequest:
     available_tools: tuple[str, ...]
 
 
+# The series' builds keep their stage outputs in their own lane: they never push out what the user's next
+# rebuild reuses (`engine.lanes`).
+SERIES_LANE = "series"
 Persisted = tuple[int, AiMessage]  # a summary and the prefix length of the step that made it
 
 
@@ -141,7 +145,7 @@ def series_steps(
     )  # fmt: skip
     for number, point in enumerate(request.points, start=1):
         pause()
-        with lock or nullcontext():
+        with lock or nullcontext(), memory_lane(SERIES_LANE):
             if stop():
                 return
             step = next(replayed)

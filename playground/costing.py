@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.cost import MECHANISMS, CostTracker, SessionCost, StepCost, iter_step_costs
+from engine.lanes import memory_lane
 from engine.messages import AiMessage
 from engine.policy import ContextPolicy
 from engine.prices import BUILTIN_PRICES, Price, PriceTable, load_price_table, resolve_price
@@ -28,6 +29,9 @@ class CostRequest:
     available_tools: tuple[str, ...]
     shape: str = "openai"
     price: Price | None = None
+
+
+COST_LANE = "cost"  # its builds keep their stage outputs apart from the main build's (`engine.lanes`)
 
 
 def run_cost(
@@ -47,7 +51,8 @@ def run_cost(
         available_tools=request.available_tools, checkpoint_tool_name=checkpoint_tool, **options,
     )  # fmt: skip
     while not stop():  # asked before each step: a newer request (or the user, in the TUI) comes first
-        step = next(replay, None)
+        with memory_lane(COST_LANE):
+            step = next(replay, None)
         if step is None:
             return steps, tracker.totals()
         steps.append(step[1])

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from engine.lanes import LaneLists
 from engine.observation import ObservationPreviewPort, govern_message, governance_settings
 from engine.preprocess.base import Entry, StageOutput, common_prefix
 from engine.result import Event
@@ -32,12 +33,12 @@ class _Run:
     events: list[Event]
 
 
-_LAST: list[_Run] = []  # the last run (one item; replaced whole)
+_LAST: LaneLists[_Run] = LaneLists(1)  # the last run, per memory lane (`engine.lanes`)
 
 
 def simulate_governance(entries: list[Entry], tool_output: Any, store: ObservationPreviewPort) -> StageOutput:
     settings = governance_settings(tool_output)
-    last = _LAST[0] if _LAST else None
+    last = _LAST.newest()
     seen = 0
     out: list[Entry] = []
     events: list[Event] = []
@@ -58,7 +59,7 @@ def simulate_governance(entries: list[Entry], tool_output: Any, store: Observati
             out.append(Entry(governed, entry.origins))
             events.append(_event(entry.message.id, governed))
         events_before.append(len(events))
-    _LAST[:] = [_Run(store, settings, entries, out, events_before, events)]
+    _LAST.add(_Run(store, settings, entries, out, events_before, events))
     return StageOutput(out, STRATEGY if events else None, [], list(events))
 
 

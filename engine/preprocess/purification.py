@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.lanes import LaneLists
 from engine.messages import AiMessage
 from engine.preprocess.base import Entry, Removal, StageOutput, common_prefix
 from engine.result import Event
@@ -51,11 +52,11 @@ class _Run:
     removals: list[Removal]
 
 
-_LAST: list[_Run] = []  # the last run (one item; replaced whole, so threads never see half of one)
+_LAST: LaneLists[_Run] = LaneLists(1)  # the last run, per memory lane (`engine.lanes`)
 
 
 def purify_history(entries: list[Entry]) -> StageOutput:
-    last = _LAST[0] if _LAST else None
+    last = _LAST.newest()
     seen = common_prefix(last.entries, entries) if last is not None else 0
     if last is None or (last.summary is not None and last.summary >= seen):
         best = _latest_summary(entries, 0, None)
@@ -63,7 +64,7 @@ def purify_history(entries: list[Entry]) -> StageOutput:
         best = _latest_summary(entries, seen, last.summary)
     reusable = last is not None and best is not None and best == last.summary and best < seen
     run = _purify(entries, best, last if reusable else None, seen)
-    _LAST[:] = [run]
+    _LAST.add(run)
     if not run.removed or run.summary is None:
         return StageOutput.unchanged(entries)
     summary_id = entries[run.summary].message.id

@@ -11,6 +11,7 @@ from engine.copyset import active_copy, summary_text
 from engine.errors import TOOL_HISTORY_OVERFLOW, ContextProviderError
 from engine.groups import GroupScan, ToolGroup
 from engine.jsvalues import js_json, js_key_order
+from engine.lanes import LaneLists
 from engine.messages import AiMessage, call_id, call_name
 from engine.preprocess.base import (
     Entry,
@@ -47,22 +48,20 @@ class _Plan:
     events: list[Event] = field(default_factory=list)
 
 
-_PLANS: list[_Plan] = []
-_PLANS_KEPT = 4
+_PLANS: LaneLists[_Plan] = LaneLists(4)
 
 
 def compress_tool_history(entries: list[Entry], tool_history: Any, checkpoint_tool: str) -> StageOutput:
     history_end = _last_user_input(entries)
     key = (tool_history, checkpoint_tool, active_copy())
     start = None
-    for plan in sorted(_PLANS, key=lambda p: len(p.prefix), reverse=True):  # the longest that fits
+    for plan in sorted(_PLANS.items(), key=lambda p: len(p.prefix), reverse=True):  # the longest that fits
         if plan.key == key and len(plan.prefix) <= history_end and starts_with(entries, plan.prefix):
             start = plan
             break
     if start is None or len(start.prefix) < history_end:
         start = _extended(start or _Plan([], key), entries, history_end, tool_history, checkpoint_tool)
-        _PLANS.insert(0, start)
-        del _PLANS[_PLANS_KEPT:]
+        _PLANS.add(start)
     if not start.removed:
         return StageOutput.unchanged(entries)
     out = start.entries + entries[history_end:]

@@ -21,6 +21,7 @@ import engine.preprocess.tool_history as tool_history_stage
 from engine.build import build_context
 from engine.errors import ConfigurationError
 from engine.fences import LIFETIMES, LLM_ROLES, PLACEMENTS, as_registry, load_fences
+from engine.lanes import LaneLists, memory_lane
 from engine.messages import AiMessage
 from engine.policy import (
     ControlSpec,
@@ -239,14 +240,12 @@ TOOL_HISTORIES = st.fixed_dictionaries(
 
 def _fresh(stage, *args):
     """`stage(*args)` with every stage's memory of earlier runs emptied (and put back after)."""
-    plans, runs = list(tool_history_stage._PLANS), list(purification_stage._LAST)
-    tool_history_stage._PLANS.clear()
-    purification_stage._LAST.clear()
+    plans, runs = tool_history_stage._PLANS, purification_stage._LAST
+    tool_history_stage._PLANS, purification_stage._LAST = LaneLists(4), LaneLists(1)
     try:
         return stage(*args)
     finally:
-        tool_history_stage._PLANS[:] = plans
-        purification_stage._LAST[:] = runs
+        tool_history_stage._PLANS, purification_stage._LAST = plans, runs
 
 
 def _shape(output) -> tuple:
@@ -267,3 +266,30 @@ def test_each_longer_list_gives_the_output_a_fresh_run_gives(history, tool_histo
         assert _shape(compressed) == _shape(fresh), end
         purified = purification_stage.purify_history(compressed.entries)
         assert _shape(purified) == _shape(_fresh(purification_stage.purify_history, compressed.entries)), end
+
+
+def test_builds_in_another_memory_lane_never_push_out_the_main_builds_outputs():
+    messages = LOADED["tool_loop_runs"].messages
+    edited = set_value(BASE, ("budget", "maxTokens"), 5000)
+    clear_caches()
+    build("tool_loop_runs", BASE)
+    with memory_lane("series"):  # a step series: one build per prefix, more than any lane keeps
+        for count in range(2, len(messages)):
+            build_context(messages[:count], BASE, tick=TICK, tokenizer=TOKENIZER, now=1_700_000_000_000)
+    hits, misses = STAGE_CACHE.hits, STAGE_CACHE.misses
+    warm = build("tool_loop_runs", edited)
+    assert (STAGE_CACHE.hits - hits, STAGE_CACHE.misses - misses) == (3, 0)
+    clear_caches()
+    assert comparable(warm) == comparable(build("tool_loop_runs", edited))
+
+
+def test_lane_lists_keep_each_lanes_newest_and_read_the_own_lane_first():
+    kept: LaneLists[str] = LaneLists(2)
+    for item in ("m1", "m2", "m3"):
+        kept.add(item)
+    with memory_lane("series"):
+        kept.add("s1")
+        assert kept.items() == ["s1", "m3", "m2"] and kept.newest() == "s1"
+    assert kept.items() == ["m3", "m2", "s1"] and kept.newest() == "m3"
+    kept.clear()
+    assert kept.items() == [] and kept.newest() is None
