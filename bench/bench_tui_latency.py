@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import math
 import os
 import resource
 import statistics
@@ -44,7 +43,7 @@ from textual.widget import Widget
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_build import make_session  # noqa: E402
+from bench.bench_build import machine_speed, make_session  # noqa: E402
 from engine import BuildResult  # noqa: E402
 from engine.importers import detect_format  # noqa: E402
 from playground.inputs import load_inputs  # noqa: E402
@@ -203,18 +202,6 @@ def synthetic(folder: Path, n: int) -> Path:
     lines = [json.dumps(header)] + [json.dumps(m.to_dict()) for m in make_session(n)]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
-
-
-def machine_speed() -> float:
-    """ms for a fixed pure-Python loop (best of three): this machine's speed when the figures were taken.
-    On a shared VM it varies by up to 2x within seconds, and every latency here with it."""
-    best = math.inf
-    for _ in range(3):
-        start, total = time.perf_counter(), 0
-        for i in range(1_000_000):
-            total += i
-        best = min(best, (time.perf_counter() - start) * 1000)
-    return best
 
 
 def line(label: str, samples: list[tuple[float, float]]) -> str:
