@@ -33,22 +33,26 @@ class _Run:
     events: list[Event]
 
 
-_LAST: LaneLists[_Run] = LaneLists(1)  # the last run, per memory lane (`engine.lanes`)
+# The last few runs, per memory lane (`engine.lanes`): the stage cannot be keyed (the store is read from
+# disk), so a rebuild finds its own run here and hands the very same output list on (later stages then
+# reuse theirs), also when the user goes back and forth between steps.
+_LAST: LaneLists[_Run] = LaneLists(4)
 
 
 def simulate_governance(entries: list[Entry], tool_output: Any, store: ObservationPreviewPort) -> StageOutput:
     settings = governance_settings(tool_output)
-    last = _LAST.newest()
-    seen = 0
+    seen, last = 0, None
+    for run in _LAST.items():  # the run sharing the longest prefix with these entries
+        if run.store is store and run.settings == settings:
+            shared = common_prefix(run.entries, entries)
+            if shared == len(run.entries) == len(entries):  # a rebuild: the same output list
+                return StageOutput(run.out, STRATEGY if run.events else None, [], list(run.events))
+            if last is None or shared > seen:
+                seen, last = shared, run
     out: list[Entry] = []
     events: list[Event] = []
     events_before = [0]
-    if last is not None and last.store is store and last.settings == settings:
-        seen = common_prefix(last.entries, entries)
-        if (
-            seen == len(last.entries) == len(entries)
-        ):  # a rebuild: the same output list, so later stages reuse theirs
-            return StageOutput(last.out, STRATEGY if last.events else None, [], list(last.events))
+    if last is not None:
         out, events_before = last.out[:seen], last.events_before[: seen + 1]
         events = last.events[: events_before[-1]]
     for entry in entries[seen:]:

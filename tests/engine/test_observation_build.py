@@ -3,6 +3,7 @@
 from engine.build import build_context
 from engine.observation import InMemoryObservationStore
 from engine.policy import define_context_policy
+from engine.stage_cache import STAGE_CACHE, forget_earlier_builds
 from tests.pipeline_helpers import answer, call, calls, output, sys, user
 
 LONG = "\n".join(f"line {i}: " + "x" * 40 for i in range(100))  # 100 lines, 4,790 chars
@@ -59,3 +60,14 @@ def test_line_limit_alone_cuts_the_observation():
 def test_without_a_store_the_build_does_not_govern():
     result = build_context(session(), policy(1000))
     assert next(m for m in result.messages if m.id == "t1").content == LONG
+
+
+def test_going_back_and_forth_between_two_steps_reuses_every_later_stage():
+    store, governed = InMemoryObservationStore(), policy(1000)
+    longer = [*session(), answer("f2")]
+    forget_earlier_builds()
+    first = [build_context(history, governed, observation_store=store) for history in (session(), longer)]
+    hits, misses = STAGE_CACHE.hits, STAGE_CACHE.misses
+    again = [build_context(history, governed, observation_store=store) for history in (session(), longer)]
+    assert (STAGE_CACHE.hits - hits, STAGE_CACHE.misses - misses) == (6, 0)  # 3 stages after governance, ×2
+    assert [r.messages for r in again] == [r.messages for r in first]
