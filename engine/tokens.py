@@ -278,9 +278,9 @@ class DefaultTokenizer(TokenizerPort):
         """5 + T(content) + Σ(overhead + T(name) + T(arguments)) over tool calls + T(tool_call_id)."""
         # Messages are immutable: a rebuild asks again about the very same objects, so look those up by
         # identity first (the entry holds the message, so its id cannot be reused while cached).
-        seen = self._object_cache.get(id(msg))
-        if seen is not None and seen[0] is msg:
-            return seen[1]
+        seen = self._seen(msg)
+        if seen is not None:
+            return seen
         total = self._estimate_by_content(msg)
         if len(self._object_cache) >= _CACHE_LIMIT:
             self._object_cache.clear()
@@ -292,12 +292,10 @@ class DefaultTokenizer(TokenizerPort):
         there are many (a first build)."""
         counts, new = [], []  # one pass over a replay step's messages, almost all of them seen before
         for index, message in enumerate(messages):
-            seen = self._object_cache.get(id(message))
-            if seen is not None and seen[0] is message:
-                counts.append(seen[1])
-            else:
-                counts.append(0)
+            seen = self._seen(message)
+            if seen is None:
                 new.append(index)
+            counts.append(seen or 0)
         if len(new) > 1 and _count_threads > 1:
             self._count_in_parallel([messages[i] for i in new])
         for index in new:
@@ -320,11 +318,14 @@ class DefaultTokenizer(TokenizerPort):
     def _counts_of(self, texts: list[str]) -> list[int]:
         return [self._encoded_count(text) for text in texts]
 
+    def _seen(self, msg: AiMessage) -> int | None:
+        """The count made for this very message object, if any."""
+        seen = self._object_cache.get(id(msg))
+        return seen[1] if seen is not None and seen[0] is msg else None
+
     def _estimate_by_content(self, msg: AiMessage) -> int:
-        calls = _message_tool_calls(msg)
-        call_id = _message_tool_call_id(msg)
-        parts = tuple(_call_parts(call) for call in calls) if calls else ()
-        key = (msg.content, call_id, parts)
+        key = _counted(msg)
+        _, call_id, parts = key
         cached = self._message_cache.get(key)
         if cached is not None:
             return cached
@@ -364,14 +365,17 @@ def balanced_chunks(texts: list[str], count: int) -> list[list[str]]:
     return chunks
 
 
+def _counted(msg: AiMessage) -> tuple[Any, str | None, tuple[tuple[str, str] | None, ...]]:
+    """What a message's count depends on: its content, its tool_call_id and its calls' (name, arguments)."""
+    calls = _message_tool_calls(msg)
+    return msg.content, _message_tool_call_id(msg), tuple(map(_call_parts, calls))
+
+
 def _texts_of(msg: AiMessage) -> list[str]:
     """The texts `estimate_message` counts: the content, each call's name and arguments, the tool_call_id."""
-    texts = [msg.content if isinstance(msg.content, str) else ""]
-    for part in map(_call_parts, _message_tool_calls(msg)):
-        if part is not None:
-            texts += part
-    texts.append(_message_tool_call_id(msg) or "")
-    return texts
+    content, call_id, parts = _counted(msg)
+    texts = [content if isinstance(content, str) else "", call_id or ""]
+    return texts + [text for part in parts if part is not None for text in part]
 
 
 _SHARED: dict[tuple[Any, ...], DefaultTokenizer] = {}
