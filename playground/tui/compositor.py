@@ -25,7 +25,8 @@ from textual.widget import Widget
 class ChangedOnlyCompositor(Compositor):
     def __init__(self) -> None:
         super().__init__()
-        self._changed: list[Region] | None = None  # the changed regions, while a partial update draws
+        self._changed: list[Region] | None = None  # the changed regions, during a partial update
+        self._drawing = False  # its widgets being drawn: `visible_widgets` leaves out the unchanged ones
 
     def render_partial_update(self) -> ChopsUpdate | None:
         self._changed = list(self._dirty_regions)
@@ -37,22 +38,20 @@ class ChangedOnlyCompositor(Compositor):
     def _get_renders(self, crop: Region | None = None) -> Iterable[tuple[Region, Region, list[Strip]]]:
         if not self._changed:
             return super()._get_renders(crop)
-        # Drawn here, while `visible_widgets` leaves out the unchanged ones; everything else that reads it
-        # (the line cuts the compositor caches, mouse hits) must see every widget.
+        # Drawn here, at once, while `visible_widgets` leaves out the unchanged ones; everything else that
+        # reads it (the line cuts the compositor caches, mouse hits) must see every widget.
         self._drawing = True
         try:
             return list(super()._get_renders(crop))
         finally:
             self._drawing = False
 
-    _drawing = False
-
     @property
     def visible_widgets(self) -> dict[Widget, tuple[Region, Region]]:
         widgets = super().visible_widgets
-        if not self._drawing or not self._changed:
+        if not self._drawing:
             return widgets
-        changed = self._changed
+        changed = self._changed or []
         return {
             widget: (region, clip)
             for widget, (region, clip) in widgets.items()

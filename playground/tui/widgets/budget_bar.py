@@ -9,7 +9,6 @@ from textual.geometry import Size
 from textual.reactive import reactive
 
 from engine import TokenAccount
-from playground.tui.widgets.component_styles import ComponentStyles
 from playground.tui.widgets.text_lines import TextLines
 from playground.views import (
     BarSegment,
@@ -70,10 +69,6 @@ class BudgetBar(TextLines):
     """The build's budget numbers."""
     pinned: reactive[TokenAccount | None] = reactive(None)
     """A pinned build's numbers (A), drawn thin under the main bar."""
-
-    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__(name=name, id=id, classes=classes)
-        self.component_style = ComponentStyles(self)
 
     def show(self, account: TokenAccount | None, pinned: TokenAccount | None = None) -> None:
         """Draw `account` (and `pinned` for comparison); the screen is re-laid out only when the bar's

@@ -18,7 +18,6 @@ from textual.widgets import Input, Label
 from textual.widgets.input import Selection
 
 from playground.tui.keys import keys_of
-from playground.tui.widgets.component_styles import ComponentStyles
 from playground.tui.widgets.text_lines import TextLines
 
 _EPS = 1e-9
@@ -45,13 +44,12 @@ class SliderBar(TextLines):
     def __init__(self, slider: Slider) -> None:
         super().__init__()
         self._slider = slider
-        self._style = ComponentStyles(self)
 
     def text_lines(self) -> list[Text]:
         s = self._slider
         track = max(1, self.size.width - s.label_width - 1)
         knob = round(s.fraction * (track - 1))
-        style = self._style
+        style = self.component_style
         text = Text(no_wrap=True, overflow="crop")
         text.append("━" * knob, style("slider--filled"))
         text.append("●" if s.has_focus else "○", style("slider--knob"))

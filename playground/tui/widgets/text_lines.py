@@ -16,12 +16,19 @@ from rich.text import Text
 from textual.strip import Strip
 from textual.widget import Widget
 
+from playground.tui.widgets.component_styles import ComponentStyles
+
 
 class TextLines(Widget):
     """Subclasses give `text_lines()`; a `refresh()`, a restyle (its own or an ancestor's: theme, class,
-    focus) or a new width makes them again when next drawn."""
+    focus) or a new width makes them again when next drawn. `component_style(name)` gives their spans'
+    styles, kept across repaints (`ComponentStyles`)."""
 
     _strips: tuple[int, Style, list[Strip]] | None = None  # the width, base style and lines drawn
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.component_style = ComponentStyles(self)
 
     def text_lines(self) -> list[Text]:
         raise NotImplementedError

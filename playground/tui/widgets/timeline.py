@@ -15,7 +15,6 @@ from textual.message import Message
 from textual.reactive import reactive
 
 from playground.tui.keys import keys_of
-from playground.tui.widgets.component_styles import ComponentStyles
 from playground.tui.widgets.text_lines import TextLines
 from playground.views import StepSample, tokens_long
 
@@ -123,7 +122,6 @@ class Timeline(TextLines, can_focus=True):
         self.note = ""  # what the shown step's summarization trigger decided, and why
         self._shown = 0  # counts `show` calls: new points
         self._chart: tuple[tuple[object, ...], Text, Text] | None = None  # see `_spark_and_marks`
-        self._style = ComponentStyles(self)
 
     def show_note(self, note: str) -> None:
         if note != self.note:  # every build comes here; a repaint of the chart costs ~3 ms
@@ -179,9 +177,9 @@ class Timeline(TextLines, can_focus=True):
 
     def text_lines(self) -> list[Text]:
         if not self.points:
-            return [Text(self._label().strip(), self._style("timeline--label"))]
+            return [Text(self._label().strip(), self.component_style("timeline--label"))]
         spark, marks = self._spark_and_marks()
-        return [spark, marks, Text(self.note, self._style("timeline--label"), no_wrap=True, end="")]
+        return [spark, marks, Text(self.note, self.component_style("timeline--label"), no_wrap=True, end="")]
 
     def _spark_and_marks(self) -> tuple[Text, Text]:
         """The chart's two lines, made again only when the points, the step, the size or the theme changed
@@ -191,7 +189,7 @@ class Timeline(TextLines, can_focus=True):
             return self._chart[1].copy(), self._chart[2].copy()
         cols = columns(self.points, self._spark_width())
         scale = max(max(p.total_budget for p in self.points), max(c.tokens for c in cols), 1)
-        style = self._style
+        style = self.component_style
         # One span per run of cells alike, not one per cell: a styled span costs far more to paint than a
         # character, and a wide timeline has hundreds of cells.
         kinds: list[tuple[str, bool]] = []
