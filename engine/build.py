@@ -30,7 +30,7 @@ from engine.preprocess.replay_guard import guard_tool_replay
 from engine.preprocess.tool_history import compress_tool_history
 from engine.providers.checkpoint import run_checkpoint
 from engine.providers.core import run_core
-from engine.providers.state import ProviderReport, State
+from engine.providers.state import ProviderReport, State, States
 from engine.providers.summarization import run_summarization
 from engine.providers.working_memory import run_working_memory
 from engine.reminders import ReminderRegistry
@@ -226,7 +226,7 @@ def _run_providers(run: Pipeline, effective_policy: dict[str, Any]) -> None:
 def _initial_states(run: Pipeline) -> list[State]:
     tokens = STAGE_CACHE.tokens(run.entries, run.ctx.tokenizer, run.ctx.model_id)
     pairs = enumerate(zip(run.entries, tokens, strict=True))
-    return [State(e.message, i, e.origins, t) for i, (e, t) in pairs]
+    return States([State(e.message, i, e.origins, t) for i, (e, t) in pairs], tokens)
 
 
 def _kept(states: list[State]) -> tuple[int, int]:

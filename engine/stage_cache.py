@@ -19,6 +19,7 @@ from engine.lanes import LaneLists
 from engine.messages import AiMessage
 from engine.preprocess import observation_sim, purification, tool_history
 from engine.preprocess.base import ID_SCOPE, Entry, StageOutput, scope_created, starts_with
+from engine.providers import working_memory
 from engine.tokens import TokenizerPort
 
 _PER_STAGE = 4
@@ -117,8 +118,8 @@ def entries_for(messages: Sequence[AiMessage]) -> list[Entry]:
 
 def forget_earlier_builds() -> None:
     """Empty every memory the engine keeps of earlier builds (stage outputs, grouping scans, the incremental
-    runs of compression, purification, governance and hygiene), so the next build runs as a process's first.
-    For benchmarks and tests: a result never depends on what is remembered."""
+    runs of compression, purification, governance and hygiene, working memory's floors), so the next build
+    runs as a process's first. For benchmarks and tests: a result never depends on what is remembered."""
     STAGE_CACHE.clear()
     groups._RECENT.clear()
     tool_history._CACHE.clear()
@@ -126,3 +127,4 @@ def forget_earlier_builds() -> None:
     purification._LAST.clear()
     observation_sim._LAST.clear()
     hygiene._LAST.clear()
+    working_memory._FLOORS.clear()

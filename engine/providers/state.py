@@ -56,6 +56,18 @@ class ProviderReport:
     strategies: list[str] = field(default_factory=list)
 
 
+class States(list[State]):
+    """The states of one build, with the token list they were made from. `engine.stage_cache` hands the same
+    list object to every build of the same preprocessed messages, so what a provider derives from the states
+    as they start (working memory's candidate floors) can be kept by its identity."""
+
+    __slots__ = ("initial_tokens",)
+
+    def __init__(self, states: list[State], initial_tokens: list[int]) -> None:
+        super().__init__(states)
+        self.initial_tokens = initial_tokens
+
+
 def kept_tokens(states: list[State]) -> int:
     return sum(s.tokens for s in states if s.kept)
 

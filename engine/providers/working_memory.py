@@ -8,15 +8,16 @@ newest first wherever it fits, P3 keeps older tool groups and compressed tool hi
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from heapq import merge
-from operator import itemgetter
+from itertools import accumulate
 
 from engine.groups import ToolGroup, build_groups
+from engine.lanes import LaneLists
 from engine.messages import AiMessage
 from engine.pipeline import BuildContext, ProviderOutcome
-from engine.providers.state import KEEP_WM, SKIP, WORKING_MEMORY, ProviderReport, State
+from engine.providers.state import KEEP_WM, SKIP, WORKING_MEMORY, ProviderReport, State, States
 from engine.result import Event
 from engine.tool_summary import output_text, preview_chars_for, summarize_output
 
@@ -35,6 +36,46 @@ class _Fill:
     strategies: list[str]
     hist_kept: int = 0
     processed: set[str] = field(default_factory=set)  # ids of messages a kept group already covers
+    floors: _Floors | None = None  # made on first need
+
+
+@dataclass(frozen=True, slots=True)
+class _Floors:
+    """What P2 and P3 may still keep, as the states start: a pass stops once nothing left fits, instead of
+    reading every older message (on 10,000 messages, most of a warm rebuild's working memory).
+
+    `text[i]` / `compressed[i]`: the fewest tokens of a P2 text candidate / a compressed tool history message
+    at index <= i (inf: none). Both passes read newest first, so what is left is always a prefix. A floor
+    only ever errs low for a state as the pass meets it: before working memory only core changes states
+    (those it keeps, which the passes skip), and P1 and P3 rewrite tool outputs, which are neither."""
+
+    text: list[float]
+    compressed: list[float]
+    compressed_indices: list[int]  # ascending
+
+
+_FLOORS: LaneLists[tuple[list[int], _Floors]] = LaneLists(4)  # by the identity of the initial token list
+
+
+def _floors(states: list[State]) -> _Floors:
+    initial = states.initial_tokens if isinstance(states, States) else None
+    if initial is not None and len(initial) == len(states):  # summarization may have changed the list since
+        for held, floors in _FLOORS.items():
+            if held is initial:
+                return floors
+    tokens = initial if initial is not None and len(initial) == len(states) else [s.tokens for s in states]
+    text, compressed, indices = [math.inf] * len(states), [math.inf] * len(states), []
+    for index, state in enumerate(states):
+        message = state.message
+        if _text_strategy(message) is not None:
+            text[index] = tokens[index]
+        if message.type == "final_answer" and is_compressed_tool_history(message):
+            compressed[index] = tokens[index]
+            indices.append(index)
+    floors = _Floors(list(accumulate(text, min)), list(accumulate(compressed, min)), indices)
+    if initial is not None and len(initial) == len(states):
+        _FLOORS.add((initial, floors))
+    return floors
 
 
 def run_working_memory(states: list[State], available: int, ctx: BuildContext) -> ProviderOutcome:
@@ -88,8 +129,9 @@ def _p1_recent_groups(fill: _Fill, groups: list[ToolGroup], last_user: int | Non
 def _p2_text(fill: _Fill, was_skip: list[bool]) -> None:
     keep_thoughts = fill.ctx.policy.reasoning_retention.keep_latest_thoughts
     thoughts = 0
+    floor = _floors_of(fill).text
     for index in range(len(fill.states) - 1, -1, -1):
-        if fill.total >= fill.budget:
+        if fill.total >= fill.budget or floor[index] > fill.budget - fill.total:
             return
         state = fill.states[index]
         if not was_skip[index] or state.kept or state.message.id in fill.processed:
@@ -155,13 +197,15 @@ def _p3_historical_tools(fill: _Fill, groups: list[ToolGroup], last_user: int) -
     max_p3 = max(0, max_groups - fill.hist_kept)
     min_p3 = min(fill.hist_kept + max_p3, fill.ctx.policy.working_memory.min_tool_interactions_to_keep)
     kept_p3 = 0
-    for candidate in _p3_candidates(fill.states, groups, last_user):
+    for candidate, floor in _p3_candidates(fill.states, _floors_of(fill), groups, last_user):
         if kept_p3 >= max_p3:
             return
         forced = fill.hist_kept + kept_p3 < min_p3
         if not forced and fill.total >= fill.budget:
             return
         if isinstance(candidate, State):
+            if not forced and floor > fill.budget - fill.total:
+                return  # no group is left, and no compressed message left fits
             if candidate.kept or candidate.message.id in fill.processed:
                 continue
             if forced or fill.total + candidate.tokens <= fill.budget:
@@ -180,19 +224,27 @@ def _p3_historical_tools(fill: _Fill, groups: list[ToolGroup], last_user: int) -
 
 
 def _p3_candidates(
-    states: list[State], groups: list[ToolGroup], last_user: int
-) -> Iterator[State | ToolGroup]:
-    """Compressed messages and groups at or before the current input, newest first. Lazy: P3 stops after a
-    few candidates, so the states older than the last one it reads are never looked at."""
-    compressed = (
-        (i, states[i])
-        for i in range(last_user, -1, -1)
-        if states[i].message.type == "final_answer" and is_compressed_tool_history(states[i].message)
-    )
-    older_groups = ((g.start_index, g) for g in reversed(groups) if g.start_index <= last_user)
-    # Both run newest first (groups are in anchor order), and a compressed message is never a group's anchor.
-    for _, candidate in merge(compressed, older_groups, key=itemgetter(0), reverse=True):
-        yield candidate
+    states: list[State], floors: _Floors, groups: list[ToolGroup], last_user: int
+) -> Iterator[tuple[State | ToolGroup, float]]:
+    """Compressed messages and groups at or before the current input, newest first (a compressed message is
+    never a group's anchor, so no two share an index). Each comes with the fewest tokens of any candidate
+    left once no group is left (-inf while one is: a group may fit after truncation)."""
+    compressed = floors.compressed_indices
+    older = [g for g in reversed(groups) if g.start_index <= last_user]
+    next_group, position = 0, bisect_right(compressed, last_user) - 1
+    while position >= 0 or next_group < len(older):
+        if next_group < len(older) and (position < 0 or older[next_group].start_index > compressed[position]):
+            next_group += 1
+            yield older[next_group - 1], -math.inf
+        else:
+            index, position = compressed[position], position - 1
+            yield states[index], -math.inf if next_group < len(older) else floors.compressed[index]
+
+
+def _floors_of(fill: _Fill) -> _Floors:
+    if fill.floors is None:
+        fill.floors = _floors(fill.states)
+    return fill.floors
 
 
 _KEPT, _REJECTED, _TOO_BIG = object(), object(), object()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from unittest.mock import patch
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -9,6 +12,8 @@ from engine.build import build_context
 from engine.invariants import check_invariants
 from engine.messages import AiMessage
 from engine.policy import define_context_policy
+from engine.providers import working_memory
+from engine.stage_cache import forget_earlier_builds
 from engine.tokens import MockTokenizer
 
 WORDS = st.text(alphabet="abc xyz,.", min_size=0, max_size=60)
@@ -93,3 +98,58 @@ def test_any_build_keeps_pairs_together_and_its_trace_consistent(messages, layer
     assert len(result.decisions) >= len(messages)
     assert counted == result.dropped_count() == sum(1 for d in result.decisions if not d.kept)
     assert [d.message_id for d in result.decisions[: len(messages)]] == [m.id for m in messages]
+
+
+def _reads_every_message(real_floors):
+    """Working memory's floors with nothing ever ruled out: P2 and P3 then read every older message."""
+
+    def floors(states):
+        real = real_floors(states)
+        never = [-math.inf] * len(states)
+        return working_memory._Floors(never, never, real.compressed_indices)
+
+    return floors
+
+
+def _decided(result) -> list[tuple]:
+    return [(d.message_id, d.kept, d.phase, d.strategy, d.tokens) for d in result.decisions]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sessions(),
+    policies,
+    st.sampled_from([0.05, 0.3, 0.6]),
+    st.integers(0, 3),
+    st.integers(0, 2),
+    st.booleans(),
+)
+def test_working_memory_stopping_once_nothing_left_fits_keeps_what_reading_every_message_keeps(
+    messages, layer, wm_share, min_groups, keep_runs, summarize
+):
+    """Also with groups kept whole older than compressed messages, P3 forced by the minimum, and no summary
+    (which would hide working memory's decisions)."""
+    layer = {
+        **layer,
+        "summarization": {
+            **layer["summarization"],
+            "triggerThreshold": layer["summarization"]["triggerThreshold"] if summarize else 1.0,
+        },
+        "budget": {**layer["budget"], "workingMemoryBudgetPercentage": wm_share},
+        "toolHistory": {
+            **layer["toolHistory"],
+            "keepLatestRuns": keep_runs,
+            "keepLatestToolPairs": keep_runs,
+        },
+        "workingMemory": {**layer["workingMemory"], "minToolInteractionsToKeep": min_groups},
+    }
+    policy, tokenizer = define_context_policy(layer), MockTokenizer(5, 10, 4)
+    forget_earlier_builds()
+    stopping = build_context(messages, policy, tokenizer=tokenizer, now=0)
+    forget_earlier_builds()
+    with patch.object(working_memory, "_floors", _reads_every_message(working_memory._floors)):
+        reading_all = build_context(messages, policy, tokenizer=tokenizer, now=0)
+    assert stopping.error == reading_all.error
+    assert [m.to_dict() for m in stopping.messages] == [m.to_dict() for m in reading_all.messages]
+    assert _decided(stopping) == _decided(reading_all)
+    assert [e.title for e in stopping.events] == [e.title for e in reading_all.events]

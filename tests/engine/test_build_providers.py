@@ -248,6 +248,27 @@ def test_p3_stops_at_max_interaction_groups_minus_the_p1_groups():
     assert result.decision_for("a_g1").kept is False
 
 
+def test_p3_reads_on_past_compressed_history_that_does_not_fit_to_an_older_group_that_does():
+    # The compressor keeps the checkpoint group and compresses the newer g1 and g2, whose texts (690 tokens
+    # each) never fit in working memory's 700. P3 stops early only once no group is left: it still reaches
+    # the checkpoint group. A minimum of 1 forces the newest candidate in, fit or not.
+    messages = flatten(
+        sys(), user("u1"), checkpoint_group(), group("g1"), group("g2"), answer("a1"), user("u2")
+    )
+    table = TableTokenizer({"compressed:a_g1": 690, "compressed:a_g2": 690}, default=10)
+    layer = policy(
+        toolHistory={"keepLatestRuns": 0, "retentionMode": "compress"},
+        workingMemory={"maxRecentToolInteractions": 0, "minToolInteractionsToKeep": 0},
+    )
+    result = build(messages, layer, tokenizer=table)
+    assert [m.id for m in result.preprocessed][4:6] == ["compressed:a_g1", "compressed:a_g2"]
+    assert result.kept_ids == ("sys", "a_cp", "t_cp", "a1", "u2")  # the checkpoint purges u1
+    assert result.decision_for("a_cp").strategy == "historical_tool_interaction"
+    layer["workingMemory"]["minToolInteractionsToKeep"] = 1
+    forced = build(messages, layer, tokenizer=table)
+    assert forced.kept_ids == ("sys", "a_cp", "t_cp", "compressed:a_g2", "a1", "u2")  # 720 tokens: over
+
+
 @pytest.mark.parametrize(
     ("max_recent", "strategy"), [(0, "historical_tool_interaction"), (2, "tool_interaction_pairing")]
 )

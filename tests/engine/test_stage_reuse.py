@@ -31,6 +31,7 @@ from engine.policy import (
     policy_controls,
     set_value,
 )
+from engine.providers import working_memory
 from engine.replay import build_step, iter_session_steps
 from engine.result import BuildResult
 from engine.session import load_session
@@ -124,6 +125,17 @@ def test_an_edit_no_preprocessor_reads_reuses_every_stage_output():
     edited = set_value(BASE, ("workingMemory", "minToolInteractionsToKeep"), 3)
     build("fences_showcase", edited)
     assert STAGE_CACHE.hits - before == 5  # tool history, replay guard, purification, both fence stages
+
+
+def test_working_memory_derives_its_floors_once_per_preprocessed_list():
+    clear_caches()
+    build("fences_showcase", BASE)
+    [(tokens, floors)] = working_memory._FLOORS.items()
+    build("fences_showcase", set_value(BASE, ("budget", "workingMemoryBudgetPercentage"), 0.4))
+    [(held_tokens, held_floors)] = working_memory._FLOORS.items()
+    assert held_tokens is tokens and held_floors is floors  # the very same objects, not made again
+    build("tool_loop_runs", BASE)
+    assert len(working_memory._FLOORS.items()) == 2
 
 
 def test_a_tool_history_edit_reruns_tool_history_and_every_stage_after_it():
