@@ -85,6 +85,11 @@ def summary_text(key: str, **values: Any) -> str:
     return template.format(**values) if values else template
 
 
+def summary_templates() -> Mapping[str, str]:
+    """The active copy set's tool-summary templates, for a caller writing many phrases in a row."""
+    return _SUMMARIES[_ACTIVE.get()]
+
+
 # -- English reminder templates (same names and numbers as linnkit's built-ins) ----------------------
 
 

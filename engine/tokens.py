@@ -279,13 +279,7 @@ class DefaultTokenizer(TokenizerPort):
         # Messages are immutable: a rebuild asks again about the very same objects, so look those up by
         # identity first (the entry holds the message, so its id cannot be reused while cached).
         seen = self._seen(msg)
-        if seen is not None:
-            return seen
-        total = self._estimate_by_content(msg)
-        if len(self._object_cache) >= _CACHE_LIMIT:
-            self._object_cache.clear()
-        self._object_cache[id(msg)] = (msg, total)
-        return total
+        return seen if seen is not None else self._remember(msg, self._estimate_by_content(_counted(msg)))
 
     def estimate_messages(self, messages: Sequence[AiMessage], model_id: str | None = None) -> list[int]:
         """`estimate_message` of each; the texts not counted yet are counted first, on several threads when
@@ -296,17 +290,18 @@ class DefaultTokenizer(TokenizerPort):
             if seen is None:
                 new.append(index)
             counts.append(seen or 0)
-        if len(new) > 1 and _count_threads > 1:
-            self._count_in_parallel([messages[i] for i in new])
-        for index in new:
-            counts[index] = self.estimate_message(messages[index], model_id)
+        keys = [_counted(messages[index]) for index in new]
+        if len(keys) > 1 and _count_threads > 1:
+            self._count_in_parallel(keys)
+        for index, key in zip(new, keys, strict=True):
+            counts[index] = self._remember(messages[index], self._estimate_by_content(key))
         return counts
 
-    def _count_in_parallel(self, messages: list[AiMessage]) -> None:
+    def _count_in_parallel(self, keys: list[_Counted]) -> None:
         known = self._text_cache
-        texts = list(dict.fromkeys(t for m in messages for t in _texts_of(m) if t and t not in known))
+        texts = list(dict.fromkeys(t for key in keys for t in _texts_of(key) if t and t not in known))
         if sum(map(len, texts)) < PARALLEL_COUNT_CHARS or self._encoding() is None:
-            return  # estimate_message counts them one by one
+            return  # _estimate_by_content counts them one by one
         chunks = balanced_chunks(texts, _count_threads)
         counted = on_threads(self._counts_of, chunks)
         self.tokenizations += len(texts)
@@ -323,13 +318,18 @@ class DefaultTokenizer(TokenizerPort):
         seen = self._object_cache.get(id(msg))
         return seen[1] if seen is not None and seen[0] is msg else None
 
-    def _estimate_by_content(self, msg: AiMessage) -> int:
-        key = _counted(msg)
-        _, call_id, parts = key
+    def _remember(self, msg: AiMessage, total: int) -> int:
+        if len(self._object_cache) >= _CACHE_LIMIT:
+            self._object_cache.clear()
+        self._object_cache[id(msg)] = (msg, total)
+        return total
+
+    def _estimate_by_content(self, key: _Counted) -> int:
         cached = self._message_cache.get(key)
         if cached is not None:
             return cached
-        total = MESSAGE_OVERHEAD + self.count(msg.content if isinstance(msg.content, str) else "")
+        content, call_id, parts = key
+        total = MESSAGE_OVERHEAD + self.count(content if isinstance(content, str) else "")
         for part in parts:
             total += self.tool_call_overhead
             if part is not None:
@@ -365,15 +365,19 @@ def balanced_chunks(texts: list[str], count: int) -> list[list[str]]:
     return chunks
 
 
-def _counted(msg: AiMessage) -> tuple[Any, str | None, tuple[tuple[str, str] | None, ...]]:
+_Counted = tuple[Any, str | None, tuple[tuple[str, str] | None, ...]]
+
+
+def _counted(msg: AiMessage) -> _Counted:
     """What a message's count depends on: its content, its tool_call_id and its calls' (name, arguments)."""
     calls = _message_tool_calls(msg)
     return msg.content, _message_tool_call_id(msg), tuple(map(_call_parts, calls))
 
 
-def _texts_of(msg: AiMessage) -> list[str]:
-    """The texts `estimate_message` counts: the content, each call's name and arguments, the tool_call_id."""
-    content, call_id, parts = _counted(msg)
+def _texts_of(key: _Counted) -> list[str]:
+    """The texts `_estimate_by_content` counts for a message (its `_counted` key): the content, each call's
+    name and arguments, the tool_call_id."""
+    content, call_id, parts = key
     texts = [content if isinstance(content, str) else "", call_id or ""]
     return texts + [text for part in parts if part is not None for text in part]
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.copyset import active_copy, summary_text
+from engine.copyset import active_copy, summary_templates
 from engine.errors import TOOL_HISTORY_OVERFLOW, ContextProviderError
 from engine.groups import GroupScan, ToolGroup
 from engine.jsvalues import js_json, js_key_order
@@ -224,20 +224,19 @@ def _apply(
 ) -> _Applied:
     """The output of `entries[start:end]` with the `removed` groups (all inside it) dropped or compressed."""
     strategy = "tool_history_compression" if compress else "tool_history_drop"
-    messages = _Messages(entries, end)
     drop_indices: set[int] = set()
     replacements: dict[int, Entry] = {}
     removals: list[Removal] = []
     member_ids: list[str] = []
     for group in removed:
         indices = group.indices
-        members = tuple(messages[i] for i in indices)
+        members = tuple([entries[i].message for i in indices])
         drop_indices.update(indices)
-        member_ids.extend(m.id for m in members)
+        member_ids += [m.id for m in members]
         origins = merged_origins(entries, indices)
         replacement_id = None
         if compress:
-            message = _compressed_message(group, members, messages)
+            message = _compressed_message(group, members)
             replacement_id = message.id
             replacements[group.anchor_index] = Entry(message, origins, True)
         removals.append(Removal(origins, strategy, replacement_id))
@@ -256,37 +255,36 @@ _CACHE: dict[tuple[Any, ...], tuple[tuple[AiMessage, ...], AiMessage]] = {}
 _CACHE_LIMIT = 50_000
 
 
-def _compressed_message(
-    group: ToolGroup, members: tuple[AiMessage, ...], messages: Sequence[AiMessage]
-) -> AiMessage:
+def _compressed_message(group: ToolGroup, members: tuple[AiMessage, ...]) -> AiMessage:
+    """The message replacing `group`, whose messages are `members` (its anchor, then its outputs)."""
     key = (*map(id, members), group.is_checkpoint, active_copy())
     hit = _CACHE.get(key)
     if hit is not None and all(a is b for a, b in zip(hit[0], members, strict=True)):
         return hit[1]
     if len(_CACHE) >= _CACHE_LIMIT:
         _CACHE.clear()
-    message = _make_compressed_message(group, messages)
+    message = _make_compressed_message(group, members)
     _CACHE[key] = (members, message)
     return message
 
 
-def _make_compressed_message(group: ToolGroup, messages: Sequence[AiMessage]) -> AiMessage:
-    anchor = messages[group.anchor_index]
-    outputs = [messages[i] for i in group.output_indices]
+def _make_compressed_message(group: ToolGroup, members: tuple[AiMessage, ...]) -> AiMessage:
+    anchor, outputs = members[0], members[1:]
     answers: dict[str | None, list[AiMessage]] = {}  # outputs by the call they answer, in order
     for output in outputs:
         answers.setdefault(output.tool_call_id, []).append(output)
+    words = summary_templates()
     calls = [c for c in anchor.tool_calls if call_id(c).strip()]
-    parts = [_describe_call(call, answers.get(call_id(call), [])) for call in calls]
+    parts = [_describe_call(call, answers.get(call_id(call), []), words) for call in calls]
     return AiMessage(
         id=created_id("compressed", anchor.id),
         role="assistant",
         type="final_answer",
-        content=summary_text("call_separator").join(parts) + summary_text("run_end"),
+        content=words["call_separator"].join(parts) + words["run_end"],
         timestamp=anchor.timestamp,
         metadata={
             "isCompressedToolHistory": True,
-            "replacementSourceIds": list(dict.fromkeys([anchor.id, *(o.id for o in outputs)])),
+            "replacementSourceIds": list(dict.fromkeys([m.id for m in members])),
             "compressedToolCallIds": group.call_ids,
             "compressedToolNames": group.tool_names,
             "toolInteractionGroupSize": len(group.call_ids),
@@ -295,17 +293,18 @@ def _make_compressed_message(group: ToolGroup, messages: Sequence[AiMessage]) ->
     )
 
 
-def _describe_call(call: dict[str, Any], outputs: list[AiMessage]) -> str:
+def _describe_call(call: dict[str, Any], outputs: list[AiMessage], words: Mapping[str, str]) -> str:
     name = call_name(call)
     raw = (call.get("function") or {}).get("arguments")
     args = parse_args(raw) if isinstance(raw, str) else {}  # linnkit parses only string arguments
     if not isinstance(args, dict):
         args = {}
     summaries = [summarize_output(output_text(o), tool_name=name, tool_args=args) for o in outputs]
-    results = summary_text("result_separator").join(summaries)
-    return summary_text("call", name=name, args=_format_args(args), results=results)
+    shown = _format_args(args)
+    call_args = words["call_args"].format(args=shown) if shown else ""
+    return words["call"].format(name=name, args=call_args, results=words["result_separator"].join(summaries))
 
 
 def _format_args(args: dict[str, Any]) -> str:
-    shown = [f"{k}={js_json(args[k])}" for k in js_key_order(args) if args[k] is not None]
-    return summary_text("call_args", args=", ".join(shown)) if shown else ""
+    """`k=JSON(v), …` over the arguments that are not null, in JavaScript key order ("" when none)."""
+    return ", ".join([f"{k}={js_json(args[k])}" for k in js_key_order(args) if args[k] is not None])

@@ -51,7 +51,8 @@ def test_compressed_tool_text_uses_javascript_serialisation():
     from engine.preprocess.tool_history import _format_args
 
     args = {"limit": 10.0, "2": "b", "path": "a", "skip": None}
-    assert _format_args(args) == '（参数：2="b", limit=10, path="a"）'
+    assert _format_args(args) == '2="b", limit=10, path="a"'
+    assert _format_args({"skip": None}) == ""
 
 
 def test_utf16_slice_cuts_like_javascript():
