@@ -41,8 +41,11 @@ def hygiene_checks(messages: Sequence[AiMessage]) -> list[HygieneWarning]:
     """The history's hygiene warnings, each with its kind: repeated ids (in order of first use), then
     problems of single messages (in history order), then tool calls no output answers."""
     with _LOCK:
-        last = _LAST.newest()
-        scan = last if last is not None and starts_with(messages, last.messages) else _Scan()
+        scan = _Scan()  # the longest earlier scan of `messages` or of a prefix of it, else a new one
+        for held in _LAST.items():
+            length = len(held.messages)
+            if len(scan.messages) < length <= len(messages) and starts_with(messages, held.messages):
+                scan = held
         if len(scan.messages) < len(messages):
             scan = scan.extended(messages)
             _LAST.add(scan)
@@ -52,7 +55,8 @@ def hygiene_checks(messages: Sequence[AiMessage]) -> list[HygieneWarning]:
 @dataclass(slots=True)
 class _Scan:
     """The checks over a history, continued when it grows (a replay's next step checks only what is new).
-    Used by one caller at a time (`_LOCK`): `extended` changes it in place."""
+    Used by one caller at a time (`_LOCK`): `extended` changes it in place (the kept scan of the shorter
+    list is then gone; a few are kept, so going back and forth between two steps finds both)."""
 
     messages: tuple[AiMessage, ...] = ()
     first_use: dict[str, int] = field(default_factory=dict)  # id -> the index of its first use
@@ -105,4 +109,4 @@ class _Scan:
 
 
 _LOCK = threading.Lock()
-_LAST: LaneLists[_Scan] = LaneLists(1)  # the last run, per memory lane (`engine.lanes`)
+_LAST: LaneLists[_Scan] = LaneLists(4)  # the last runs, per memory lane (`engine.lanes`)

@@ -49,8 +49,10 @@ class LaneLists(Generic[T]):
         return next(iter(self.items()), None)
 
     def add(self, item: T) -> None:
+        """`item` becomes the current lane's newest (moved to the front if it is already kept there)."""
         lane = _LANE.get()
-        self._lanes[lane] = [item, *self._lanes.get(lane, [])][: self._kept]
+        held = [kept for kept in self._lanes.get(lane, []) if kept is not item]
+        self._lanes[lane] = [item, *held][: self._kept]
 
     def clear(self) -> None:
         self._lanes.clear()

@@ -35,6 +35,38 @@ def test_each_warning_has_its_kind_and_its_line() -> None:
     assert str(found[1]) == "t9: orphan tool output: no earlier call declares c9"
 
 
+def test_going_back_and_forth_between_two_steps_rescans_neither(monkeypatch) -> None:
+    from engine import hygiene
+    from engine.stage_cache import forget_earlier_builds
+
+    calls = [{"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]
+    history = [
+        message("u1", "user_input"),
+        message("a1", "tool_calls", "", metadata={"tool_calls": calls}),
+        message("u1", "user_input"),
+        message("t1", "tool_output", "out", metadata={"tool_call_id": "c1"}),
+        message("e1", "final_answer", " "),
+    ]
+    fresh = {}
+    for length in (4, 5):
+        forget_earlier_builds()
+        fresh[length] = hygiene_checks(history[:length])
+    assert [w.kind for w in fresh[4]] == ["duplicate_id"]  # the call is answered in both
+    assert [w.kind for w in fresh[5]] == ["duplicate_id", "empty"]
+    forget_earlier_builds()
+    scanned: list[int] = []
+    extended = hygiene._Scan.extended
+
+    def counted(scan, messages):
+        scanned.append(len(messages))
+        return extended(scan, messages)
+
+    monkeypatch.setattr(hygiene._Scan, "extended", counted)
+    for length in (4, 5, 4, 5, 4):
+        assert hygiene_checks(history[:length]) == fresh[length]
+    assert scanned == [4, 5, 4]  # then both are kept
+
+
 def test_validate_does_not_count_an_id_that_says_orphan(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

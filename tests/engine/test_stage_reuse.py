@@ -303,5 +303,7 @@ def test_lane_lists_keep_each_lanes_newest_and_read_the_own_lane_first():
         kept.add("s1")
         assert kept.items() == ["s1", "m3", "m2"] and kept.newest() == "s1"
     assert kept.items() == ["m3", "m2", "s1"] and kept.newest() == "m3"
+    kept.add("m2")  # kept already: moved to the front, not kept twice
+    assert kept.items() == ["m2", "m3", "s1"]
     kept.clear()
     assert kept.items() == [] and kept.newest() is None
