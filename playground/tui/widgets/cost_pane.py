@@ -69,6 +69,7 @@ class CostPane(Static, can_focus=True):
         self._options: Any = None
         self._version = 0  # of the newest replay request
         self._dumps: list[tuple[ContextPolicy, str]] = []
+        self._compare: list[CostCompare] = []
 
     # -- what to show ------------------------------------------------------------------------------
     def _price(self) -> tuple[Any, str]:
@@ -130,7 +131,7 @@ class CostPane(Static, can_focus=True):
         if ws is None:
             return
         current = self.totals.get(self._key(ws.policy))
-        compare = list(self.screen.query(CostCompare)) if self.is_attached else []
+        compare = self._compare_panels()
         if ws.pinned is None:
             before = None
             pin_note = ""
@@ -146,6 +147,13 @@ class CostPane(Static, can_focus=True):
         lines: list[str | tuple[str, str]] = [("COST ", "bold"), (title, "$text-muted")]
         lines += [f"\n{line}" for line in cost_compact(current)]
         self._show(Content.assemble(*lines))
+
+    def _compare_panels(self) -> list[CostCompare]:
+        """The screen's A vs B cost panels, looked up once they are there (a query walks the whole screen:
+        ~2 ms on every build, a step move included)."""
+        if not self._compare and self.is_attached:
+            self._compare = list(self.screen.query(CostCompare))
+        return self._compare
 
     def _show(self, content: str | Content) -> None:
         """Every build updates the pane: re-lay out the screen only when its number of lines changes."""
