@@ -59,11 +59,17 @@ _FLOORS: LaneLists[tuple[list[int], _Floors]] = LaneLists(4)  # by the identity 
 
 def _floors(states: list[State]) -> _Floors:
     initial = states.initial_tokens if isinstance(states, States) else None
-    if initial is not None and len(initial) == len(states):  # summarization may have changed the list since
-        for held, floors in _FLOORS.items():
-            if held is initial:
-                return floors
-    tokens = initial if initial is not None and len(initial) == len(states) else [s.tokens for s in states]
+    if initial is None or len(initial) != len(states):  # not a build's states (or changed since)
+        return _made_floors(states, [s.tokens for s in states])
+    for held, floors in _FLOORS.items():
+        if held is initial:
+            return floors
+    floors = _made_floors(states, initial)
+    _FLOORS.add((initial, floors))  # only replaces whole lists: safe across threads, like the others
+    return floors
+
+
+def _made_floors(states: list[State], tokens: list[int]) -> _Floors:
     text, compressed, indices = [math.inf] * len(states), [math.inf] * len(states), []
     for index, state in enumerate(states):
         message = state.message
@@ -72,10 +78,7 @@ def _floors(states: list[State]) -> _Floors:
         if message.type == "final_answer" and is_compressed_tool_history(message):
             compressed[index] = tokens[index]
             indices.append(index)
-    floors = _Floors(list(accumulate(text, min)), list(accumulate(compressed, min)), indices)
-    if initial is not None and len(initial) == len(states):
-        _FLOORS.add((initial, floors))
-    return floors
+    return _Floors(list(accumulate(text, min)), list(accumulate(compressed, min)), indices)
 
 
 def run_working_memory(states: list[State], available: int, ctx: BuildContext) -> ProviderOutcome:
