@@ -629,6 +629,21 @@ def test_timeline_chart_is_drawn_again_for_new_points_and_steps_but_not_for_a_ne
     run([timeline], scenario, size=(80, 4))
 
 
+def test_timeline_label_keeps_its_width_so_the_chart_keeps_its_columns() -> None:
+    timeline = Timeline()
+
+    async def scenario(pilot: Pilot, seen: list[Message]) -> None:
+        timeline.show(POINTS)
+        await pilot.pause()
+        last = drawn(timeline)[0]
+        timeline.action_move(-28)  # step 1: 1 000 tokens, a shorter figure than step 29's 29 000
+        first = drawn(timeline)[0]
+        assert first.endswith(" ◀ step  1/29 ▶  1 000 tok · S×1") and len(first) == len(last)
+        assert first.split(" ◀")[0] == last.split(" ◀")[0]  # the same columns, only the cursor moved
+
+    run([timeline], scenario, size=(80, 4))
+
+
 # -- Snapshots ----------------------------------------------------------------------------------
 
 
