@@ -123,7 +123,8 @@ class Timeline(TextLines, can_focus=True):
         self._shown = 0  # counts `show` calls: new points
         self._chart: tuple[tuple[object, ...], Text, Text] | None = None  # see `_spark_and_marks`
         self._columns: tuple[tuple[int, int], list[Column], int] | None = None  # see `_scaled_columns`
-        self._made: tuple[int, int, int] | None = None  # `_shown`, summaries made, widest token figure
+        self._summaries = 0  # steps that made a summary, and the widest token figure: for `_label`
+        self._figure_width = 1
 
     def show_note(self, note: str) -> None:
         if note != self.note:  # every build comes here; a repaint of the chart costs ~3 ms
@@ -135,6 +136,8 @@ class Timeline(TextLines, can_focus=True):
         wanted = step if step is not None else self.step
         self.points = list(points)
         self._shown += 1
+        self._summaries = sum("S" in p.markers for p in self.points)
+        self._figure_width = max((len(tokens_long(p.final_tokens)) for p in self.points), default=1)
         steps = [p.step for p in self.points]
         self.set_reactive(Timeline.index, steps.index(wanted) if wanted in steps else len(steps) - 1)
         self.refresh()
@@ -171,14 +174,9 @@ class Timeline(TextLines, can_focus=True):
             return " no steps"
         point, last = self.points[self.index], self.points[-1].step
         digits = len(str(last))
-        if self._made is None or self._made[0] != self._shown:
-            made = sum("S" in p.markers for p in self.points)
-            widest = max(len(tokens_long(p.final_tokens)) for p in self.points)
-            self._made = (self._shown, made, widest)
-        _, made, widest = self._made
         # As wide at every step, so the chart beside it keeps its width (and its columns) as the cursor moves.
-        tokens = f"{tokens_long(point.final_tokens):>{widest}}"
-        return f" ◀ step {point.step:>{digits}}/{last} ▶ {tokens} tok · S×{made}"
+        tokens = f"{tokens_long(point.final_tokens):>{self._figure_width}}"
+        return f" ◀ step {point.step:>{digits}}/{last} ▶ {tokens} tok · S×{self._summaries}"
 
     def _spark_width(self) -> int:
         return max(1, self.content_size.width - len(self._label()))
