@@ -361,6 +361,13 @@ def _sent_tokens(state: State, run: Pipeline) -> int:
     return state.tokens if state.processed is None else run.ctx.estimate(state.current)
 
 
+def _local_tokens(run: Pipeline, final: list[State]) -> int:
+    """The final messages' count before calibration: what a host pairs with the provider's count."""
+    tokenizer = run.ctx.tokenizer
+    local = getattr(tokenizer, "local", tokenizer.estimate_message)
+    return sum(local(s.current, run.ctx.model_id) for s in final)
+
+
 def _token_account(run: Pipeline, final: list[State], final_tokens: int, reminder: ReminderOutcome):
     by_category: dict[str, int] = {}
     for state in final:
@@ -368,10 +375,14 @@ def _token_account(run: Pipeline, final: list[State], final_tokens: int, reminde
         by_category[key] = by_category.get(key, 0) + _sent_tokens(state, run)
     if reminder.tokens:
         by_category["reminder"] = reminder.tokens
-    return _budget_numbers(run, final_tokens, by_category)
+    calibration = run.ctx.calibration
+    local = _local_tokens(run, final) if calibration is not None and calibration.applied else None
+    return _budget_numbers(run, final_tokens, by_category, local)
 
 
-def _budget_numbers(run: Pipeline, final_tokens: int, by_category: dict[str, int]) -> TokenAccount:
+def _budget_numbers(
+    run: Pipeline, final_tokens: int, by_category: dict[str, int], local_final_tokens: int | None = None
+) -> TokenAccount:
     policy = run.ctx.policy
     total = run.ctx.total_budget
     return TokenAccount(
@@ -384,6 +395,7 @@ def _budget_numbers(run: Pipeline, final_tokens: int, by_category: dict[str, int
         final_tokens=final_tokens,
         by_category=by_category,
         backend=run.ctx.tokenizer.backend,
+        local_final_tokens=local_final_tokens,
     )
 
 

@@ -13,6 +13,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from engine.assemble import assemble_result, failed_result
+from engine.calibration import (
+    CalibratedTokenizer,
+    CalibrationSample,
+    TokenRoute,
+    calibrated,
+    calibration_state,
+)
 from engine.copyset import active_copy, mark_copy, reminder_registry_for, use_copy
 from engine.errors import ContextProviderError
 from engine.fences import FenceDescriptor, FenceRegistry, as_registry
@@ -62,6 +69,8 @@ def build_context(
     observation_store: ObservationPreviewPort | None = None,
     copy: str = "zh",
     detail: bool = True,
+    token_route: TokenRoute | None = None,
+    calibration_samples: Sequence[CalibrationSample] = (),
 ) -> BuildResult:
     """Build the context linnkit would send for `session` (a list of AiMessage or a loaded Session).
 
@@ -72,21 +81,26 @@ def build_context(
     `copy="en"` writes tool summaries and built-in reminders in English (`engine.copyset`; "zh" is linnkit's).
     `detail=False` leaves out what only a reader of one build needs (cards, decisions, the trace, hygiene
     warnings): a replay's series reads tokens, markers and summaries, and is several times faster so.
+    `token_route` and `calibration_samples` are what a host passes linnkit for token calibration
+    (`engine.calibration`): applied when `tokenEstimation.calibration.enabled` and enough samples match.
     """
     messages = list(getattr(session, "messages", session))  # a Session, or anything holding .messages
     effective = define_context_policy(policy)
     check_runtime(effective)
     registry = as_registry(fences)
     budget = effective.budget
+    calibration = calibration_state(effective.token_estimation.calibration, token_route, calibration_samples)
+    tokenizer = tokenizer or tokenizer_from_policy(effective.token_estimation)
     ctx = BuildContext(
         policy=effective,
-        tokenizer=tokenizer or tokenizer_from_policy(effective.token_estimation),
+        tokenizer=calibrated(tokenizer, calibration) if calibration.applied else tokenizer,
         total_budget=budget.max_tokens - budget.reserved_for_response,
         avg_chars_per_token=effective.token_estimation.avg_chars_per_token,
         summarizer=summarizer if summarizer is not None else OfflineSummarizer(),
         model_id=model_id or DEFAULT_MODEL_ID,
         now=now if now is not None else int(time.time() * 1000),
         must_keep=must_keep_of(effective, registry, honour_fence_descriptors),
+        calibration=calibration,
     )
     run = Pipeline(ctx, messages, registry, warnings=hygiene_warnings(messages) if detail else [])
     if copy != "zh" and reminder_registry is None:
@@ -214,7 +228,15 @@ def _providers() -> list[tuple[str, ContextProvider]]:
 def _run_providers(run: Pipeline, effective_policy: dict[str, Any]) -> None:
     ctx = run.ctx
     run.states = _initial_states(run)
-    run.trace = TraceRecorder(ctx.policy.context_trace, effective_policy, ctx.total_budget)
+    tokenizer = ctx.tokenizer
+    local = tokenizer.local if isinstance(tokenizer, CalibratedTokenizer) else tokenizer.estimate_message
+    run.trace = TraceRecorder(
+        ctx.policy.context_trace,
+        effective_policy,
+        ctx.total_budget,
+        ctx.calibration,
+        lambda message: local(message, ctx.model_id),
+    )
     available = ctx.total_budget
     done: list[tuple[ContextProvider, int]] = []
     for name, provider in _providers():

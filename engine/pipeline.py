@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from engine.calibration import CalibrationState
 from engine.fences import FenceRegistry
 from engine.messages import AiMessage
 from engine.policy.model import ContextPolicy
@@ -64,6 +65,7 @@ class BuildContext:
     model_id: str
     now: int
     must_keep: MustKeep
+    calibration: CalibrationState | None = None  # linnkit's token calibration, whether applied or not
 
     def estimate(self, message: AiMessage) -> int:
         return self.tokenizer.estimate_message(message, self.model_id)

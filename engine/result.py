@@ -139,6 +139,7 @@ class TokenAccount:
     final_tokens: int
     by_category: dict[str, int]
     backend: str
+    local_final_tokens: int | None = None  # final_tokens before token calibration (None: none applied)
 
     @property
     def used(self) -> int:

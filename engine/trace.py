@@ -6,13 +6,25 @@ Produced only when `contextTrace.enabled`; it never enters the messages.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
-from engine.providers.state import ProviderReport, State
+from engine.calibration import CalibrationState
+from engine.messages import AiMessage
+from engine.providers.state import KEEP_CORE, ProviderReport, State
 
 
 class TraceRecorder:
-    def __init__(self, options: Any, effective_policy: dict[str, Any], total_budget: int) -> None:
+    def __init__(
+        self,
+        options: Any,
+        effective_policy: dict[str, Any],
+        total_budget: int,
+        calibration: CalibrationState | None = None,
+        local_estimate: Callable[[AiMessage], int] | None = None,
+    ) -> None:
+        self.calibration = calibration
+        self.local_estimate = local_estimate  # the uncalibrated message estimate, for the decisions' trace
         self.enabled = bool(options.enabled)
         self.include_ids = bool(options.include_message_ids)
         self.include_tokens = bool(options.include_token_breakdown)
@@ -72,7 +84,20 @@ class TraceRecorder:
                 event["messageId"] = state.message.id
                 if state.replacement_source_ids:
                     event["replacementSourceIds"] = list(state.replacement_source_ids)
+            calibration = self._calibration_of(state)
+            if calibration is not None:
+                event["tokenCalibration"] = calibration
             self._add(event)
+
+    def _calibration_of(self, state: State) -> dict[str, Any] | None:
+        """A state's estimate as calibrated (linnkit: its first estimate, or core's re-estimate of what it
+        keeps); none for a summary the build made, nor with the token breakdown off."""
+        if not self.include_tokens or self.calibration is None or self.local_estimate is None:
+            return None
+        if state.index < 0:
+            return None
+        message = state.current if state.action == KEEP_CORE else state.message
+        return self.calibration.trace(self.local_estimate(message))
 
     def finish(self, original_count: int, final_states: list[State], final_tokens: int) -> dict[str, Any]:
         trace: dict[str, Any] = {
@@ -89,6 +114,8 @@ class TraceRecorder:
             "truncated": original_count != len(final_states),
             "events": self.events,
         }
+        if self.calibration is not None:
+            trace["tokenCalibration"] = self.calibration.trace()
         if self.include_tokens:
             trace["tokenComponents"] = [token_component(s, self.include_ids) for s in final_states]
         return trace

@@ -219,7 +219,7 @@ def _replay_price(args, inputs: PlaygroundInputs) -> Price | None | bool:
         print(f"error: {error}", file=sys.stderr)
         return False
     price, note = price_choice(table, inputs.build_options["model_id"], args.model)
-    print(f"prices: {note}; table of {table.date}", file=sys.stderr)
+    print(f"prices: {note}; from {table.describe()}", file=sys.stderr)
     return price
 
 
@@ -366,12 +366,7 @@ def run_import(args) -> int:
         if refusal:
             print(f"error: {refusal}", file=sys.stderr)
             return 2
-        header: dict[str, Any] = {
-            "kind": "linn-session",
-            "version": 1,
-            "title": imported.title or Path(args.file).stem,
-            "importedFrom": {"file": str(args.file), "format": imported.format},
-        }
+        header = imported.header(str(args.file), args.conversation)
         try:
             save_session(imported.messages, args.output, header=header, overwrite=args.force)
         except LOAD_ERRORS as error:

@@ -106,22 +106,9 @@ def open_session(path: Path, conversation: int | None = None) -> Session:
     if fmt == LINN_SESSION_KIND:
         return load_session(path)
     imported = import_text(sniff.text, fmt, name=str(path), conversation=conversation)
-    header = SessionHeader.create(
-        kind="linn-session",
-        version=1,
-        title=imported.title or path.stem,
-        modelId=imported.session.get("model") if isinstance(imported.session.get("model"), str) else None,
-        importedFrom=_imported_from(path, fmt, imported.conversations, conversation),
-    )
+    header = SessionHeader.from_dict(imported.header(str(path), conversation))
     problems = [LoadProblem(str(path), p.line, "import", p.reason) for p in imported.problems]
     return Session(path, header, list(imported.messages), problems)
-
-
-def _imported_from(path: Path, fmt: str, conversations: int, chosen: int | None) -> dict[str, Any]:
-    origin: dict[str, Any] = {"file": str(path), "format": fmt}
-    if conversations > 1:  # the file holds several: say which one this is
-        origin.update(conversations=conversations, conversation=chosen)
-    return origin
 
 
 def _sniff(path: Path) -> Sniff | None:

@@ -8,9 +8,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 from engine.messages import AiMessage
+from engine.usage import RecordedUsage, UsageProblem
 
 TITLE_CHARS = 80
 T = TypeVar("T")
@@ -44,6 +46,9 @@ class ImportResult:
     unpaired: list[str] = field(default_factory=list)
     session: dict[str, Any] = field(default_factory=dict)
     conversations: int = 1
+    # billed model calls that no imported message carries (another branch, a sub-agent): `metadata.usage`
+    # entries plus `why` and `line` (and `file` when not this one); they count in the recorded cost
+    other_calls: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def skipped(self) -> dict[str, int]:
@@ -65,6 +70,8 @@ class ImportResult:
             "thoughts": by_type.get("thought", 0),
             "summaries": by_type.get("history_summary", 0),
             "images": sum(len(m.meta("images") or ()) for m in self.messages),
+            "callsWithUsage": sum(1 for m in self.messages if m.metadata and "usage" in m.metadata),
+            "otherBilledCalls": len(self.other_calls),
         }
 
     def report(self, first_lines: int = 5) -> dict[str, Any]:
@@ -82,6 +89,23 @@ class ImportResult:
             "problems": [str(p) for p in self.problems],
             "unpaired": list(self.unpaired),
         }
+
+    def header(self, source: str, chosen: int | None = None) -> dict[str, Any]:
+        """The session header an import writes: title, model, where it came from (which conversation, when
+        the file holds several) and the billed calls no message carries (`recordedCalls`)."""
+        origin: dict[str, Any] = {"file": source, "format": self.format}
+        if self.conversations > 1:
+            origin.update(conversations=self.conversations, conversation=chosen)
+        model = self.session.get("model")
+        fields = {
+            "kind": "linn-session",
+            "version": 1,
+            "title": self.title or Path(source).stem,
+            "modelId": model if isinstance(model, str) else None,
+            "importedFrom": origin,
+            "recordedCalls": self.other_calls or None,
+        }
+        return {k: v for k, v in fields.items() if v is not None}
 
     def describe(self) -> str:
         """One paragraph for a command line: format, counts, skips, problems."""
@@ -106,6 +130,7 @@ class Collector:
         self.messages: list[AiMessage] = []
         self.skipped_lines: dict[str, list[int]] = {}
         self.problems: list[Problem] = []
+        self.other_calls: list[dict[str, Any]] = []
         self._ids: set[str] = set()
 
     def unique_id(self, candidate: str) -> str:
@@ -126,6 +151,17 @@ class Collector:
     def add(self, message: AiMessage) -> None:
         self.messages.append(message)
 
+    def usage(self, line: int | None, parsed: RecordedUsage | UsageProblem) -> RecordedUsage | None:
+        """A call's parsed usage, or None after naming its problem (the call then counts as unrecorded)."""
+        if isinstance(parsed, UsageProblem):
+            self.problem(line, str(parsed))
+            return None
+        return parsed
+
+    def other_call(self, usage: RecordedUsage, line: int | None, why: str, file: str | None = None) -> None:
+        entry = {**usage.to_json(), "line": line, "why": why}
+        self.other_calls.append({**entry, "file": file} if file else entry)
+
     def result(self, fmt: str, **fields: Any) -> ImportResult:
         return ImportResult(
             messages=self.messages,
@@ -134,8 +170,14 @@ class Collector:
             problems=self.problems,
             unpaired=find_unpaired(self.messages),
             title=fields.pop("title", None) or first_user_title(self.messages),
+            other_calls=self.other_calls,
             **fields,
         )
+
+
+def with_usage(message: AiMessage, usage: RecordedUsage) -> AiMessage:
+    """The message that ends a model call, carrying that call's recorded usage (`metadata.usage`)."""
+    return message.with_(metadata={**(message.metadata or {}), "usage": usage.to_json()})
 
 
 def summary_metadata(summary: str, replaced: list[AiMessage], seq: int) -> dict[str, Any]:

@@ -19,8 +19,10 @@ from engine.importers._common import (
     ImportResult,
     import_conversations,
     iso_to_ms,
+    with_usage,
 )
 from engine.messages import AiMessage
+from engine.usage import anthropic_usage
 
 FORMAT = "anthropic"
 HEADER_KEYS = ("model",)
@@ -101,10 +103,20 @@ class _Converter:
             reason = turn.add_block(block, lambda: self.out.unique_id(base), timestamp, extra)
             if reason:
                 self.out.skip(reason, where)
-        turn.tail = {k: message[k] for k in ("usage", "stop_reason") if message.get(k) is not None}
+        if message.get("stop_reason") is not None:
+            turn.tail = {"stop_reason": message["stop_reason"]}
         produced = turn.finish()
         if not produced and not blocks:
             self.out.skip("empty", where)
+        if "usage" in message:  # a response: what the provider counted for this call
+            model = message.get("model") if isinstance(message.get("model"), str) else None
+            call_id = message.get("id") if isinstance(message.get("id"), str) else None
+            usage = self.out.usage(where, anthropic_usage(message["usage"], model, call_id))
+            ends = [i for i, m in enumerate(produced) if m.role == "assistant"]
+            if usage is not None and ends:
+                produced[ends[-1]] = with_usage(produced[ends[-1]], usage)
+            elif usage is not None:
+                self.out.other_call(usage, where, "a response with no message")
         for produced_message in produced:
             self.out.add(produced_message)
 

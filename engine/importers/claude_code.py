@@ -17,6 +17,10 @@ Decisions:
   `user_input` (the model saw them) with `metadata.interrupted`.
 - A compaction written as a `compact_boundary` system line followed by a `summary` line is a
   `history_summary` too (the boundary's `compactMetadata` kept on it).
+- Usage: a model call (one `message.id`, often written over several lines) counts once, with its last
+  line's `usage`, kept as `metadata.usage` (`engine.usage`) on the call's last message. Billed calls no
+  imported message carries — another branch, an inline sub-agent, the files of `<session>/subagents/` when
+  the main conversation is imported — are `ImportResult.other_calls`, so the recorded cost has them all.
 - Whitespace-only text blocks are skipped (`empty_text`). Which lines are read at all — the live branch
   after a rewind, the main conversation or one sidechain, a subagent file on its own — is decided first, by
   `engine.importers.claude_branches`; the rest is counted by reason.
@@ -24,12 +28,22 @@ Decisions:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from engine.importers._blocks import AssistantTurn, as_blocks, flatten_blocks, tool_output
-from engine.importers._common import Collector, ImportResult, iso_to_ms, iter_jsonl, summary_metadata
-from engine.importers.claude_branches import select
+from engine.importers._common import (
+    Collector,
+    ImportResult,
+    Problem,
+    iso_to_ms,
+    iter_jsonl,
+    summary_metadata,
+    with_usage,
+)
+from engine.importers.claude_branches import select, subagent_files
 from engine.messages import AiMessage
+from engine.usage import UsageProblem, anthropic_usage
 
 FORMAT = "claude-code"
 SESSION_KEYS = ("sessionId", "cwd", "gitBranch", "version", "slug")
@@ -66,11 +80,27 @@ def import_claude_code(text: str, path: str = "<text>", conversation: int | None
         reason = selection.left_out.get(number)
         if reason:
             reader.out.skip(reason, number)
+            reader.note_other_call(number, entry, reason)
             if isinstance(entry.get("uuid"), str):
                 reader.uuids.add(entry["uuid"])
         else:
             reader.read(number, entry)
+    if conversation in (None, 0):
+        for file in subagent_files(path):
+            reader.subagent_calls(file)
     return reader.finish(selection.conversations)
+
+
+def _call_usage(entry: dict[str, Any]) -> tuple[str, Any, str | None] | None:
+    """(message id, raw usage, model) of an assistant line that records a billed call, else None."""
+    message = entry.get("message")
+    if entry.get("type") != "assistant" or not isinstance(message, dict) or "usage" not in message:
+        return None
+    model = message.get("model") if isinstance(message.get("model"), str) else None
+    if model == "<synthetic>" or entry.get("isApiErrorMessage"):
+        return None
+    key = message.get("id") if isinstance(message.get("id"), str) else entry.get("uuid")
+    return (key, message["usage"], model) if isinstance(key, str) else None
 
 
 class _Reader:
@@ -84,6 +114,9 @@ class _Reader:
         self.compact_metadata: dict[str, Any] | None = None
         self.boundary: tuple[int, dict[str, Any]] | None = None  # a compact_boundary awaiting its summary
         self.summary_seq = -1
+        self.calls: dict[str, tuple[int, Any, str | None]] = {}  # message id → its last line's usage
+        self.call_ends: dict[str, str] = {}  # message id → the id of the last message it produced
+        self.others: dict[str, tuple[int, Any, str | None, str]] = {}  # calls on lines not imported
 
     # -- dispatch ---------------------------------------------------------------------------------
     def read(self, number: int, entry: dict[str, Any]) -> None:
@@ -221,14 +254,67 @@ class _Reader:
             reason = self.turn.add_block(block, lambda: self._id(number, entry), timestamp, extra)
             if reason:
                 self.out.skip(reason, number)
-        self.turn.tail = {k: message[k] for k in ("usage", "stop_reason") if message.get(k) is not None}
+        if message.get("stop_reason") is not None:
+            self.turn.tail = {"stop_reason": message["stop_reason"]}
+        call = _call_usage(entry)
+        if call is not None:
+            self.calls[call[0]] = (number, call[1], call[2])
 
     # -- helpers -----------------------------------------------------------------------------------
     def _close_turn(self) -> None:
         if self.turn is not None:
-            for message in self.turn.finish():
+            produced = self.turn.finish()
+            for message in produced:
                 self.out.add(message)
+            ends = [m for m in produced if m.role == "assistant"]
+            if self.turn.key is not None and ends:
+                self.call_ends[self.turn.key] = ends[-1].id
             self.turn = None
+
+    # -- usage ---------------------------------------------------------------------------------------
+    def note_other_call(self, number: int, entry: dict[str, Any], why: str) -> None:
+        call = _call_usage(entry)
+        if call is not None:
+            self.others[call[0]] = (number, call[1], call[2], why)
+
+    def subagent_calls(self, file: Path) -> None:
+        """The billed calls of a sub-agent file beside the transcript (unreadable lines are that file's
+        own import's business: they are skipped here)."""
+        calls: dict[str, tuple[int, Any, str | None]] = {}
+        try:
+            text = file.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as error:
+            self.out.problems.append(Problem(str(file), None, f"not read for its usage ({error})"))
+            return
+        for number, entry, error in iter_jsonl(text):
+            call = None if error or not isinstance(entry, dict) else _call_usage(entry)
+            if call is not None:
+                calls[call[0]] = (number, call[1], call[2])
+        for key, (number, raw, model) in calls.items():
+            usage = anthropic_usage(raw, model, key)
+            if isinstance(usage, UsageProblem):
+                self.out.problems.append(Problem(str(file), number, str(usage)))
+            else:
+                self.out.other_call(usage, number, "sub-agent file", str(file))
+
+    def _attach_usage(self) -> None:
+        """Each call's last usage onto the last message it produced; the rest become other calls."""
+        positions = {m.id: i for i, m in enumerate(self.out.messages)}
+        for key, (number, raw, model) in self.calls.items():
+            usage = self.out.usage(number, anthropic_usage(raw, model, key))
+            end = self.call_ends.get(key)
+            if usage is None:
+                continue
+            if end is None:
+                self.out.other_call(usage, number, "a call whose reply was left out")
+                continue
+            index = positions[end]
+            self.out.messages[index] = with_usage(self.out.messages[index], usage)
+        for key, (number, raw, model, why) in self.others.items():
+            if key not in self.calls:
+                usage = self.out.usage(number, anthropic_usage(raw, model, key))
+                if usage is not None:
+                    self.out.other_call(usage, number, why)
 
     def _note_session(self, entry: dict[str, Any]) -> None:
         for key in SESSION_KEYS:
@@ -254,6 +340,7 @@ class _Reader:
     def finish(self, conversations: int = 1) -> ImportResult:
         self._missing_summary()
         self._close_turn()
+        self._attach_usage()
         own = [summary for summary, leaf in self.titles if summary and leaf in self.uuids]
         return self.out.result(
             FORMAT, title=own[-1] if own else None, session=self.session, conversations=conversations

@@ -4,7 +4,11 @@ Each line is `{timestamp, type, payload}`. `session_meta` gives the session id a
 system prompt, `instructions` or `base_instructions.text`); `turn_context` the model; `response_item` lines
 are Responses API items, converted as `engine.importers.responses` describes; `compacted` is a compaction:
 a `history_summary` replacing everything before it except the user messages its `replacement_history`
-keeps. `event_msg` lines are the UI's echoes of the same items (and token counts): counted, not imported.
+keeps. `event_msg` lines are the UI's echoes of the same items: counted, not imported — except
+`token_count`, whose `info.last_token_usage` is what the provider counted for one model call (OpenAI units:
+the input includes the cached part). It becomes that call's `metadata.usage`, with the model of the latest
+`turn_context`; a `token_count` without `info`, or repeating the previous one's running total (Codex
+re-emits it when only the rate limits changed), is no new call.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Any
 
 from engine.importers._common import Collector, ImportResult, iso_to_ms, iter_jsonl
 from engine.importers.responses import ItemConverter, flatten_content
+from engine.usage import openai_usage
 
 FORMAT = "codex"
 IDE_REQUEST = "## My request for Codex:"
@@ -38,6 +43,7 @@ def import_codex(text: str, path: str = "<text>", conversation: int | None = Non
         else:
             reader.line(number, entry)
     reader.converter.flush()
+    reader.converter.finish_usage()
     requests = (_request(m.content) for m in out.messages if m.type == "user_input")
     title = next((r.splitlines()[0][:TITLE_CHARS] for r in requests if r), None)
     return out.result(FORMAT, session=reader.session, title=title)
@@ -55,6 +61,8 @@ class _Rollout:
         self.out = out
         self.converter = ItemConverter(out, "cx")
         self.session: dict[str, Any] = {}
+        self.model: str | None = None
+        self.last_total: Any = None
 
     def line(self, number: int, entry: dict[str, Any]) -> None:
         kind, payload = entry.get("type"), entry["payload"]
@@ -67,6 +75,9 @@ class _Rollout:
         elif kind == "turn_context":
             if isinstance(payload.get("model"), str):
                 self.session.setdefault("model", payload["model"])
+                self.model = payload["model"]
+        elif kind == "event_msg" and payload.get("type") == "token_count":
+            self._token_count(payload, number)
         elif kind == "compacted":
             self._compacted(payload, number, ts)
         elif kind == "event_msg":
@@ -82,6 +93,20 @@ class _Rollout:
         instructions = payload.get("instructions") or (base.get("text") if isinstance(base, dict) else base)
         if isinstance(instructions, str) and instructions.strip():
             self.converter.system(instructions, number, ts, {"field": "session_meta.instructions"})
+
+    def _token_count(self, payload: dict[str, Any], number: int) -> None:
+        info = payload.get("info")
+        if not isinstance(info, dict) or "last_token_usage" not in info:
+            self.out.skip("event_msg token_count without usage (a UI echo)", number)
+            return
+        total = info.get("total_token_usage")
+        if total is not None and total == self.last_total:
+            self.out.skip("event_msg token_count repeating the last one", number)
+            return
+        self.last_total = total
+        usage = self.out.usage(number, openai_usage(info["last_token_usage"], self.model))
+        if usage is not None:
+            self.converter.usage(number, usage)
 
     def _compacted(self, payload: dict[str, Any], number: int, ts: int) -> None:
         history = payload.get("replacement_history")

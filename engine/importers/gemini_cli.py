@@ -5,16 +5,26 @@ One JSON object `{sessionId, projectHash, startTime, lastUpdated, messages: [...
 `user` → `user_input`; a `gemini` message → its `thoughts` (subject and description) as `thought`s, then one
 `tool_calls` message (the text with the calls) followed by each call's result as `tool_output` — results live
 inside the calling message —, or a `final_answer` when it calls nothing. `info`/`error`/`warning` are the
-CLI's own notices, never sent to the model: counted, not imported. No system prompt is stored.
+CLI's own notices, never sent to the model: counted, not imported. No system prompt is stored. A `gemini`
+message's `tokens` (usageMetadata: `input` includes `cached`) is its call's `metadata.usage`, on the last
+message it produced.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from engine.importers._common import Collector, ImportResult, compact_json, iso_to_ms, load_json_document
+from engine.importers._common import (
+    Collector,
+    ImportResult,
+    compact_json,
+    iso_to_ms,
+    load_json_document,
+    with_usage,
+)
 from engine.importers.responses import PART_SEPARATOR
 from engine.messages import AiMessage
+from engine.usage import UsageProblem, gemini_usage
 
 FORMAT = "gemini-cli"
 MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
@@ -43,12 +53,29 @@ def import_gemini(text: str, path: str = "<text>", conversation: int | None = No
         if not isinstance(message, dict):
             out.problem(None, f"{label}: expected a message object, found {type(message).__name__}")
             continue
+        start = len(out.messages)
         _message(out, index, label, message)
+        if message.get("type") == "gemini" and "tokens" in message:
+            _attach_tokens(out, start, index, message)
     session = {k: doc[k] for k in ("sessionId", "startTime", "lastUpdated") if isinstance(doc.get(k), str)}
     model = next((m.get("model") for m in doc["messages"] if isinstance(m, dict) and m.get("model")), None)
     if model:
         session["model"] = model
     return out.result(FORMAT, session=session)
+
+
+def _attach_tokens(out: Collector, start: int, index: int, message: dict[str, Any]) -> None:
+    model = message.get("model") if isinstance(message.get("model"), str) else None
+    call_id = message.get("id") if isinstance(message.get("id"), str) else None
+    parsed = gemini_usage(message["tokens"], model, call_id)
+    if isinstance(parsed, UsageProblem):
+        out.problem(None, f"messages[{index}].tokens: {str(parsed).removeprefix('usage.')}")
+        return
+    own = [i for i in range(start, len(out.messages)) if out.messages[i].role == "assistant"]
+    if own:
+        out.messages[own[-1]] = with_usage(out.messages[own[-1]], parsed)
+    else:
+        out.other_call(parsed, None, f"messages[{index}]: a reply with no message")
 
 
 def _text(content: Any) -> str:

@@ -27,8 +27,10 @@ from engine.importers._common import (
     iso_to_ms,
     read_items,
     summary_metadata,
+    with_usage,
 )
 from engine.messages import AiMessage
+from engine.usage import RecordedUsage, openai_usage
 
 FORMAT = "openai-responses"
 TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text")
@@ -45,6 +47,9 @@ ITEM_TYPES = frozenset(
         *CALL_ITEMS,
         *OUTPUT_ITEMS,
     }
+)
+ASSISTANT_ITEMS = frozenset(
+    {"reasoning", "web_search_call", "file_search_call", "computer_call", *CALL_ITEMS}
 )
 WEB_SEARCH_NOTE = "[web search run by the provider; its results are not in the transcript]"
 PART_SEPARATOR = "\n\n"
@@ -110,6 +115,14 @@ class _Turn:
     web_searches: list[str] = field(default_factory=list)
 
 
+@dataclass
+class _Call:
+    """One model call: where its messages start on the collector, and the usage recorded for it."""
+
+    start: int
+    usage: tuple[int, RecordedUsage] | None = None  # (line, usage)
+
+
 class ItemConverter:
     """Turns Responses items, one at a time, into messages on a Collector."""
 
@@ -120,6 +133,9 @@ class ItemConverter:
         self.tool_names: dict[str, str] = {}
         self.seen_user = False
         self.summary_seq = -1
+        self.calls: list[_Call] = []
+        self.open_call: _Call | None = None  # the call whose items are being read
+        self.pending: tuple[int, RecordedUsage] | None = None  # usage recorded before its call's items
 
     def system(self, text: str, line: int, ts: int, source: dict[str, Any] | None = None) -> None:
         kind = "context_injection" if self.seen_user else "system_prompt"
@@ -127,6 +143,10 @@ class ItemConverter:
 
     def item(self, item: dict[str, Any], line: int, ts: int) -> None:
         kind = item.get("type", "message" if "role" in item else None)
+        if kind in ASSISTANT_ITEMS or (kind == "message" and item.get("role") == "assistant"):
+            self._call_item(new_call=kind == "reasoning" and bool(self.turn.calls))
+        elif kind in OUTPUT_ITEMS or kind == "message":
+            self.open_call = None
         if kind == "message":
             self._message(item, line, ts)
         elif kind == "reasoning":
@@ -140,11 +160,49 @@ class ItemConverter:
         else:
             self.out.skip(f"item type {kind!r}", line)
 
+    def usage(self, line: int, usage: RecordedUsage) -> None:
+        """What the provider counted for a model call: the call being read if it has none yet (usage
+        written after its items), else the next call to begin (usage written before them, as Codex 0.40
+        does)."""
+        if self.open_call is not None and self.open_call.usage is None:
+            self.open_call.usage = (line, usage)
+            return
+        if self.pending is not None:
+            self.out.other_call(self.pending[1], self.pending[0], "usage no model call's items followed")
+        self.pending = (line, usage)
+
+    def finish_usage(self) -> None:
+        """Put each call's usage on the last message it produced (call after the last `flush`)."""
+        if self.pending is not None:
+            self.out.other_call(self.pending[1], self.pending[0], "usage no model call's items followed")
+            self.pending = None
+        bounds = [c.start for c in self.calls[1:]] + [len(self.out.messages)]
+        for call, end in zip(self.calls, bounds, strict=True):
+            if call.usage is None:
+                continue
+            line, usage = call.usage
+            own = [i for i in range(call.start, end) if self.out.messages[i].role == "assistant"]
+            if own:
+                self.out.messages[own[-1]] = with_usage(self.out.messages[own[-1]], usage)
+            else:
+                self.out.other_call(usage, line, "a call whose items were left out")
+
+    def _call_item(self, new_call: bool) -> None:
+        if new_call:
+            self.flush()
+            self.open_call = None
+        if self.open_call is None:
+            self.open_call = _Call(len(self.out.messages))
+            self.calls.append(self.open_call)
+            if self.pending is not None:
+                self.open_call.usage, self.pending = self.pending, None
+
     def compaction(
         self, summary: str, retained_user_texts: set[str], line: int, ts: int, source: dict
     ) -> None:
         """A compaction: a `history_summary` that replaces what came before, except retained user messages."""
         self.flush()
+        self.open_call = None
         replaced = [
             m
             for m in self.out.messages
@@ -279,10 +337,12 @@ def import_responses(text: str, path: str = "<text>", conversation: int | None =
     out = Collector(path)
     converter = ItemConverter(out, "rs")
     items = read_items(text, out)
-    model = None
+    model = usage = call_id = None
     if len(items) == 1 and isinstance(items[0][1], dict) and items[0][0] is None:
         body = items[0][1]
         model = body.get("model")
+        if body.get("object") == "response" and "usage" in body:
+            usage, call_id = body["usage"], body.get("id") if isinstance(body.get("id"), str) else None
         if isinstance(body.get("instructions"), str) and body["instructions"]:
             converter.system(body["instructions"], 1, 0, {"field": "instructions"})
         listed = body.get("input") if isinstance(body.get("input"), list) else body.get("output") or []
@@ -296,5 +356,10 @@ def import_responses(text: str, path: str = "<text>", conversation: int | None =
             continue
         ts = iso_to_ms(item.get("created_at") or item.get("timestamp"))
         converter.item(item, line, line if ts is None else ts)
+    if usage is not None:  # a response: what the provider counted for its call
+        parsed = out.usage(1, openai_usage(usage, model if isinstance(model, str) else None, call_id))
+        if parsed is not None:
+            converter.usage(1, parsed)
     converter.flush()
+    converter.finish_usage()
     return out.result(FORMAT, session={"model": model} if model else {})

@@ -72,7 +72,7 @@ class CostView:
             return
         self.steps, self.totals = self.cost_of(ws.policy)
         _, why = self._price()
-        where = escape(f"priced with {why}; table of {self.prices.date}")
+        where = escape(f"priced with {why}; from {self.prices.describe()}")
         self.note.value = f"<span style='color:#64748b'>{where}</span>"
         self.totals_html.value = cost_views.totals_table(cost_summary(self.totals))
         self.chart.value = cost_views.cost_chart(self.steps)

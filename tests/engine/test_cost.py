@@ -187,14 +187,31 @@ def test_wire_units_put_the_reminder_on_the_last_message():
 # -- prices -----------------------------------------------------------------------------------------
 
 
-def test_the_builtin_table_finds_rows_by_prefix():
-    assert BUILTIN_PRICES.date == "2026-12-03"
+def test_the_catalogue_finds_the_models_transcripts_name():
+    """genai-prices, read offline: dated ids, models a hand-kept table lacked, 1-hour writes, tiers."""
+    assert BUILTIN_PRICES.date.startswith("genai-prices ")
     assert BUILTIN_PRICES.find("claude-sonnet-4-5-20250929").model == "claude-sonnet-4-5"
-    assert BUILTIN_PRICES.find("claude-sonnet-4-20250514").model == "claude-sonnet-4"
+    opus = BUILTIN_PRICES.find("claude-opus-4-6")
+    assert (opus.input, opus.cached_input, opus.cache_write, opus.cache_write_1h, opus.output) == (
+        5.0, 0.5, 6.25, 10.0, 25.0,
+    )  # fmt: skip
+    haiku = BUILTIN_PRICES.find("claude-haiku-4-5-20251001", "anthropic")
+    assert (haiku.model, haiku.input, haiku.cache_write_1h) == ("claude-haiku-4-5", 1.0, 2.0)
     assert BUILTIN_PRICES.find("gpt-5.4-mini").model == "gpt-5.4-mini"
     assert BUILTIN_PRICES.find("mystery-model") is None and BUILTIN_PRICES.find(None) is None
     assert BUILTIN_PRICES.find(DEFAULT_PRICE_MODEL) is not None
-    assert all(p.source.startswith(("https://", "github/")) for p in BUILTIN_PRICES.prices.values())
+    assert all(BUILTIN_PRICES.find(name) is not None for name in BUILTIN_PRICES.names())
+    assert BUILTIN_PRICES.find("claude-opus-4-6").source.startswith("genai-prices ")
+
+
+def test_a_long_prompt_pays_its_tier_on_every_token():
+    sonnet = BUILTIN_PRICES.find("claude-sonnet-4-5")
+    assert sonnet.cost(uncached=200_000) == pytest.approx(0.6)  # 3 $/M up to 200k
+    assert sonnet.cost(uncached=200_001) == pytest.approx(200_001 * 6 / 1e6)  # past it: 6 $/M on all of it
+    assert sonnet.cost(cached=150_000, written=60_000, output=1000) == pytest.approx(
+        (150_000 * 0.6 + 60_000 * 7.5 + 1000 * 22.5) / 1e6
+    )
+    assert sonnet.cost(written_1h=1_000_000) == pytest.approx(12.0)  # 1-hour writes, at the tier
 
 
 def test_a_price_file_overrides_and_adds_rows(tmp_path):
@@ -209,7 +226,8 @@ def test_a_price_file_overrides_and_adds_rows(tmp_path):
     assert table.find("claude-sonnet-4-5").cache_write == 2
     local = table.find("local-llm")
     assert (local.input, local.cache_write) == (0.5, 0.5)  # no write premium unless given
-    assert table.find("gpt-4.1") is not None  # the built-in rows stay
+    assert table.find("gpt-4.1") is not None  # the catalogue still answers for the rest
+    assert table.find("local-llm").cache_write_1h == 0.5  # as the 5-minute write unless given
     assert (
         isinstance(load_price_table(path, base=None), PriceTable)
         and load_price_table(path, None).find("gpt-4.1") is None

@@ -98,7 +98,7 @@ def test_codex_turns_pair_calls_and_unwrap_outputs() -> None:
     assert result.messages[4].meta("outputMetadata") == {"exit_code": 0}
     assert result.unpaired == []
     assert result.skipped_lines == {
-        "event_msg token_count (a UI echo)": [10],
+        "event_msg token_count without usage (a UI echo)": [10],
         "reasoning without a readable summary (encrypted)": [11],
     }
     assert result.session == {"id": "s1", "cli_version": "0.40.0", "model": "gpt-5-codex"}

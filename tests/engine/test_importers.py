@@ -97,7 +97,27 @@ def test_short_transcript_message_details() -> None:
         calls.tool_calls[0]["function"]["arguments"]
         == '{"command":"mix phx.server 2>&1 | head -80","timeout":30000}'
     )
-    assert calls.meta("source")["usage"]["cache_creation_input_tokens"] == 13835
+    assert calls.meta("usage") == {
+        "provider": "anthropic",
+        "model": "claude-opus-4-6",
+        "promptTokens": 3 + 13835 + 11515,  # Anthropic's input_tokens leaves out the cache read and write
+        "cacheReadTokens": 11515,
+        "cacheWriteTokens": 13835,
+        "cacheWrite": {"5m": 0, "1h": 13835},
+        "outputTokens": 13,
+        "reasoningTokens": None,
+        "callId": "msg_01MKH1ccEGrZGNPvu8pYiiQa",
+        "raw": {
+            "input_tokens": 3,
+            "cache_creation_input_tokens": 13835,
+            "cache_read_input_tokens": 11515,
+            "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 13835},
+            "output_tokens": 13,
+            "service_tier": "standard",
+            "inference_geo": "not_available",
+        },
+    }
+    assert "usage" not in calls.meta("source")
     assert calls.timestamp == 1770757921117
     assert rejected.meta("is_error") is True and rejected.meta("tool_name") == "Bash"
     assert rejected.raw_output == rejected.content
@@ -140,7 +160,7 @@ def test_tool_heavy_merges_a_turn_written_around_its_results() -> None:
     assert [m.type for m in turn] == ["tool_calls", "tool_output", "tool_output"]
     assert [c["function"]["name"] for c in turn[0].tool_calls] == ["Read", "WebFetch"]
     assert [m.meta("tool_name") for m in turn[1:]] == ["Read", "WebFetch"]
-    assert turn[0].meta("source")["usage"]["output_tokens"] == 173
+    assert turn[0].meta("usage")["outputTokens"] == 173  # the call's last line: one call, counted once
 
 
 @needs_real
@@ -542,7 +562,7 @@ def test_anthropic_list_of_requests_with_a_response() -> None:
         "role": "assistant",
         "content": [{"type": "text", "text": "uno"}],
         "model": "claude-x",
-        "usage": {"output_tokens": 2},
+        "usage": {"input_tokens": 5, "output_tokens": 2},
     }
     second = {"system": "S", "messages": [{"role": "user", "content": "two"}]}
     result = import_text(json.dumps([first, response, second]), conversation=0)
@@ -553,7 +573,21 @@ def test_anthropic_list_of_requests_with_a_response() -> None:
         "type": "final_answer",
         "content": "uno",
         "timestamp": 1,
-        "metadata": {"source": {"model": "claude-x", "usage": {"output_tokens": 2}}},
+        "metadata": {
+            "source": {"model": "claude-x"},
+            "usage": {
+                "provider": "anthropic",
+                "model": "claude-x",
+                "promptTokens": 5,
+                "cacheReadTokens": 0,
+                "cacheWriteTokens": 0,
+                "cacheWrite": {"5m": 0, "1h": 0},
+                "outputTokens": 2,
+                "reasoningTokens": None,
+                "callId": "msg_9",
+                "raw": {"input_tokens": 5, "output_tokens": 2},
+            },
+        },
     }
     assert [
         m.content for m in import_text(json.dumps([first, response, second]), conversation=1).messages

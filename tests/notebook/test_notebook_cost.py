@@ -21,7 +21,7 @@ def test_the_cost_panel_shows_the_sessions_totals_and_chart():
     assert "<td>cache breaks</td><td>1: summary 1</td>" in html
     assert "<td>cost</td><td>$0.0319 (no cache $0.0505)</td>" in html
     note = pg.cost.note.value
-    assert "priced with claude-sonnet-4-5 (the session&#x27;s modelId); table of 2026-12-03" in note
+    assert "priced with claude-sonnet-4-5 (the session&#x27;s modelId); from genai-prices " in note
     chart = pg.cost.chart.value
     assert chart.count("<g>") == 13  # one bar a step
     assert "step 13: sent 522, cached 35; prefix broke at message 1 (summary)" in chart

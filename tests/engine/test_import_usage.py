@@ -1,0 +1,225 @@
+"""Importers keep what the provider counted: one usage per model call, on the call's last message; billed
+calls no imported message carries are `other_calls`; bad usage is a named problem, never a sample."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.importers import import_file, import_text
+from engine.session import dump_session_text, parse_session_text
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "real-sessions"
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"real sessions not found at {SHARED}")
+
+
+def jsonl(*entries: object) -> str:
+    return "\n".join(json.dumps(e) for e in entries) + "\n"
+
+
+def cc_line(uuid: str, parent: str | None, message: dict, **extra) -> dict:
+    return {
+        "type": message["role"],
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": "s",
+        "message": message,
+        "timestamp": "2026-01-01T00:00:00Z",
+        **extra,
+    }
+
+
+def usage(inp: int, read: int = 0, write: int = 0, out: int = 1) -> dict:
+    return {
+        "input_tokens": inp,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": write,
+        "output_tokens": out,
+    }
+
+
+def test_claude_code_call_over_several_lines_counts_once_with_its_last_usage() -> None:
+    text = jsonl(
+        cc_line("u1", None, {"role": "user", "content": "hi"}),
+        cc_line(
+            "a1",
+            "u1",
+            {
+                "role": "assistant",
+                "id": "msg_A",
+                "model": "claude-opus-4-6",
+                "content": [{"type": "thinking", "thinking": "hm"}],
+                "usage": usage(3, 100, 20, 1),
+            },
+        ),
+        cc_line(
+            "a2",
+            "a1",
+            {
+                "role": "assistant",
+                "id": "msg_A",
+                "model": "claude-opus-4-6",
+                "content": [{"type": "text", "text": "hello"}],
+                "usage": usage(3, 100, 20, 57),
+            },
+        ),
+    )
+    result = import_text(text, "claude-code", name="t.jsonl")
+    marked = [
+        (m.id, m.meta("usage")["promptTokens"], m.meta("usage")["outputTokens"])
+        for m in result.messages
+        if m.meta("usage")
+    ]
+    assert marked == [("a2", 123, 57)]
+    assert result.other_calls == [] and result.problems == []
+
+
+def test_claude_code_abandoned_branch_calls_are_billed_other_calls() -> None:
+    def reply(uuid: str, parent: str, msg_id: str, tokens: int) -> dict:
+        return cc_line(
+            uuid,
+            parent,
+            {
+                "role": "assistant",
+                "id": msg_id,
+                "model": "claude-haiku-4-5",
+                "content": [{"type": "text", "text": uuid}],
+                "usage": usage(tokens),
+            },
+        )
+
+    text = jsonl(
+        cc_line("u0", None, {"role": "user", "content": "start"}),
+        reply("a0", "u0", "msg_0", 5),
+        cc_line("u1", "a0", {"role": "user", "content": "first try"}),
+        reply("a1", "u1", "msg_old", 10),
+        cc_line("u2", "a0", {"role": "user", "content": "second try"}),  # a rewind: a second child of a0
+        reply("a2", "u2", "msg_new", 12),
+    )
+    result = import_text(text, "claude-code", name="t.jsonl")
+    assert [m.id for m in result.messages] == ["u0", "a0", "u2", "a2"]
+    assert [m.id for m in result.messages if m.meta("usage")] == ["a0", "a2"]
+    assert [(c["callId"], c["why"], c["line"], c["promptTokens"]) for c in result.other_calls] == [
+        ("msg_old", "abandoned branch (rewound)", 4, 10)
+    ]
+
+
+def test_claude_code_bad_usage_is_a_named_problem_and_no_usage() -> None:
+    text = jsonl(
+        cc_line("u1", None, {"role": "user", "content": "hi"}),
+        cc_line(
+            "a1",
+            "u1",
+            {
+                "role": "assistant",
+                "id": "msg_A",
+                "model": "claude-opus-4-6",
+                "content": [{"type": "text", "text": "x"}],
+                "usage": {"input_tokens": -1, "output_tokens": 2},
+            },
+        ),
+    )
+    result = import_text(text, "claude-code", name="t.jsonl")
+    assert [str(p) for p in result.problems] == [
+        "t.jsonl:2: usage.input_tokens: negative (-1); the call is treated as unrecorded"
+    ]
+    assert not any(m.meta("usage") for m in result.messages)
+
+
+def _codex(*lines: tuple[str, dict]) -> str:
+    return jsonl(*({"timestamp": "2025-09-25T21:12:14Z", "type": t, "payload": p} for t, p in lines))
+
+
+TOKENS = {
+    "type": "token_count",
+    "info": {
+        "last_token_usage": {"input_tokens": 900, "cached_input_tokens": 512, "output_tokens": 30},
+        "total_token_usage": {"input_tokens": 900},
+    },
+}
+CALL = {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "c1"}
+OUTPUT = {"type": "function_call_output", "call_id": "c1", "output": "ok"}
+USER = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}
+ANSWER = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}
+
+
+@pytest.mark.parametrize("before", [True, False], ids=["token_count-first (0.40)", "token_count-after"])
+def test_codex_token_count_is_its_calls_usage_either_side_of_the_items(before: bool) -> None:
+    tokens2 = json.loads(json.dumps(TOKENS))
+    tokens2["info"]["last_token_usage"]["input_tokens"] = 1000
+    tokens2["info"]["total_token_usage"]["input_tokens"] = 1900
+    context = ("turn_context", {"model": "gpt-5-codex"})
+    first = [("event_msg", TOKENS), ("response_item", CALL)]
+    second = [("event_msg", tokens2), ("response_item", ANSWER)]
+    if not before:
+        first, second = first[::-1], second[::-1]
+    text = _codex(("response_item", USER), context, *first, ("response_item", OUTPUT), context, *second)
+    result = import_text(text, "codex", name="r.jsonl")
+    marked = [
+        (m.type, m.meta("usage")["promptTokens"], m.meta("usage")["model"])
+        for m in result.messages
+        if m.meta("usage")
+    ]
+    assert marked == [("tool_calls", 900, "gpt-5-codex"), ("final_answer", 1000, "gpt-5-codex")]
+    assert result.messages[1].meta("usage")["cacheReadTokens"] == 512
+
+
+def test_codex_repeated_token_count_is_no_new_call() -> None:
+    text = _codex(
+        ("response_item", USER), ("response_item", ANSWER), ("event_msg", TOKENS), ("event_msg", TOKENS)
+    )
+    result = import_text(text, "codex", name="r.jsonl")
+    assert sum(1 for m in result.messages if m.meta("usage")) == 1
+    assert result.skipped_lines == {"event_msg token_count repeating the last one": [4]}
+    assert result.other_calls == []
+
+
+def test_gemini_tokens_go_on_the_reply() -> None:
+    doc = {
+        "sessionId": "s",
+        "projectHash": "p",
+        "messages": [
+            {"id": "u", "type": "user", "content": "hi"},
+            {
+                "id": "g",
+                "type": "gemini",
+                "content": "hello",
+                "model": "gemini-2.5-flash",
+                "tokens": {"input": 40, "output": 5, "cached": 8, "thoughts": 2, "tool": 0, "total": 47},
+            },
+            {"id": "g2", "type": "gemini", "content": "x", "tokens": {"input": "many", "output": 1}},
+        ],
+    }
+    result = import_text(json.dumps(doc), "gemini-cli", name="s.json")
+    got = result.messages[1].meta("usage")
+    assert (got["promptTokens"], got["cacheReadTokens"], got["outputTokens"], got["reasoningTokens"]) == (
+        40,
+        8,
+        7,
+        2,
+    )
+    assert [str(p) for p in result.problems] == [
+        "s.json: messages[2].tokens: input: not a number (str); the call is treated as unrecorded"
+    ]
+
+
+def test_usage_survives_export_and_reload() -> None:
+    text = _codex(("response_item", USER), ("response_item", ANSWER), ("event_msg", TOKENS))
+    result = import_text(text, "codex", name="r.jsonl")
+    again = parse_session_text(dump_session_text(result.messages, header=result.header("r.jsonl")), "s.jsonl")
+    assert [m.meta("usage") for m in again.messages] == [m.meta("usage") for m in result.messages]
+
+
+@needs_shared
+def test_real_transcripts_carry_every_call() -> None:
+    long = import_file(SHARED / "claude-code" / "long_session.jsonl")
+    assert sum(1 for m in long.messages if m.meta("usage")) == 217  # distinct message ids with usage
+    files = {Path(c["file"]).name: 0 for c in long.other_calls}
+    for call in long.other_calls:
+        files[Path(call["file"]).name] += 1
+    assert files == {"agent-aac57f5.jsonl": 3, "agent-acompact-946d2b.jsonl": 1}
+    assert long.header("long_session.jsonl")["recordedCalls"] == long.other_calls
+    rollout = import_file(SHARED / "codex" / "rollout-small.jsonl")
+    assert sum(1 for m in rollout.messages if m.meta("usage")) == 35  # 35 token_count events with info
