@@ -11,6 +11,7 @@ the CLI) import the engine only from here, and `tests/test_engine_exports.py` pi
 """
 
 from engine.build import build_context
+from engine.calibration import CalibrationSample, TokenRoute
 from engine.conformance import load_cases, run_all
 from engine.copyset import check_copy
 from engine.cost import MECHANISMS, CostTracker, SessionCost, StepCost, iter_step_costs, session_cost
@@ -62,6 +63,7 @@ from engine.prices import (
     resolve_price,
 )
 from engine.provider_check import WireProblem, check_wire
+from engine.recorded import RecordedCall, RecordedRun, recorded_cost, recorded_run
 from engine.reminders import DEFAULT_MAX_STEPS
 from engine.replay import build_at_step, iter_session_steps
 from engine.result import (
@@ -79,9 +81,12 @@ from engine.session import Session, SessionLoadError, SessionSaveError, load_ses
 from engine.summarizer import FailingSummarizer, FixedSummarizer, OfflineSummarizer, SummarizerPort
 from engine.ticks import StepPoint
 from engine.tokens import DefaultTokenizer, MockTokenizer, TokenizerPort, tokenizer_from_policy
+from engine.truth import AS_RECORDED, Calibration, ModelFit, StepTruth, iter_truth, load_calibration
+from engine.usage import RecordedUsage
 from engine.wire import to_anthropic
 
 __all__ = [
+    "AS_RECORDED",
     "BUILTIN_PRICES",
     "CATEGORY_ORDER",
     "DEFAULT_MAX_STEPS",
@@ -94,6 +99,8 @@ __all__ = [
     "AiMessage",
     "BuildFailure",
     "BuildResult",
+    "Calibration",
+    "CalibrationSample",
     "ConfigurationError",
     "ContextPolicy",
     "ContextProviderError",
@@ -115,11 +122,15 @@ __all__ = [
     "InvariantReport",
     "LoadProblem",
     "MockTokenizer",
+    "ModelFit",
     "OfflineSummarizer",
     "PolicyFileError",
     "PolicyValidationError",
     "Price",
     "PriceTable",
+    "RecordedCall",
+    "RecordedRun",
+    "RecordedUsage",
     "ReminderOutcome",
     "Session",
     "SessionCost",
@@ -127,8 +138,10 @@ __all__ = [
     "SessionSaveError",
     "StepCost",
     "StepPoint",
+    "StepTruth",
     "SummarizerPort",
     "TokenAccount",
+    "TokenRoute",
     "TokenizerPort",
     "ValueRange",
     "WireCard",
@@ -152,6 +165,8 @@ __all__ = [
     "import_file",
     "iter_session_steps",
     "iter_step_costs",
+    "iter_truth",
+    "load_calibration",
     "load_cases",
     "load_fences",
     "load_policy",
@@ -163,6 +178,8 @@ __all__ = [
     "policy_groups",
     "read_policy_file",
     "read_policy_layer",
+    "recorded_cost",
+    "recorded_run",
     "resolve_price",
     "run_all",
     "save_session",

@@ -12,22 +12,33 @@ why (`replaced_by_tool_history_compression`, `dropped_by_CHECKPOINT_PURGED`, ...
 `reminder` mark on that card. Summarizer calls come from the summarization events.
 
 This needs detailed builds (`detail=True`, the default): their cards and decisions.
+
+A recorded session (`engine.truth`) makes the figures the provider's: a step given its `StepTruth` is
+priced by the model its recorded call named (sessions mix models), its answer counts the recorded output
+tokens, its prompt is the predicted provider count (`ceil(coefficient × local) + offset`, the offset in the
+cached prefix), and it writes the cache at the tier the recorded call wrote. The prompt cache is kept per
+model and expires: a call more than its time-to-live after the previous call of its model (5 minutes, an
+hour when the record wrote the 1-hour cache) reads nothing (`expired`).
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from engine.calibration import CalibrationSample, TokenRoute
 from engine.messages import AiMessage
 from engine.policy import define_context_policy
-from engine.prices import Price
+from engine.prices import Price, PriceTable
+from engine.recorded import call_cost
 from engine.replay import StepBuild, iter_session_steps
 from engine.result import BuildResult, Decision
 from engine.tokens import TokenizerPort, tokenizer_from_policy
+from engine.truth import error_summary
 from engine.wire import anthropic_turns, to_anthropic
 
 __all__ = ["MECHANISMS", "SHAPES", "CostTracker", "SessionCost", "StepCost", "session_cost", "wire_units"]
@@ -43,8 +54,12 @@ MECHANISMS = {
     "reminder": "reminder",
     "replay_guard": "tool replay guard",
     "failed": "failed step",
+    "expired": "cache expired (idle past its time to live)",
+    "model": "another model (its own cache)",
     "other": "other",
 }
+MISS_PRIOR = 10  # warm calls without a miss assumed before a record's own: see CostTracker._miss_rate
+TTL_MS = {"5m": 5 * 60_000, "1h": 60 * 60_000}
 # the first needle found in a decision's reason, strategy and phase names its mechanism
 _NEEDLES = (
     ("tool_history", "tool_history"),
@@ -87,10 +102,18 @@ class StepCost:
     user_requests_dropped: tuple[str, ...]  # user requests this step did not send as written
     cost_usd: float | None
     cost_no_cache_usd: float | None
+    price_model: str | None = None  # the price row this step was priced with
+    predicted_prompt_tokens: int | None = None  # the provider's count predicted from the record
+    recorded_prompt_tokens: int | None = None  # what the provider counted for this call, if recorded
+    as_recorded_prompt_tokens: int | None = None  # the as-recorded rebuild's prediction of that count
+    recorded_cost_usd: float | None = None  # what the recorded call cost, at the same price row
+    rebuild_error: float | None = None  # (as recorded − recorded) / recorded; None where it set the offset
 
     def to_json(self) -> dict[str, Any]:
         """The per-step fields `replay --json` adds."""
         return {
+            "promptTokens": self.predicted_prompt_tokens,
+            "priceModel": self.price_model,
             "tokensSent": self.tokens_sent,
             "cachedTokens": self.cached_tokens,
             "newTokens": self.new_tokens,
@@ -123,9 +146,18 @@ class SessionCost:
     failed_steps: int = 0
     user_requests_dropped: int = 0  # distinct user requests some step did not send as written
     shape: str = "openai"
-    model: str | None = None  # the price row used; None: unpriced
+    model: str | None = (
+        None  # the price row used (the most used, when steps name their models); None: unpriced
+    )
     cost_usd: float | None = None
     cost_no_cache_usd: float | None = None  # the same calls with no prompt cache
+    predicted_prompt_tokens: int | None = None  # Σ the provider's counts predicted from a record
+    recorded_steps: int = 0  # steps whose call was recorded
+    recorded_prompt_tokens: int = 0  # Σ of what the provider counted at those steps
+    recorded_cost_usd: float | None = None  # Σ of what those calls cost (this conversation's, at steps)
+    as_recorded_error: dict[str, Any] = field(default_factory=dict)  # error_summary of the rebuild
+    unpriced_steps: int = 0  # steps no price row was found for (left out of cost_usd)
+    price_models: dict[str, int] = field(default_factory=dict)  # price row → steps priced with it
 
     @property
     def cached_share(self) -> float:
@@ -164,6 +196,12 @@ class SessionCost:
             "priceModel": self.model,
             "costUsd": _round(self.cost_usd),
             "costNoCacheUsd": _round(self.cost_no_cache_usd),
+            "promptTokens": self.predicted_prompt_tokens,
+            "recordedSteps": self.recorded_steps,
+            "recordedPromptTokens": self.recorded_prompt_tokens,
+            "recordedStepsCostUsd": _round(self.recorded_cost_usd),
+            "unpricedSteps": self.unpriced_steps,
+            "priceModels": dict(sorted(self.price_models.items())),
         }
 
     def as_dict(self) -> dict[str, Any]:
@@ -275,8 +313,21 @@ def _summarizer(result: BuildResult) -> tuple[int, int, int]:
     return calls, prompt, summary
 
 
+@dataclass(slots=True)
+class _Held:
+    """The cache a model holds: the last step sent to it, when, and at which tier it was written."""
+
+    result: BuildResult
+    units: list[WireUnit]
+    at: int | float | None
+    tier: str
+
+
 class CostTracker:
-    """Feed it a replay's steps in order (`add`); it keeps the previous step's wire, one build at a time."""
+    """Feed it a replay's steps in order (`add`); it keeps, per model, the last step sent, one build each.
+
+    `prices` prices a step by the model its recorded call names (`StepTruth`); `price` is the row for the
+    rest (and every step of a session without a record)."""
 
     def __init__(
         self,
@@ -287,64 +338,149 @@ class CostTracker:
         model_id: str | None = None,
         shape: str = "openai",
         price: Price | None = None,
+        prices: PriceTable | None = None,
     ) -> None:
         if shape not in SHAPES:
             raise ValueError(f"wire shape {shape!r}: expected one of {', '.join(SHAPES)}")
         self.messages = messages
-        self.shape, self.price, self.model_id = shape, price, model_id
+        self.shape, self.price, self.prices, self.model_id = shape, price, prices, model_id
         self.tokenizer = tokenizer or tokenizer_from_policy(define_context_policy(policy).token_estimation)
-        self._previous: tuple[BuildResult, list[WireUnit]] | None = None  # the last step that was sent
+        self._held: dict[str, _Held] = {}  # model (or "" without a record) → its cache
         self._summary_steps: list[int] = []
         self._dropped: set[str] = set()
         self._breaks: Counter[str] = Counter()
         self._totals: Counter[str] = Counter()
+        self._priced: Counter[str] = Counter()  # price row → steps priced with it
         self._cost = self._no_cache = 0.0
+        self._predicted: int | None = None
+        self._recorded_cost: float | None = None
+        self._warm_calls: dict[str, int] = {}  # per model: recorded calls made while its cache was warm
+        self._misses: dict[str, int] = {}  # and how many of them read less than half their prompt
+        self._errors: list[float] = []
 
-    def add(self, number: int, upto: int, result: BuildResult) -> StepCost:
+    def add(self, number: int, upto: int, result: BuildResult, truth: Any = None) -> StepCost:
+        """Cost step `number` (building from `messages[:upto]`); `truth` is its `engine.truth.StepTruth`."""
         units = wire_units(result, self.shape) if result.error is None else []
-        before = self._previous[1] if self._previous else []
+        key = truth.model if truth is not None else ""
+        held, at = self._held.get(key), self._time(upto)
+        expired = held is not None and _expired(held, at)
+        before = held.units if held is not None and not expired else []
         prefix = _common_prefix([u.payload for u in before], [u.payload for u in units])
         sent = sum(u.tokens for u in units)
         cached = sum(u.tokens for u in units[:prefix])
-        broke = bool(before) and prefix < len(before)
-        mechanism = self._mechanism(result, prefix, units) if broke else None
+        mechanism = self._mechanism(result, held, expired, prefix)
         calls, prompt, summary = _summarizer(result)
         made = result.error is None and bool(result.summary_events)
-        dropped = _user_requests_dropped(result)
-        output = self._output_tokens(upto)
+        recorded = truth.recorded.usage if truth is not None and truth.recorded is not None else None
+        output = recorded.output_tokens if recorded is not None else self._output_tokens(upto)
+        predicted = truth.predict(sent) if truth is not None else None
+        price = self._price_for(truth)
+        tier = (
+            "1h"
+            if recorded is not None and 2 * recorded.cache_write_1h_tokens > recorded.cache_write_tokens
+            else "5m"
+        )
         cost = no_cache = None
-        if self.price is not None:
-            summarizer = self.price.cost(uncached=prompt, output=summary)
-            cost = self.price.cost(cached=cached, written=sent - cached, output=output) + summarizer
-            no_cache = self.price.cost(uncached=sent, output=output) + summarizer
+        if price is not None:
+            billed_sent, billed_cached = sent, cached
+            if predicted is not None:  # the provider's counts: the offset sits in the cached prefix
+                billed_sent = max(predicted, 0)
+                # cold: what the transcript lacks may still be cached (shared with other sessions)
+                cold = min(truth.offset, recorded.cache_read_tokens) if recorded is not None else 0
+                if before:  # a warm cache misses as often as the record shows it missing (expected cost)
+                    warm = math.ceil(cached * truth.fit.coefficient) + truth.offset
+                    miss = self._miss_rate(key)
+                    warm = round((1 - miss) * warm + miss * cold)
+                else:
+                    warm = cold
+                billed_cached = min(max(warm, 0), billed_sent)
+            written = billed_sent - billed_cached
+            summarizer = price.cost(uncached=prompt, output=summary)
+            cost = (
+                price.cost(
+                    cached=billed_cached,
+                    written=written if tier == "5m" else 0,
+                    written_1h=written if tier == "1h" else 0,
+                    output=output,
+                )
+                + summarizer
+            )
+            no_cache = price.cost(uncached=billed_sent, output=output) + summarizer
             self._cost += cost
             self._no_cache += no_cache
+            self._priced[price.model] += 1
+        broke = mechanism is not None
+        billed = call_cost(recorded, price) if recorded is not None and price is not None else None
         step = StepCost(
             number, sent, cached, sent - cached, len(units), prefix, prefix if broke else None, mechanism,
             output, calls, prompt, summary, made, result.tokens.over_budget, result.error is not None,
-            dropped, cost, no_cache,
+            _user_requests_dropped(result), cost, no_cache, None if price is None else price.model, predicted,
+            None if recorded is None else recorded.prompt_tokens,
+            None if truth is None else truth.as_recorded_prompt,
+            billed,
+            None if truth is None else truth.error,
         )  # fmt: skip
         self._record(step)
+        if predicted is not None:
+            self._predicted = (self._predicted or 0) + predicted
+        if billed is not None:
+            self._recorded_cost = (self._recorded_cost or 0.0) + billed
+        if truth is not None and truth.error is not None:
+            self._errors.append(truth.error)
         if result.error is None:
-            self._previous = (result, units)
+            self._held[key] = _Held(result, units, at, tier)
+        if recorded is not None and before:
+            self._warm_calls[key] = self._warm_calls.get(key, 0) + 1
+            self._misses[key] = self._misses.get(key, 0) + (
+                2 * recorded.cache_read_tokens < recorded.prompt_tokens
+            )
         return step
 
-    def _mechanism(self, result: BuildResult, prefix: int, units: list[WireUnit]) -> str:
+    def _miss_rate(self, key: str) -> float:
+        """How often this model's recorded calls read less than half their prompt from a cache that should
+        have held it (Claude Code rewrites its whole context now and then, the Responses API's cache is best
+        effort): the share of the warm calls recorded so far, counting `MISS_PRIOR` calls that did not miss
+        first (a few calls say little)."""
+        return self._misses.get(key, 0) / (self._warm_calls.get(key, 0) + MISS_PRIOR)
+
+    def _price_for(self, truth: Any) -> Price | None:
+        recorded = truth.recorded.usage if truth is not None and truth.recorded is not None else None
+        if self.prices is not None and truth is not None:
+            found = self.prices.find(truth.model, recorded.provider if recorded is not None else None)
+            if found is not None:
+                return found
+        return self.price
+
+    def _time(self, upto: int) -> int | float | None:
+        """When the call was made: the time of the first message it wrote (else of the last one it read)."""
+        if upto < len(self.messages):
+            return self.messages[upto].timestamp
+        return self.messages[-1].timestamp if self.messages else None
+
+    def _mechanism(self, result: BuildResult, held: _Held | None, expired: bool, prefix: int) -> str | None:
+        """Why the cached prefix broke at this step, or None when it did not (or there was none)."""
+        if held is None:
+            return "model" if self._held else None  # another model ran before: its cache is not this one's
+        if expired:
+            return "expired"
+        if prefix >= len(held.units):
+            return None
         if result.error is not None:
             return "failed"
-        previous, before = self._previous  # type: ignore[misc]
-        index = _common_prefix(previous.wire, result.wire)  # the first differing OpenAI-shaped message
-        if index >= len(previous.wire):  # same messages, only merged otherwise into turns
+        index = _common_prefix(held.result.wire, result.wire)  # the first differing OpenAI-shaped message
+        if index >= len(held.result.wire):  # same messages, only merged otherwise into turns
             return "other"
-        return break_mechanism(previous, result, index)
+        return break_mechanism(held.result, result, index)
 
     def _output_tokens(self, upto: int) -> int:
-        """The recorded answer: the block of assistant messages the call wrote (as `step_points` reads it)."""
+        """The answer the call wrote: its block of assistant messages (as `step_points` reads it)."""
         total = 0
         for message in self.messages[upto:]:
             if message.role != "assistant":
                 break
             total += self.tokenizer.estimate_message(message, self.model_id)
+            if message.metadata and "usage" in message.metadata:  # the recorded call ends here
+                break
         return total
 
     def _record(self, step: StepCost) -> None:
@@ -359,6 +495,9 @@ class CostTracker:
             summarizer_summary_tokens=step.summarizer_summary_tokens,
             over_budget_steps=step.over_budget,
             failed_steps=step.failed,
+            unpriced_steps=step.cost_usd is None,
+            recorded_steps=step.recorded_prompt_tokens is not None,
+            recorded_prompt_tokens=step.recorded_prompt_tokens or 0,
         )
         if step.mechanism is not None:
             self._breaks[step.mechanism] += 1
@@ -368,7 +507,9 @@ class CostTracker:
 
     def totals(self) -> SessionCost:
         marks = self._summary_steps
-        priced = self.price is not None
+        priced = self.price is not None or bool(self._priced)
+        model = self._priced.most_common(1)[0][0] if self._priced else None
+        model = model or (self.price.model if self.price is not None else None)
         return SessionCost(
             **{name: self._totals[name] for name in _COUNTED},
             cache_breaks=dict(self._breaks),
@@ -376,10 +517,21 @@ class CostTracker:
             steps_between_summaries=tuple(b - a for a, b in zip(marks, marks[1:], strict=False)),
             user_requests_dropped=len(self._dropped),
             shape=self.shape,
-            model=self.price.model if priced else None,
+            model=model if priced else None,
             cost_usd=self._cost if priced else None,
             cost_no_cache_usd=self._no_cache if priced else None,
+            predicted_prompt_tokens=self._predicted,
+            price_models=dict(self._priced),
+            recorded_cost_usd=self._recorded_cost,
+            as_recorded_error=error_summary(self._errors) if self._errors else {},
         )
+
+
+def _expired(held: _Held, at: int | float | None) -> bool:
+    """The cache of `held` outlived its time to live by `at` (epoch ms; unknown times never expire)."""
+    if at is None or held.at is None:
+        return False
+    return at - held.at > TTL_MS[held.tier]
 
 
 _COUNTED = (
@@ -393,6 +545,9 @@ _COUNTED = (
     "summarizer_summary_tokens",
     "over_budget_steps",
     "failed_steps",
+    "unpriced_steps",
+    "recorded_steps",
+    "recorded_prompt_tokens",
 )
 
 
@@ -403,16 +558,40 @@ def iter_step_costs(
     shape: str = "openai",
     price: Price | None = None,
     tracker: CostTracker | None = None,
+    truths: Iterable[Any] | None = None,
+    samples: Sequence[CalibrationSample] = (),
     **options: Any,
 ) -> Iterator[tuple[StepBuild, StepCost]]:
     """Replay the session (`iter_session_steps`, same options) and cost each step; pass a `tracker` to
-    read the totals after."""
+    read the totals after.
+
+    `truths` (`engine.truth.iter_truth` of the same session) make each step's figures the provider's, and
+    give linnkit's calibration its samples: every recorded call before the step (its as-recorded count
+    beside the provider's), on the step's route (its model), after `samples` (a calibration file's)."""
     tracker = tracker or CostTracker(
         messages, policy=policy, tokenizer=options.get("tokenizer"), model_id=options.get("model_id"),
         shape=shape, price=price,
     )  # fmt: skip
-    for step in iter_session_steps(messages, policy, **options):
-        yield step, tracker.add(step.number, step.point.message_count, step.result)
+    if truths is None:
+        for step in iter_session_steps(messages, policy, **options):
+            yield step, tracker.add(step.number, step.point.message_count, step.result)
+        return
+    truth_of = iter(truths)
+    learnt = list(samples)
+    current: list[Any] = []
+
+    def step_options(number: int, upto: int) -> dict[str, Any]:
+        truth = next(truth_of)
+        current[:] = [truth]
+        return {"token_route": TokenRoute(truth.model), "calibration_samples": tuple(learnt)}
+
+    for step in iter_session_steps(messages, policy, step_options=step_options, **options):
+        truth = current[0]
+        yield step, tracker.add(step.number, step.point.message_count, step.result, truth)
+        if truth.recorded is not None:
+            actual = truth.recorded.usage.prompt_tokens
+            route, ledger = TokenRoute(truth.model), truth.recorded.message_id
+            learnt.append(CalibrationSample(route, truth.as_recorded_local, actual, ledger))
 
 
 def session_cost(

@@ -81,6 +81,7 @@ def recorded_run(messages: Sequence[AiMessage], header: Mapping[str, Any] | None
         call = RecordedCall(usage, index, message.id)
         calls.append(call)
         by_block.setdefault(block_start, call)
+        block_start = index + 1  # the next assistant message is the next call's (as `step_points` cuts)
     for n, entry in enumerate(_header_calls(header)):
         usage = read_usage(entry)
         if isinstance(usage, UsageProblem):

@@ -9,7 +9,7 @@ Created ids are scoped per step so they never repeat across steps (linnkit's are
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from engine.result import BuildResult
 from engine.ticks import StepPoint, TickState, step_points, tick_for
 
 MARKERS = {"ai_history_summarization": "S", "checkpoint_trim_before": "C"}
+StepOptions = Callable[[int, int], Mapping[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +92,16 @@ def build_step(
 
 
 def run_replay(
-    messages: Sequence[AiMessage], plan: Iterable[PlannedStep], policy: Any = None, **build_options: Any
+    messages: Sequence[AiMessage],
+    plan: Iterable[PlannedStep],
+    policy: Any = None,
+    *,
+    step_options: StepOptions | None = None,
+    **build_options: Any,
 ) -> Iterator[ReplayedStep]:
     """Build every planned step in order, carrying the summaries earlier steps made (a generator: one step
-    is held at a time). `plan` must have strictly increasing `upto`."""
+    is held at a time). `plan` must have strictly increasing `upto`. `step_options(number, upto)` adds build
+    options for one step (a host's calibration samples, which grow as calls are made)."""
     history: list[AiMessage] = []
     carried: list[str] = []
     done = 0
@@ -104,7 +111,8 @@ def run_replay(
             raise ValueError(f"replay step {number}: upto {step.upto} must increase within 1..{bound}")
         history.extend(messages[done : step.upto])
         done = step.upto
-        result = build_step(number, history, policy, step.tick, **build_options)
+        extra = step_options(number, step.upto) if step_options is not None else {}
+        result = build_step(number, history, policy, step.tick, **build_options, **extra)
         persisted = None
         if result.error is None and result.summary_events:
             persisted = persisted_summary(result.summary_events[-1])
@@ -157,6 +165,7 @@ def iter_session_steps(
     max_steps: int = 80,
     available_tools: Iterable[str] = (),
     checkpoint_tool_name: str | None = None,
+    step_options: StepOptions | None = None,
     **build_options: Any,
 ) -> Iterator[StepBuild]:
     """Replay every LLM call of a recorded session, summaries persisting (one step held at a time)."""
@@ -165,7 +174,7 @@ def iter_session_steps(
     points = step_points(messages, **names)
     ticks = [tick_for(point, max_steps, tools) for point in points]
     plan = (PlannedStep(p.message_count, t) for p, t in zip(points, ticks, strict=True))
-    replayed = run_replay(messages, plan, policy, **build_options)
+    replayed = run_replay(messages, plan, policy, step_options=step_options, **build_options)
     for number, (point, step) in enumerate(zip(points, replayed, strict=True), start=1):
         yield StepBuild(number, point, step.tick, step.result, step.persisted, step.carried_ids)
 

@@ -110,10 +110,19 @@ class StepPoint:
     action_id: str | None  # id of the action the call produced; None for the call the session awaits
 
 
+def _recorded(message: MessageLike) -> bool:
+    """The message ends a model call whose usage was recorded (`engine.usage`: the importer put it there)."""
+    metadata = message.get("metadata") if isinstance(message, dict) else message.metadata
+    return isinstance(metadata, dict) and "usage" in metadata
+
+
 def step_points(
     messages: Sequence[MessageLike], checkpoint_tool_name: str = DEFAULT_CHECKPOINT_TOOL_NAME
 ) -> list[StepPoint]:
-    """Every LLM call of the session in order, plus the pending call when the session waits for the model."""
+    """Every LLM call of the session in order, plus the pending call when the session waits for the model.
+
+    A call is a block of consecutive assistant messages; where the transcript recorded a call's usage, the
+    call ends at the message carrying it, so two calls written back to back are two steps."""
     points: list[StepPoint] = []
     run, cycle, calls, resets, open_run = 0, 1, 0, 0, False
     index = 0
@@ -128,6 +137,8 @@ def step_points(
         start = index
         while index < len(messages) and _role(messages[index]) == "assistant":
             index += 1
+            if _recorded(messages[index - 1]):  # a recorded call ends here; what follows is the next call
+                break
         block = messages[start:index]  # one LLM call's output
         if not open_run:  # a call after an answer without a new user_input: the host resumed
             cycle, calls, resets = 1, 0, 0

@@ -155,6 +155,8 @@ def _finish(reader: _Reader, usage: RecordedUsage, line_model: str | None) -> Re
         return UsageProblem(
             "promptTokens", f"{usage.prompt_tokens:,} tokens is absurd (over {MAX_PROMPT_TOKENS:,})"
         )
+    if usage.prompt_tokens == 0:
+        return UsageProblem("promptTokens", "0: every call reads a prompt (a placeholder, not a count)")
     if usage.cache_read_tokens + usage.cache_write_tokens > usage.prompt_tokens:
         return UsageProblem("cached", "the cached part is larger than the whole input")
     if usage.cache_write_1h_tokens > usage.cache_write_tokens:

@@ -7,6 +7,7 @@
     linn-playground conformance CASE_OR_DIR... [--json]                    compare with linnkit 0.21.0
     linn-playground import FILE [-o OUT [--force]] [--from FORMAT]         transcripts → session
     linn-playground sweep SESSIONS_OR_DIRS... --vary F=V1,V2 [--out R.csv]  policies × sessions: cost
+    linn-playground calibrate SESSIONS... [--test S...] [-o CAL.yaml]      fit usage: coefficient, offset
 
 Exit codes: 0 fine, 1 problems found (or a build failed / violated an invariant), 2 nothing could load.
 """
@@ -31,6 +32,7 @@ SUBCOMMANDS = {
     "import": commands.run_import,
     "serve": commands.run_serve,
     "sweep": commands.run_sweep,
+    "calibrate": commands.run_calibrate,
 }
 
 
@@ -63,6 +65,18 @@ def _cost_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--model", help="price row when the session header names no priced modelId")
     parser.add_argument("--prices", metavar="PRICES.yaml", help="price table rows over the built-in ones")
+    _record_arguments(parser)
+
+
+def _record_arguments(parser: argparse.ArgumentParser) -> None:
+    """How a recorded session (one whose transcript kept the provider's usage) is compared with its record."""
+    parser.add_argument(
+        "--as-recorded", action="store_true", help="rebuild what the agent itself sent (nothing trimmed)"
+    )
+    calibration = "per-model coefficient and offset, from `calibrate`"
+    parser.add_argument("--calibration", metavar="CAL.yaml", help=calibration)
+    parser.add_argument("--tools", metavar="TOOLS.json", help="the tool definitions the transcript lacks")
+    parser.add_argument("--system-prompt", metavar="FILE", help="the system prompt the transcript lacks")
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -80,6 +94,11 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--wire", choices=("openai", "anthropic"), default="openai")
     build.add_argument("--json", action="store_true", help="one JSON object: wire, decisions, tokens, ...")
     build.add_argument("--html", metavar="OUT", help="write a self-contained HTML report")
+    build.add_argument(
+        "--as-recorded", action="store_true", help="rebuild what the agent itself sent (nothing trimmed)"
+    )
+    build.add_argument("--calibration", metavar="CAL.yaml", help="per-model calibration samples (calibrate)")
+    build.add_argument("--system-prompt", metavar="FILE", help="the system prompt the transcript lacks")
     replay = commands.add_parser("replay", help="the context the model saw at each step")
     _inputs_arguments(replay)
     replay.add_argument("--max-steps", type=int)
@@ -101,6 +120,13 @@ def make_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="port to listen on (default: a free one)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     _sweep_parser(commands)
+    calibrate = commands.add_parser(
+        "calibrate", help="fit each model's coefficient and offset on recorded sessions; report the error"
+    )
+    calibrate.add_argument("sessions", nargs="+", help="sessions or transcripts with usage, or folders")
+    calibrate.add_argument("--test", nargs="+", help="measure on these instead (default: leave one out)")
+    calibrate.add_argument("-o", "--output", help="calibration YAML to write (atomically)")
+    calibrate.add_argument("--json", action="store_true", help="the report as one JSON object")
     return parser
 
 
@@ -119,6 +145,9 @@ def _sweep_parser(commands) -> None:
 def make_open_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="linn-playground", description="Open the Textual playground.")
     _inputs_arguments(parser, session_optional=True)
+    parser.add_argument("--calibration", metavar="CAL.yaml", help="per-model calibration (calibrate)")
+    parser.add_argument("--tools", metavar="TOOLS.json", help="the tool definitions the transcript lacks")
+    parser.add_argument("--system-prompt", metavar="FILE", help="the system prompt the transcript lacks")
     return parser
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from engine import (
     CostTracker,
     PolicyFileError,
     Price,
+    StepTruth,
     build_at_step,
     build_context,
     check_invariants,
@@ -26,6 +28,14 @@ from engine import (
 from playground.costing import price_choice, price_table
 from playground.html_report import build_report, replay_report, steps_of, write_report
 from playground.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
+from playground.recorded import (
+    RecordSetup,
+    calibration_options,
+    calibration_warnings,
+    record_of,
+    recorded_totals,
+    truths,
+)
 from playground.report import build_json, print_build_table, printable
 
 
@@ -34,7 +44,12 @@ def _load(args) -> PlaygroundInputs | None:
     try:
         copy = getattr(args, "copy", "zh")
         conversation = getattr(args, "conversation", None)
-        inputs = load_inputs(args.session, args.policy, args.fences, args.defaults, copy, conversation)
+        system_prompt = getattr(args, "system_prompt", None)
+        inputs = load_inputs(
+            args.session, args.policy, args.fences, args.defaults, copy, conversation, system_prompt
+        )
+        setup = RecordSetup.load(getattr(args, "calibration", None), getattr(args, "tools", None))
+        inputs.calibration, inputs.given_offset = setup.calibration, setup.given_offset
     except LOAD_ERRORS as error:
         print(f"error: {error}", file=sys.stderr)
         return None
@@ -117,20 +132,23 @@ def run_build(args) -> int:
     messages = inputs.session.messages
     header = inputs.header
     try:
+        setup = RecordSetup.of(inputs, args.as_recorded)
+        policy = setup.policy(inputs.policy)
+        options = {**inputs.build_options, **calibration_options(setup, record_of(inputs), None)}
         if args.step is not None:
             max_steps = args.max_steps or inputs.max_steps
             tools = header.get("availableTools") or ()
             _, _, result = build_at_step(
                 messages,
                 args.step,
-                inputs.policy,
+                policy,
                 max_steps=max_steps,
                 available_tools=tools,
                 checkpoint_tool_name=inputs.policy.checkpoint.trigger_tool_name,
-                **inputs.build_options,
+                **options,
             )
         else:
-            result = build_context(messages, inputs.policy, **inputs.build_options)
+            result = build_context(messages, policy, **options)
     except (IndexError, *LOAD_ERRORS) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -174,16 +192,29 @@ def run_replay(args) -> int:
     price = _replay_price(args, inputs)
     if price is False:
         return 2
+    setup = RecordSetup.of(inputs, args.as_recorded)
+    policy = setup.policy(inputs.policy)
+    table = price_table(args.prices)
+    for warning in calibration_warnings(inputs, record_of(inputs), policy.token_estimation.encoding):
+        print(warning, file=sys.stderr)
+    options = _replay_options(args, inputs)
+    run = record_of(inputs)
+    seen: list[StepTruth] = []
+    stream = None
+    if run.own_calls:
+        stream = _recording(truths(inputs, run, setup, **_truth_options(options)), seen)
     tracker = CostTracker(
-        inputs.session.messages, policy=inputs.policy, model_id=inputs.build_options["model_id"],
-        shape=args.wire, price=price,
+        inputs.session.messages, policy=policy, model_id=inputs.build_options["model_id"],
+        shape=args.wire, price=price, prices=table if run.own_calls else None,
     )  # fmt: skip
+    samples = setup.calibration.samples() if setup.calibration else ()
     steps = iter_step_costs(
-        inputs.session.messages, inputs.policy, tracker=tracker, **_replay_options(args, inputs)
+        inputs.session.messages, policy, tracker=tracker, truths=stream, samples=samples, **options
     )  # streamed: one step is held at a time (and the one before, for its cached prefix)
     totals = Counter()
     for step, cost in steps:
         line = step.summary()
+        truth = seen[-1] if stream is not None else None
         totals.update(
             steps=1,
             summariesMade=int(line["summaryMade"] is not None),
@@ -191,24 +222,57 @@ def run_replay(args) -> int:
             failedSteps=int(step.result.error is not None),
             reminderSteps=int(bool(line["reminders"])),
         )
-        if args.json:
-            print(json.dumps({**line, **cost.to_json()}, ensure_ascii=False), flush=True)
-        else:
-            reminders = ",".join(line["reminders"]) or "-"
-            broke = f"{cost.mechanism}@{cost.break_at}" if cost.mechanism else "-"
-            print(
-                f"step {line['step']:>4}  msgs {line['messages']:>5}  tokens {line['finalTokens']:>7}/"
-                f"{line['totalBudget']:<7} kept {line['kept']:>5}  {line['markers'] or '-':<3} "
-                f"carried {len(line['summariesCarried']):>2}  cached {cost.cached_tokens:>7}  break {broke}  "
-                f"events {','.join(sorted(set(line['events']))) or '-'}  reminders {reminders}"
-            )
+        _print_step(line, cost, truth, as_json=args.json)
     names = ("steps", "summariesMade", "overBudgetSteps", "reminderSteps", "failedSteps")
     summary = {name: totals[name] for name in names} | tracker.totals().to_json()
+    if run:
+        summary |= recorded_totals(run, table, seen)
     if args.json:
         print(json.dumps({"totals": summary}, ensure_ascii=False))
     else:
         print("totals: " + ", ".join(f"{name} {value}" for name, value in summary.items()))
+    for problem in run.problems:
+        print(f"warning: {inputs.session.path}: {problem}", file=sys.stderr)
     return 1 if totals["failedSteps"] or noticed else 0
+
+
+def _print_step(line: dict[str, Any], cost: Any, truth: StepTruth | None, *, as_json: bool) -> None:
+    if as_json:
+        record = truth.to_json() if truth is not None else {}
+        print(json.dumps({**line, **cost.to_json(), **record}, ensure_ascii=False), flush=True)
+        return
+    reminders = ",".join(line["reminders"]) or "-"
+    broke = f"{cost.mechanism}@{cost.break_at}" if cost.mechanism else "-"
+    print(
+        f"step {line['step']:>4}  msgs {line['messages']:>5}  tokens {line['finalTokens']:>7}/"
+        f"{line['totalBudget']:<7} kept {line['kept']:>5}  {line['markers'] or '-':<3} "
+        f"carried {len(line['summariesCarried']):>2}  cached {cost.cached_tokens:>7}  break {broke}  "
+        f"events {','.join(sorted(set(line['events']))) or '-'}  reminders {reminders}"
+        + (_recorded_column(truth, cost) if truth is not None else "")
+    )
+
+
+def _recording(stream: Iterator[StepTruth], seen: list[StepTruth]) -> Iterator[StepTruth]:
+    """The stream, each item kept in `seen` as it passes (the replay reads the truth of its step)."""
+    for truth in stream:
+        seen.append(truth)
+        yield truth
+
+
+def _truth_options(options: dict[str, Any]) -> dict[str, Any]:
+    return {k: options[k] for k in ("max_steps", "available_tools", "checkpoint_tool_name") if k in options}
+
+
+def _recorded_column(truth: StepTruth, cost: Any) -> str:
+    if truth.recorded is None:
+        return "  recorded -"
+    error = truth.error
+    shown = "-" if error is None else f"{100 * error:+.1f}%"
+    return (
+        f"  recorded {truth.recorded.usage.prompt_tokens:>7} ({truth.model})  as-recorded "
+        f"{truth.as_recorded_prompt if truth.as_recorded_prompt is not None else '-':>7} {shown}"
+        f"  this policy {cost.predicted_prompt_tokens if cost.predicted_prompt_tokens is not None else '-'}"
+    )
 
 
 def _replay_price(args, inputs: PlaygroundInputs) -> Price | None | bool:
@@ -219,6 +283,8 @@ def _replay_price(args, inputs: PlaygroundInputs) -> Price | None | bool:
         print(f"error: {error}", file=sys.stderr)
         return False
     price, note = price_choice(table, inputs.build_options["model_id"], args.model)
+    if record_of(inputs).own_calls:
+        note = f"each recorded call by the model it names, else {note}"
     print(f"prices: {note}; from {table.describe()}", file=sys.stderr)
     return price
 
@@ -265,9 +331,11 @@ def run_sweep(args) -> int:
 
     try:
         table = price_table(args.prices)
+        record = RecordSetup.load(args.calibration, args.tools, args.as_recorded)
         jobs = sweep.plan_sweep(
-            args.sessions, args.vary, base_policy=args.policy, shape=args.wire, model=args.model, prices=table
-        )
+            args.sessions, args.vary, base_policy=args.policy, shape=args.wire, model=args.model,
+            prices=table, record=record,
+        )  # fmt: skip
         store_check = sweep.ResultStore(args.out, []) if args.out else None  # a bad suffix fails here
         del store_check
     except (sweep.SweepError, *LOAD_ERRORS) as error:
@@ -404,3 +472,47 @@ def _output_refusal(source: Path, output: Path, *, force: bool) -> str | None:
     if output.exists() and not force:
         return f"{output}: already exists; pass --force to replace it"
     return None
+
+
+def run_calibrate(args) -> int:
+    from engine import write_atomic
+    from playground.inputs import find_sessions
+    from playground.recorded import calibrate
+
+    try:
+        report = calibrate(args.sessions, args.test or ())
+    except LOAD_ERRORS as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False))
+    else:
+        _print_calibration(report)
+    if args.output:
+        every_input = [*find_sessions(args.sessions)[0], *find_sessions(args.test or ())[0]]
+        try:
+            write_atomic(args.output, report.calibration.to_yaml(), protected=every_input)
+        except LOAD_ERRORS as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def _print_calibration(report) -> None:
+    def pct(summary: dict[str, Any], key: str) -> str:
+        return "—" if summary.get(key) is None else f"{summary[key]:.2f}%"
+
+    for name, fit in report.calibration.models.items():
+        print(f"model {name}: coefficient {fit.coefficient:.4f}, offset {fit.offset} ({fit.calls} calls)")
+    print(f"error of the as-recorded rebuild against the record ({report.method}):")
+    for row in report.sessions:
+        before = f"median {pct(row.before, 'medianErrorPct')} p90 {pct(row.before, 'p90ErrorPct')}"
+        after = f"median {pct(row.after, 'medianErrorPct')} p90 {pct(row.after, 'p90ErrorPct')}"
+        print(f"  {printable(row.path)}: {row.after['calls']} calls; before {before}; after {after}")
+    held = report.calibration.held_out
+    before = f"median {pct(held['before'], 'medianErrorPct')} p90 {pct(held['before'], 'p90ErrorPct')}"
+    after = f"median {pct(held['after'], 'medianErrorPct')} p90 {pct(held['after'], 'p90ErrorPct')}"
+    print(f"  all: before {before}; after {after} ({held['after']['calls']} calls)")
+    for path in report.skipped:
+        print(f"  skipped {printable(path)}: no recorded usage")

@@ -60,6 +60,48 @@ def cost_chart(steps: Sequence[StepCost], *, width: int = 640) -> str:
     return _svg(width, height, [*shapes, legend])
 
 
+RECORDED, REBUILT, POLICY = "#d97706", "#64748b", "#2563eb"
+
+
+def record_chart(steps: Sequence[StepCost], *, width: int = 640) -> str:
+    """A recorded session's prompt per step: what the provider counted (amber), the as-recorded rebuild's
+    prediction of it (grey) and this policy's predicted prompt (blue), on one scale; empty without a
+    record."""
+    if not any(s.recorded_prompt_tokens is not None for s in steps):
+        return ""
+    height, top, bottom = 120, 8, 100
+    series = [
+        ("recorded", RECORDED, [s.recorded_prompt_tokens for s in steps]),
+        ("as recorded", REBUILT, [s.as_recorded_prompt_tokens for s in steps]),
+        ("this policy", POLICY, [s.predicted_prompt_tokens for s in steps]),
+    ]
+    peak = max(max((v for _, _, vs in series for v in vs if v is not None), default=1), 1) * 1.05
+    slot = width / len(steps)
+    shapes = []
+    for name, color, values in series:
+        points = " ".join(
+            f"{(i + 0.5) * slot:.2f},{bottom - (bottom - top) * v / peak:.2f}"
+            for i, v in enumerate(values)
+            if v is not None
+        )
+        if points:
+            shapes.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{points}">'
+                          f"<title>{escape(name)}</title></polyline>")  # fmt: skip
+    for i, step in enumerate(steps):
+        if step.rebuild_error is not None:
+            tip = (f"step {step.step}: recorded {step.recorded_prompt_tokens}, as recorded "
+                   f"{step.as_recorded_prompt_tokens} ({100 * step.rebuild_error:+.1f}%), this policy "
+                   f"{step.predicted_prompt_tokens}")  # fmt: skip
+            shapes.append(f'<rect x="{i * slot:.2f}" y="{top}" width="{slot:.2f}" height="{bottom - top}" '
+                          f'fill="transparent"><title>{escape(tip)}</title></rect>')  # fmt: skip
+    legend = (
+        f'<text x="2" y="{height - 4}" font-size="10" fill="#64748b">prompt per step · '
+        + " ".join(f'<tspan fill="{color}">— {escape(name)}</tspan>' for name, color, _ in series)
+        + "</text>"
+    )
+    return _svg(width, height, [*shapes, legend])
+
+
 def totals_table(lines: Sequence[tuple[str, str]], title: str = "Session cost") -> str:
     rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in lines)
     return f'<div class="lp-cost"><b>{escape(title)}</b><table class="lp-table">{rows}</table></div>'

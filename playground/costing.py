@@ -7,7 +7,7 @@ for a panel, `price_choice` resolves the price row (header `modelId`, else the u
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +16,8 @@ from engine.lanes import memory_lane
 from engine.messages import AiMessage
 from engine.policy import ContextPolicy
 from engine.prices import BUILTIN_PRICES, Price, PriceTable, load_price_table, resolve_price
+from engine.recorded import RecordedCost, RecordedRun
+from engine.truth import Calibration, StepTruth, iter_truth
 from playground.building import BuildOptions
 from playground.views import tokens_delta, tokens_long
 
@@ -29,6 +31,12 @@ class CostRequest:
     available_tools: tuple[str, ...]
     shape: str = "openai"
     price: Price | None = None
+    # a recorded session: its calls, priced each by its model from `prices`, its prompts predicted as the
+    # provider counts them (`engine.truth`), with a calibration and the tool tokens the transcript lacks
+    record: RecordedRun | None = None
+    prices: PriceTable | None = None
+    calibration: Calibration | None = None
+    given_offset: int | None = None
 
 
 COST_LANE = "cost"  # its builds keep their stage outputs apart from the main build's (`engine.lanes`)
@@ -40,15 +48,20 @@ def run_cost(
     """Every step's cost and the totals; None when `stop()` turned true on the way (a newer request).
     `stop()` is asked before each step."""
     options = request.options.kwargs()
+    recorded = request.record is not None and bool(request.record.own_calls)
     tracker = CostTracker(
         request.messages, policy=request.policy, tokenizer=options["tokenizer"], model_id=options["model_id"],
-        shape=request.shape, price=request.price,
+        shape=request.shape, price=request.price, prices=request.prices if recorded else None,
     )  # fmt: skip
     steps = []
     checkpoint_tool = request.policy.checkpoint.trigger_tool_name
+    steps_of = {"max_steps": request.max_steps, "available_tools": request.available_tools,
+                "checkpoint_tool_name": checkpoint_tool}  # fmt: skip
+    truths = _truths(request, options, steps_of) if recorded else None
+    samples = request.calibration.samples() if request.calibration is not None else ()
     replay = iter_step_costs(
-        request.messages, request.policy, tracker=tracker, max_steps=request.max_steps,
-        available_tools=request.available_tools, checkpoint_tool_name=checkpoint_tool, **options,
+        request.messages, request.policy, tracker=tracker, truths=truths, samples=samples,
+        **steps_of, **options,
     )  # fmt: skip
     while not stop():  # asked before each step: a newer request (or the user, in the TUI) comes first
         with memory_lane(COST_LANE):
@@ -57,6 +70,15 @@ def run_cost(
             return steps, tracker.totals()
         steps.append(step[1])
     return None
+
+
+def _truths(request: CostRequest, options: dict, steps_of: dict) -> Iterator[StepTruth]:
+    """The as-recorded replay beside the policy's (the observation simulation is not the record's)."""
+    plain = {k: v for k, v in options.items() if k != "observation_store"}
+    return iter_truth(
+        request.messages, request.record, calibration=request.calibration, given_offset=request.given_offset,
+        default_model=options["model_id"], **steps_of, **plain,
+    )  # fmt: skip
 
 
 def price_table(path: str | Path | None = None) -> PriceTable:
@@ -107,6 +129,25 @@ def cost_compact(totals: SessionCost) -> list[str]:
         f"over budget {totals.over_budget_steps} · requests lost {totals.user_requests_dropped}",
         f"{money(totals.cost_usd)} (no cache {money(totals.cost_no_cache_usd)})",
     ]
+
+
+def record_lines(totals: SessionCost, billed: RecordedCost) -> list[str]:
+    """What the provider counted and billed beside this policy's prediction, for a recorded session."""
+    others = ""
+    if billed.other_calls_usd:
+        others = f", {money(billed.other_calls_usd)} of it other branches and sub-agents"
+    unpriced = f" · {sum(billed.unpriced.values())} calls unpriced" if billed.unpriced else ""
+    error = totals.as_recorded_error
+    lines = [f"billed {money(billed.cost_usd)}: {billed.calls} recorded calls{others}{unpriced}"]
+    if error.get("calls"):
+        lines.append(
+            f"rebuild vs record: median {error['medianErrorPct']:.1f}% · p90 {error['p90ErrorPct']:.1f}% "
+            f"({error['calls']} calls)"
+        )
+    if totals.recorded_cost_usd is not None and totals.cost_usd is not None:
+        recorded = money(totals.recorded_cost_usd)
+        lines.append(f"this policy {money(totals.cost_usd)} vs {recorded} at its steps")
+    return lines
 
 
 # the rows an A vs B comparison shows: label, SessionCost attribute, is money

@@ -6,6 +6,7 @@ replaces the policy in the session header; `--fences` replaces the header's fenc
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,16 @@ from typing import Any
 from engine.copyset import check_copy
 from engine.errors import EngineError
 from engine.fences import FenceError, FenceRegistry, load_fences_checked, parse_fences
-from engine.importers import LINN_SESSION_KIND, Sniff, detect_sniff, import_text, unrecognised
+from engine.importers import (
+    LINN_SESSION_KIND,
+    Sniff,
+    UnknownFormatError,
+    detect_format,
+    detect_sniff,
+    import_text,
+    unrecognised,
+)
+from engine.messages import AiMessage
 from engine.observation import InMemoryObservationStore
 from engine.policy import (
     ContextPolicy,
@@ -26,6 +36,7 @@ from engine.policy import (
 )
 from engine.policy.lint import layer_warnings
 from engine.reminders import DEFAULT_MAX_STEPS
+from engine.safe_input import MAX_FILE_BYTES, InputError, decode_utf8, read_regular_file
 from engine.session import (
     LoadProblem,
     Session,
@@ -34,6 +45,7 @@ from engine.session import (
     SessionSaveError,
     load_session,
 )
+from engine.truth import Calibration
 
 # what loading the inputs may raise (each names file, line and field): a front end shows it and goes on
 LOAD_ERRORS = (EngineError, FenceError, SessionLoadError, SessionSaveError, OSError, ValueError)
@@ -55,6 +67,10 @@ class PlaygroundInputs:
     # Tool outputs are governed as toolOutput.observationGovernance would have cut them at execution
     # time; the full texts land here (content-addressed), so the playground can show what was saved.
     observation_store: InMemoryObservationStore = field(default_factory=InMemoryObservationStore)
+    # a recorded session's comparison: a calibration file (`--calibration`) and the tokens of the tool
+    # definitions the transcript lacks (`--tools`); see `playground.recorded`
+    calibration: Calibration | None = None
+    given_offset: int | None = None
 
     @property
     def header(self) -> dict[str, Any]:
@@ -111,6 +127,23 @@ def open_session(path: Path, conversation: int | None = None) -> Session:
     return Session(path, header, list(imported.messages), problems)
 
 
+def with_system_prompt(session: Session, path: Path) -> Session:
+    """The session with the file's text as its first message, a `system_prompt` (never written back)."""
+    source = str(path)
+    text = decode_utf8(read_regular_file(path, max_bytes=MAX_FILE_BYTES), source)
+    if any(m.type == "system_prompt" for m in session.messages):
+        raise InputError(source, f"{session.path} has its own system prompt; leave out --system-prompt")
+    taken = {m.id for m in session.messages}
+    message_id, n = "system-prompt", 0
+    while message_id in taken:
+        n += 1
+        message_id = f"system-prompt#{n}"
+    first = session.messages[0].timestamp if session.messages else 0
+    prompt = AiMessage(message_id, "system", "system_prompt", text, first, {"source": {"file": source}})
+    lines = [0, *session.message_lines] if session.message_lines else []
+    return Session(session.path, session.header, [prompt, *session.messages], session.problems, lines)
+
+
 def _sniff(path: Path) -> Sniff | None:
     """The file read once and sniffed; None when it is not a readable text file (the session loader then
     names the problem: bad UTF-8, a 5,000-digit number, a FIFO, a missing file)."""
@@ -146,12 +179,17 @@ def load_inputs(
     defaults: str = "seed",
     copy: str = "zh",
     conversation: int | None = None,
+    system_prompt: str | Path | None = None,
 ) -> PlaygroundInputs:
     """Load everything; raises the loaders' own errors (they name file, line and field).
 
-    `conversation` picks one conversation of a transcript that holds several (None: the format's default)."""
+    `conversation` picks one conversation of a transcript that holds several (None: the format's default).
+    `system_prompt` is a text file with the system prompt a transcript did not record: it becomes the first
+    message (refused when the session has one)."""
     path = Path(session_path) if session_path else default_session_path()
     session = open_session(path, conversation)
+    if system_prompt is not None:
+        session = with_system_prompt(session, Path(system_prompt))
     header = header_dict(session)
     if policy_path:
         policy_file = read_policy_file(policy_path)
@@ -180,3 +218,23 @@ def load_inputs(
         copy=check_copy(copy),
         policy_warnings=warnings,
     )
+
+
+def find_sessions(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
+    """Session files: each file as given, and each folder's files (recursively) that are a session or a
+    transcript the importers read. Returns (sessions, files of a folder that were not)."""
+    sessions: list[Path] = []
+    skipped: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if not path.is_dir():
+            sessions.append(path)
+            continue
+        for candidate in sorted(p for p in path.rglob("*") if p.is_file()):
+            try:
+                detect_format(candidate)
+            except (UnknownFormatError, *LOAD_ERRORS, RecursionError):
+                skipped.append(candidate)
+                continue
+            sessions.append(candidate)
+    return list(dict.fromkeys(sessions)), skipped

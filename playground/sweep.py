@@ -27,13 +27,15 @@ from typing import Any
 
 import yaml
 
-from engine.cost import MECHANISMS, session_cost
+from engine.cost import MECHANISMS, CostTracker, SessionCost, iter_step_costs, session_cost
 from engine.errors import EngineError
-from engine.importers import UnknownFormatError, detect_format
 from engine.policy import ContextPolicy, PolicyValidationError, control_for, set_value, write_atomic
 from engine.prices import BUILTIN_PRICES, PriceTable, resolve_price
+from engine.recorded import recorded_cost
 from engine.tokens import set_count_threads
-from playground.inputs import LOAD_ERRORS, load_inputs
+from engine.truth import Calibration
+from playground.inputs import LOAD_ERRORS, find_sessions, load_inputs
+from playground.recorded import RecordSetup, record_of, truths
 
 FORMATS = (".csv", ".jsonl", ".parquet")
 # the totals a row carries (camelCase, as `replay --json`), then one column per cache-break mechanism
@@ -56,7 +58,10 @@ TOTALS = (
     "priceModel",
     "costUsd",
     "costNoCacheUsd",
+    "promptTokens",  # a recorded session's: the provider's counts this policy is predicted to get
+    "recordedStepsCostUsd",
 )
+RECORDED = ("recordedCostUsd", "rebuildMedianErrorPct")  # what the record billed; the rebuild's error
 BREAKS = tuple(f"breaks.{name}" for name in MECHANISMS)
 SUMMARIZED = ("tokensSent", "cachedShare", "cacheBreaks", "summarizerCalls", "overBudgetSteps",
               "userRequestsDropped", "costUsd")  # fmt: skip
@@ -77,6 +82,9 @@ class SweepJob:
     shape: str = "openai"
     model: str | None = None
     prices: PriceTable = BUILTIN_PRICES
+    calibration: Calibration | None = None  # a recorded session's (`--calibration`), and `--tools`' tokens
+    given_offset: int | None = None
+    as_recorded: bool = False
 
     @property
     def key(self) -> tuple[str, str]:
@@ -120,26 +128,6 @@ def policy_grid(varies: Sequence[str]) -> list[tuple[str, tuple[tuple[str, Any],
     return grid
 
 
-def find_sessions(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
-    """Session files: each file as given, and each folder's files (recursively) that are a session or a
-    transcript the importers read. Returns (sessions, files of a folder that were not)."""
-    sessions: list[Path] = []
-    skipped: list[Path] = []
-    for given in paths:
-        path = Path(given)
-        if not path.is_dir():
-            sessions.append(path)
-            continue
-        for candidate in sorted(p for p in path.rglob("*") if p.is_file()):
-            try:
-                detect_format(candidate)
-            except (UnknownFormatError, *LOAD_ERRORS, RecursionError):
-                skipped.append(candidate)
-                continue
-            sessions.append(candidate)
-    return list(dict.fromkeys(sessions)), skipped
-
-
 def plan_sweep(
     paths: Iterable[str | Path],
     vary: Sequence[str] = (),
@@ -148,6 +136,7 @@ def plan_sweep(
     shape: str = "openai",
     model: str | None = None,
     prices: PriceTable = BUILTIN_PRICES,
+    record: RecordSetup | None = None,
 ) -> list[SweepJob]:
     """The jobs of a sweep: sessions (outer) × grid policies (inner). Raises `SweepError` when the grid or
     the session list is unusable; a grid value the engine refuses is named with its field."""
@@ -161,8 +150,10 @@ def plan_sweep(
         except PolicyValidationError as error:
             raise SweepError(f"--vary {policy_id}: {'; '.join(str(i) for i in error.issues)}") from None
     base = str(base_policy) if base_policy is not None else None
+    record = record or RecordSetup()
     return [
-        SweepJob(str(session), policy_id, overrides, base, shape, model, prices)
+        SweepJob(str(session), policy_id, overrides, base, shape, model, prices,
+                 record.calibration, record.given_offset, record.as_recorded)  # fmt: skip
         for session in sessions
         for policy_id, overrides in grid
     ]
@@ -184,20 +175,40 @@ def run_job(job: SweepJob) -> dict[str, Any]:
         inputs = load_inputs(job.session, job.base_policy)
         if not inputs.session.messages:
             return {**row, "error": "no messages"}
-        policy = _apply(inputs.policy, job.overrides)
-        options = inputs.build_options
-        price, _ = resolve_price(job.prices, options["model_id"], job.model)
-        _, totals = session_cost(
-            inputs.session.messages, policy, shape=job.shape, price=price, max_steps=inputs.max_steps,
-            available_tools=inputs.header.get("availableTools") or (),
-            checkpoint_tool_name=policy.checkpoint.trigger_tool_name, **options,
-        )  # fmt: skip
+        setup = RecordSetup(job.calibration, job.given_offset, job.as_recorded)
+        policy = _apply(setup.policy(inputs.policy), job.overrides)
+        totals, billed = _replay(job, inputs, policy, setup)
     except (*LOAD_ERRORS, EngineError) as error:
         return {**row, "error": " ".join(str(error).split())[:300]}
     summary = totals.to_json()
     row.update({name: summary[name] for name in TOTALS})
+    row.update(recordedCostUsd=billed, rebuildMedianErrorPct=totals.as_recorded_error.get("medianErrorPct"))
     row.update({f"breaks.{name}": totals.cache_breaks.get(name, 0) for name in MECHANISMS})
     return {**row, "error": None}
+
+
+def _replay(
+    job: SweepJob, inputs: Any, policy: ContextPolicy, setup: RecordSetup
+) -> tuple[SessionCost, float | None]:
+    """The session's totals under `policy`, and what its record billed (None without one): a recorded
+    session is priced per call and its prompts predicted as the provider counts them."""
+    options = inputs.build_options
+    price, _ = resolve_price(job.prices, options["model_id"], job.model)
+    steps_of = {"max_steps": inputs.max_steps, "available_tools": inputs.header.get("availableTools") or (),
+                "checkpoint_tool_name": policy.checkpoint.trigger_tool_name}  # fmt: skip
+    run = record_of(inputs)
+    if not run.own_calls:
+        _, totals = session_cost(inputs.session.messages, policy, shape=job.shape, price=price,
+                                 **steps_of, **options)  # fmt: skip
+        return totals, None
+    tracker = CostTracker(inputs.session.messages, policy=policy, model_id=options["model_id"],
+                          shape=job.shape, price=price, prices=job.prices)  # fmt: skip
+    samples = setup.calibration.samples() if setup.calibration else ()
+    stream = truths(inputs, run, setup, **steps_of)
+    for _ in iter_step_costs(inputs.session.messages, policy, tracker=tracker, truths=stream, samples=samples,
+                             **steps_of, **options):  # fmt: skip
+        pass
+    return tracker.totals(), round(recorded_cost(run, job.prices).cost_usd, 6)
 
 
 # -- running -----------------------------------------------------------------------------------------
@@ -283,7 +294,7 @@ def _on_dask(jobs: Sequence[SweepJob], scheduler: str | Any) -> Iterator[dict[st
 
 
 def columns(fields: Sequence[str]) -> list[str]:
-    return ["session", "policy", *fields, *TOTALS, *BREAKS, "error"]
+    return ["session", "policy", *fields, *TOTALS, *RECORDED, *BREAKS, "error"]
 
 
 class ResultStore:

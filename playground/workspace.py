@@ -45,6 +45,7 @@ from engine.policy import (
     set_value,
     write_atomic,
 )
+from engine.recorded import RecordedRun, recorded_run
 from engine.reminders import DEFAULT_MAX_STEPS
 from engine.replay import iter_session_steps, with_persisted
 from engine.result import BuildResult
@@ -56,6 +57,7 @@ from playground.building import BuildOptions, BuildRequest, Persisted, TimelineR
 from playground.fence_placement import reinject
 from playground.html_report import build_report, steps_of
 from playground.inputs import SAMPLES_DIR, PlaygroundInputs
+from playground.recorded import AS_RECORDED_POLICY
 
 Path_ = tuple[str, ...]
 
@@ -114,6 +116,7 @@ class Workspace:
         self._shown_summaries: list[Persisted] = []  # the ones it had
         self._changed: tuple[ContextPolicy | None, str, set[Path_]] = (None, "", set())  # see `changed`
         self._points_tool: str | None = None  # the checkpoint tool `points` were found with
+        self._record: RecordedRun | None = None
         self._refresh_points(messages_changed=True)
         self.step = len(self.points) or None
         self._saved = {"policy": self.export_text("policy-full"), "fences": self.export_text("fences")}
@@ -247,6 +250,18 @@ class Workspace:
         """Use a whole policy (from code); True when it changed."""
         self.refused.clear()
         return self._use_policy(policy)
+
+    # -- the record --------------------------------------------------------------------------------
+    @property
+    def record(self) -> RecordedRun:
+        """The provider's counts the session kept (`engine.recorded`); empty for a session without usage."""
+        if self._record is None:
+            self._record = recorded_run(self.inputs.session.messages, self.header.data)
+        return self._record
+
+    def use_as_recorded(self) -> bool:
+        """Rebuild what the agent itself sent: nothing trimmed, no reminder (`engine.truth.AS_RECORDED`)."""
+        return self.set_policy(AS_RECORDED_POLICY)
 
     def edit(self, path: Path_, value: Any) -> bool:
         """Set one field; True when the policy changed. A value the engine refuses leaves the policy as

@@ -248,6 +248,8 @@ class _Reader:
         source.update(
             {k: v for k, v in (("model", message.get("model")), ("messageId", key)) if v is not None}
         )
+        if isinstance(message.get("model"), str):
+            self.session.setdefault("model", message["model"])  # the header's modelId: the first call's
         extra = {"source": source}
         timestamp = self._ts(number, entry)
         for block in blocks:

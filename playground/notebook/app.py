@@ -54,6 +54,7 @@ from playground.notebook.schedule import Debouncer, Scheduler, loop_scheduler
 from playground.notebook.sources import FencesInput, PathLike, PolicyInput, SessionInput, open_sources
 from playground.notebook.timeline import SeriesRunner, Timeline
 from playground.notebook.views import ResultViews
+from playground.recorded import AS_RECORDED_POLICY, RecordSetup
 from playground.views import StepSample
 from playground.workspace import DEFAULTS_PROFILES, Workspace
 
@@ -87,11 +88,14 @@ class Playground:
         now: int | None = None,
         tokenizer: TokenizerPort | None = None,
         summarizer: SummarizerPort | None = None,
+        calibration: PathLike | None = None,
+        tools: PathLike | None = None,
     ) -> None:
         self.sources = open_sources(session, policy, fences, defaults)
-        self.workspace = Workspace(
-            self.sources.inputs(defaults, copy), now=now, tokenizer=tokenizer, summarizer=summarizer
-        )
+        inputs = self.sources.inputs(defaults, copy)
+        setup = RecordSetup.load(calibration, tools)  # a recorded session's calibration and missing tools
+        inputs.calibration, inputs.given_offset = setup.calibration, setup.given_offset
+        self.workspace = Workspace(inputs, now=now, tokenizer=tokenizer, summarizer=summarizer)
         self.observations = self.workspace.inputs.observation_store  # full texts of cut tool outputs
         self.builds = 0
         self._result: BuildResult | None = None
@@ -366,6 +370,10 @@ class Playground:
     def _lesson_reset(self, policy: ContextPolicy) -> None:
         self.policy = policy
 
+    def as_recorded(self) -> None:
+        """The policy that rebuilds what the agent itself sent (a recorded session: beside the record)."""
+        self.policy = AS_RECORDED_POLICY
+
     def _policy_edited(self) -> None:
         self._remember_edit("policy", self.controls.last_edited)
         self._inputs_changed()
@@ -449,6 +457,14 @@ class Playground:
         self.pin_button.on_click(lambda _b: self.pin())
         self.unpin_button = W.Button(description="unpin", tooltip="forget build A", layout=fits)
         self.unpin_button.on_click(lambda _b: self.unpin())
+        self.as_recorded_button: W.Button | None = None  # for a recorded session only
+        if self.workspace.record.own_calls:
+            self.as_recorded_button = W.Button(
+                description="as recorded",
+                tooltip="rebuild what the agent itself sent, to set beside what the provider counted",
+                layout=fits,
+            )
+            self.as_recorded_button.on_click(lambda _b: self.as_recorded())
         self.compare_view = W.HTML()
         self.cost = CostView(self.workspace)
         self.timeline.slider.add_class("lp-step-view")
@@ -482,7 +498,8 @@ class Playground:
         _restyle(right.layout, flex="1 1 240px", min_width="min(240px, 100%)", max_width="100%")
         fences = W.Accordion([self.fence_editor.widget], titles=("Fences",))
         fences.selected_index = 0 if self.fences else None
-        tools = W.HBox([self.defaults_switch, self.pin_button, self.unpin_button], layout=wrap)
+        buttons = [self.defaults_switch, self.pin_button, self.unpin_button]
+        tools = W.HBox(buttons + ([self.as_recorded_button] if self.as_recorded_button else []), layout=wrap)
         body = W.HBox([left, middle, right], layout=wrap)
         lesson = [self.lesson.widget] if self.lesson is not None else []
         compare = W.VBox(

@@ -13,9 +13,9 @@ from typing import Any
 
 import ipywidgets as W
 
-from engine import BUILTIN_PRICES, ContextPolicy, PriceTable, SessionCost, StepCost
+from engine import BUILTIN_PRICES, ContextPolicy, PriceTable, SessionCost, StepCost, recorded_cost
 from playground import cost_views
-from playground.costing import CostRequest, cost_rows, cost_summary, price_choice, run_cost
+from playground.costing import CostRequest, cost_rows, cost_summary, price_choice, record_lines, run_cost
 from playground.workspace import Workspace
 
 AUTO_STEPS = 150
@@ -38,10 +38,14 @@ class CostView:
         self.button.on_click(lambda _b: self.update(compute=True))
         self.note = W.HTML()
         self.totals_html, self.chart, self.compare = W.HTML(), W.HTML(), W.HTML()
+        recorded = bool(workspace.record.own_calls)  # a recorded session: its billed cost and prompts
+        self.record, self.record_chart = (W.HTML(), W.HTML()) if recorded else (None, None)
         for control in (self.model, self.shape):
             control.observe(lambda _c: self.update(compute=True), "value")
         head = W.HBox([self.model, self.shape, self.button], layout=W.Layout(flex_flow="row wrap"))
-        self.widget = W.VBox([head, self.note, W.HBox([self.totals_html, self.compare]), self.chart])
+        totals = W.HBox([self.totals_html, self.compare])
+        record = [self.record, self.record_chart] if recorded else []
+        self.widget = W.VBox([head, self.note, totals, self.chart, *record])
         self.totals: SessionCost | None = None
         self.steps: list[StepCost] = []
         self._cache: dict[tuple[str, str, str | None], tuple[list[StepCost], SessionCost]] = {}
@@ -59,9 +63,11 @@ class CostView:
         key = (policy.model_dump_json(), self.shape.value, price.model if price else None)
         if key not in self._cache:
             shape = self.shape.value
+            record = ws.record if ws.record.own_calls else None
             request = CostRequest(
-                tuple(ws.messages), policy, ws.options, ws.max_steps, ws.available_tools, shape, price
-            )
+                tuple(ws.messages), policy, ws.options, ws.max_steps, ws.available_tools, shape, price,
+                record, self.prices, ws.inputs.calibration, ws.inputs.given_offset,
+            )  # fmt: skip
             self._cache[key] = run_cost(request) or ([], SessionCost())
         return self._cache[key]
 
@@ -76,9 +82,20 @@ class CostView:
         self.note.value = f"<span style='color:#64748b'>{where}</span>"
         self.totals_html.value = cost_views.totals_table(cost_summary(self.totals))
         self.chart.value = cost_views.cost_chart(self.steps)
+        self._show_record()
         pinned = ws.pinned
         if pinned is None:
             self.compare.value = ""
             return
         _, before = self.cost_of(pinned.policy)
         self.compare.value = cost_views.compare_table(cost_rows(before, self.totals))
+
+    def _show_record(self) -> None:
+        """What the provider counted and billed, beside this policy (nothing for a session without usage)."""
+        ws = self.workspace
+        if self.record is None or self.record_chart is None or self.totals is None:
+            return
+        lines = record_lines(self.totals, recorded_cost(ws.record, self.prices))
+        items = "".join(f"<li>{escape(line)}</li>" for line in lines)
+        self.record.value = f'<div class="lp-cost"><b>Recorded</b><ul>{items}</ul></div>'
+        self.record_chart.value = cost_views.record_chart(self.steps)

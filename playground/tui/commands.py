@@ -27,6 +27,7 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Switch reminder and summary copy", "English or linnkit's Chinese (zh)", "toggle_copy"),
     ("Lesson: show or hide the hint", "of the step the lesson is at", "lesson_hint"),
     ("Lesson: back to its start", "the policy the lesson starts from, no step done", "lesson_reset"),
+    ("Policy: as recorded", "rebuild what the agent sent, beside the provider's counts", "as_recorded"),
     ("New fence", "register a new fence kind", "fence('add')"),
     ("Edit the selected fence", "the descriptor selected in the fences tab", "fence('edit')"),
     ("Duplicate the selected fence", "copy it under a new kind", "fence('duplicate')"),

@@ -41,6 +41,10 @@ MAIN_BINDINGS: list[BindingType] = [
     _bind("n", "fence('add')", "New fence", "main.new_fence", "A new fence kind, from any panel", False),
     _bind("E", "toggle_copy", "English", "main.copy", "Summaries and reminders in English or 中文", False),
     _bind("L", "lesson_reset", "Lesson start", "main.lesson_reset", "Back to the lesson start", False),
+    _bind(
+        "g", "as_recorded", "As recorded", "main.as_recorded",
+        "The policy that rebuilds what the agent itself sent (nothing trimmed, no reminder)", False,
+    ),  # fmt: skip
 ]
 
 STEP_KEYS = keys_of(MAIN_BINDINGS, "step(")

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from playground.cli import main
+from playground.inputs import find_sessions
 from playground.sweep import (
     SweepError,
-    find_sessions,
     parse_vary,
     plan_sweep,
     policy_grid,

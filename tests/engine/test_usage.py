@@ -173,6 +173,12 @@ def test_the_session_form_reads_back_equal() -> None:
         ),
         (gemini_usage, [1, 2], "usage: expected an object, found list; the call is treated as unrecorded"),
         (
+            gemini_usage,
+            {"input": 0, "output": 0, "cached": 0, "thoughts": 0, "tool": 0, "total": 0},
+            "usage.promptTokens: 0: every call reads a prompt (a placeholder, not a count); "
+            "the call is treated as unrecorded",
+        ),
+        (
             read_usage,
             {"provider": "mystery", "promptTokens": 1, "outputTokens": 1},
             "usage.provider: unknown provider 'mystery' (known: anthropic, openai, gemini, otel); "

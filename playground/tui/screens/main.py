@@ -34,6 +34,7 @@ from playground.tui.screens.trace import TraceScreen
 from playground.tui.widgets import BudgetBar, EventsView, Timeline, WireView
 from playground.tui.widgets.cost_pane import CostCompare, CostPane
 from playground.tui.widgets.lesson_pane import LessonPane
+from playground.tui.widgets.record_chart import RecordChart
 from playground.tui.widgets.slider import Slider
 from playground.views import StepSample, tokens_long
 from playground.workspace import Workspace
@@ -87,6 +88,7 @@ class MainScreen(Screen[None]):
         with Vertical(id="bottom"):
             yield EventsView(id="events")
             yield Timeline(id="timeline")
+            yield RecordChart(id="record-chart")
         yield Footer()
         yield Builder(self.priority)
 
@@ -95,6 +97,13 @@ class MainScreen(Screen[None]):
         self._show_placeholder_timeline()
         self._policy_changed()
         self.query_one(WireView).query_one("WireList").focus()
+        calls = len(self.workspace.record.own_calls)
+        if calls and self.workspace.inputs.calibration is None:
+            self.notify(
+                f"This session kept the provider's counts of {calls} calls: g rebuilds it as recorded; "
+                "`linn-playground calibrate` fits a calibration to open it with (--calibration).",
+                timeout=8,
+            )
 
     # -- building --------------------------------------------------------------------------------
     def asks_for_a_build(self, key: events.Key) -> bool:
@@ -291,6 +300,13 @@ class MainScreen(Screen[None]):
         pane.refresh_lesson()
         self.policy_loaded()
 
+    def action_as_recorded(self) -> None:
+        """Rebuild what the agent sent, to set beside what the provider counted (a recorded session)."""
+        if not self.workspace.record.own_calls:
+            self.notify("this session kept no provider usage: there is no record to compare with", timeout=3)
+        if self.workspace.use_as_recorded():
+            self.policy_loaded()
+
     # -- fences ----------------------------------------------------------------------------------
     def _show_fences(self) -> None:
         self.query_one(FencePanel).show(self.workspace.fences, self.workspace.fence_messages())
@@ -336,6 +352,7 @@ class MainScreen(Screen[None]):
     # -- steps, wire, compare, trace -------------------------------------------------------------
     @on(Timeline.StepChanged)
     def _step_changed(self, event: Timeline.StepChanged) -> None:
+        self.query_one(RecordChart).select(event.step)
         if self.workspace.set_step(event.step):
             self._update_top_bar()
             self.request_build(policy_changed=False)

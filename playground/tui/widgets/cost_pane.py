@@ -4,6 +4,10 @@ that replay in a thread worker, once a policy: moving the step does not replay a
 
 Keys while the pane has focus: `m` the next price row (the session's `modelId` wins when the table has it),
 `k` the cache's wire shape (OpenAI messages or Anthropic turns).
+
+A recorded session (its transcript kept the provider's usage) adds what was billed, the as-recorded
+rebuild's error against the record, and this policy's cost beside the recorded calls' (each call priced by
+its own model); the per-step chart of those prompts is `RecordChart`, under the timeline.
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.widgets import Static
 
-from engine import BUILTIN_PRICES, ContextPolicy, PriceTable, SessionCost
-from playground.costing import CostRequest, cost_compact, cost_rows, price_choice, run_cost
+from engine import BUILTIN_PRICES, ContextPolicy, PriceTable, SessionCost, StepCost, recorded_cost
+from playground.costing import CostRequest, cost_compact, cost_rows, price_choice, record_lines, run_cost
 from playground.tui.priority import UiPriority
+from playground.tui.widgets.record_chart import RecordChart
 from playground.tui.widgets.static_text import update_if_changed
 from playground.workspace import Workspace
 
@@ -66,6 +71,9 @@ class CostPane(Static, can_focus=True):
         self.shape = SHAPES[0]
         self.workspace: Workspace | None = None
         self.totals: dict[Key, SessionCost] = {}
+        self.steps: dict[Key, list[StepCost]] = {}
+        self._billed: tuple[Workspace, Any] | None = None  # what the record cost, per workspace
+        self._chart: list[RecordChart] = []
         self._options: Any = None
         self._version = 0  # of the newest replay request
         self._dumps: list[tuple[ContextPolicy, str]] = []
@@ -93,7 +101,7 @@ class CostPane(Static, can_focus=True):
         """Show the costs of the current (and pinned) policy, replaying in a worker what is not known yet."""
         self.workspace = workspace
         if self._options is not workspace.options:  # fences or the defaults profile changed
-            self.totals, self._options = {}, workspace.options
+            self.totals, self.steps, self._options = {}, {}, workspace.options
         policies = [workspace.policy] + ([workspace.pinned.policy] if workspace.pinned else [])
         missing = [p for p in policies if self._key(p) not in self.totals]
         if missing:
@@ -104,9 +112,11 @@ class CostPane(Static, can_focus=True):
 
     def _compute(self, ws: Workspace, policies: list[ContextPolicy]) -> None:
         price, _ = self._price()
+        record = ws.record if ws.record.own_calls else None
         requests = [
             (self._key(p), CostRequest(tuple(ws.messages), p, ws.options, ws.max_steps, ws.available_tools,
-                                       self.shape, price))  # fmt: skip
+                                       self.shape, price, record, self.prices, ws.inputs.calibration,
+                                       ws.inputs.given_offset))  # fmt: skip
             for p in policies
         ]
 
@@ -118,12 +128,12 @@ class CostPane(Static, can_focus=True):
                 done = run_cost(request, stop=self.priority.polite(lambda: version != self._version))
                 if done is None:
                     return
-                self.app.call_from_thread(self._computed, key, done[1])
+                self.app.call_from_thread(self._computed, key, *done)
 
         self.run_worker(replay, thread=True, group="cost", exit_on_error=False)
 
-    def _computed(self, key: Key, totals: SessionCost) -> None:
-        self.totals[key] = totals
+    def _computed(self, key: Key, steps: list[StepCost], totals: SessionCost) -> None:
+        self.totals[key], self.steps[key] = totals, steps
         self._render_costs()
 
     def _render_costs(self) -> None:
@@ -146,7 +156,23 @@ class CostPane(Static, can_focus=True):
         title = f"{self.shape} · {price.model if price else 'unpriced'}"
         lines: list[str | tuple[str, str]] = [("COST ", "bold"), (title, "$text-muted")]
         lines += [f"\n{line}" for line in cost_compact(current)]
+        if ws.record.own_calls:
+            lines.append(("\nRECORDED", "bold"))
+            lines += [f"\n{line}" for line in record_lines(current, self._billed_of(ws))]
+        for chart in self._record_charts():
+            chart.show(self.steps.get(self._key(ws.policy), []))
         self._show(Content.assemble(*lines))
+
+    def _billed_of(self, ws: Workspace) -> Any:
+        """What the record cost (every call priced by its model), made once per workspace."""
+        if self._billed is None or self._billed[0] is not ws:
+            self._billed = (ws, recorded_cost(ws.record, self.prices))
+        return self._billed[1]
+
+    def _record_charts(self) -> list[RecordChart]:
+        if not self._chart and self.is_attached:
+            self._chart = list(self.screen.query(RecordChart))
+        return self._chart
 
     def _compare_panels(self) -> list[CostCompare]:
         """The screen's A vs B cost panels, looked up once they are there (a query walks the whole screen:
