@@ -38,7 +38,7 @@ from engine.recorded import call_cost
 from engine.replay import StepBuild, iter_session_steps
 from engine.result import BuildResult, Decision
 from engine.tokens import TokenizerPort, tokenizer_from_policy
-from engine.truth import error_summary
+from engine.truth import StepTruth, error_summary
 from engine.wire import anthropic_turns, to_anthropic
 
 __all__ = ["MECHANISMS", "SHAPES", "CostTracker", "SessionCost", "StepCost", "session_cost", "wire_units"]
@@ -358,7 +358,7 @@ class CostTracker:
         self._misses: dict[str, int] = {}  # and how many of them read less than half their prompt
         self._errors: list[float] = []
 
-    def add(self, number: int, upto: int, result: BuildResult, truth: Any = None) -> StepCost:
+    def add(self, number: int, upto: int, result: BuildResult, truth: StepTruth | None = None) -> StepCost:
         """Cost step `number` (building from `messages[:upto]`); `truth` is its `engine.truth.StepTruth`."""
         units = wire_units(result, self.shape) if result.error is None else []
         key = truth.model if truth is not None else ""
@@ -443,7 +443,7 @@ class CostTracker:
         first (a few calls say little)."""
         return self._misses.get(key, 0) / (self._warm_calls.get(key, 0) + MISS_PRIOR)
 
-    def _price_for(self, truth: Any) -> Price | None:
+    def _price_for(self, truth: StepTruth | None) -> Price | None:
         recorded = truth.recorded.usage if truth is not None and truth.recorded is not None else None
         if self.prices is not None and truth is not None:
             found = self.prices.find(truth.model, recorded.provider if recorded is not None else None)
@@ -558,7 +558,7 @@ def iter_step_costs(
     shape: str = "openai",
     price: Price | None = None,
     tracker: CostTracker | None = None,
-    truths: Iterable[Any] | None = None,
+    truths: Iterable[StepTruth] | None = None,
     samples: Sequence[CalibrationSample] = (),
     **options: Any,
 ) -> Iterator[tuple[StepBuild, StepCost]]:
@@ -578,7 +578,7 @@ def iter_step_costs(
         return
     truth_of = iter(truths)
     learnt = list(samples)
-    current: list[Any] = []
+    current: list[StepTruth] = []
 
     def step_options(number: int, upto: int) -> dict[str, Any]:
         truth = next(truth_of)

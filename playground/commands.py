@@ -14,6 +14,8 @@ from engine import (
     CostTracker,
     PolicyFileError,
     Price,
+    PriceTable,
+    RecordedRun,
     StepTruth,
     build_at_step,
     build_context,
@@ -189,16 +191,16 @@ def run_replay(args) -> int:
         if not _write_html(args.html, page, inputs):
             return 2
         return 1 if any("!" in row.markers for row in rows) or noticed else 0
-    price = _replay_price(args, inputs)
-    if price is False:
+    run = record_of(inputs)
+    priced = _replay_price(args, inputs, run)
+    if priced is None:
         return 2
+    table, price = priced
     setup = RecordSetup.of(inputs, args.as_recorded)
     policy = setup.policy(inputs.policy)
-    table = price_table(args.prices)
-    for warning in calibration_warnings(inputs, record_of(inputs), policy.token_estimation.encoding):
+    for warning in calibration_warnings(inputs, run, policy.token_estimation.encoding):
         print(warning, file=sys.stderr)
     options = _replay_options(args, inputs)
-    run = record_of(inputs)
     seen: list[StepTruth] = []
     stream = None
     if run.own_calls:
@@ -224,9 +226,10 @@ def run_replay(args) -> int:
         )
         _print_step(line, cost, truth, as_json=args.json)
     names = ("steps", "summariesMade", "overBudgetSteps", "reminderSteps", "failedSteps")
-    summary = {name: totals[name] for name in names} | tracker.totals().to_json()
+    session_totals = tracker.totals()
+    summary = {name: totals[name] for name in names} | session_totals.to_json()
     if run:
-        summary |= recorded_totals(run, table, seen)
+        summary |= recorded_totals(run, table, session_totals)
     if args.json:
         print(json.dumps({"totals": summary}, ensure_ascii=False))
     else:
@@ -275,18 +278,18 @@ def _recorded_column(truth: StepTruth, cost: Any) -> str:
     )
 
 
-def _replay_price(args, inputs: PlaygroundInputs) -> Price | None | bool:
-    """The price row of the replay (header modelId, else --model); False when the price file is bad."""
+def _replay_price(args, inputs: PlaygroundInputs, run: RecordedRun) -> tuple[PriceTable, Price | None] | None:
+    """The price table and the replay's row (header modelId, else --model); None when the file is bad."""
     try:
         table = price_table(args.prices)
     except LOAD_ERRORS as error:
         print(f"error: {error}", file=sys.stderr)
-        return False
+        return None
     price, note = price_choice(table, inputs.build_options["model_id"], args.model)
-    if record_of(inputs).own_calls:
+    if run.own_calls:
         note = f"each recorded call by the model it names, else {note}"
     print(f"prices: {note}; from {table.describe()}", file=sys.stderr)
-    return price
+    return table, price
 
 
 def _replay_options(args, inputs: PlaygroundInputs) -> dict[str, Any]:
@@ -476,7 +479,6 @@ def _output_refusal(source: Path, output: Path, *, force: bool) -> str | None:
 
 def run_calibrate(args) -> int:
     from engine import write_atomic
-    from playground.inputs import find_sessions
     from playground.recorded import calibrate
 
     try:
@@ -489,9 +491,8 @@ def run_calibrate(args) -> int:
     else:
         _print_calibration(report)
     if args.output:
-        every_input = [*find_sessions(args.sessions)[0], *find_sessions(args.test or ())[0]]
         try:
-            write_atomic(args.output, report.calibration.to_yaml(), protected=every_input)
+            write_atomic(args.output, report.calibration.to_yaml(), protected=report.inputs)
         except LOAD_ERRORS as error:
             print(f"error: {error}", file=sys.stderr)
             return 2

@@ -7,7 +7,7 @@ for a panel, `price_choice` resolves the price row (header `modelId`, else the u
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,8 +17,9 @@ from engine.messages import AiMessage
 from engine.policy import ContextPolicy
 from engine.prices import BUILTIN_PRICES, Price, PriceTable, load_price_table, resolve_price
 from engine.recorded import RecordedCost, RecordedRun
-from engine.truth import Calibration, StepTruth, iter_truth
+from engine.truth import Calibration
 from playground.building import BuildOptions
+from playground.recorded import RecordSetup, truth_stream
 from playground.views import tokens_delta, tokens_long
 
 
@@ -57,7 +58,10 @@ def run_cost(
     checkpoint_tool = request.policy.checkpoint.trigger_tool_name
     steps_of = {"max_steps": request.max_steps, "available_tools": request.available_tools,
                 "checkpoint_tool_name": checkpoint_tool}  # fmt: skip
-    truths = _truths(request, options, steps_of) if recorded else None
+    truths = None
+    if recorded:
+        setup = RecordSetup(request.calibration, request.given_offset)
+        truths = truth_stream(request.messages, request.record, setup, {**steps_of, **options})
     samples = request.calibration.samples() if request.calibration is not None else ()
     replay = iter_step_costs(
         request.messages, request.policy, tracker=tracker, truths=truths, samples=samples,
@@ -70,15 +74,6 @@ def run_cost(
             return steps, tracker.totals()
         steps.append(step[1])
     return None
-
-
-def _truths(request: CostRequest, options: dict, steps_of: dict) -> Iterator[StepTruth]:
-    """The as-recorded replay beside the policy's (the observation simulation is not the record's)."""
-    plain = {k: v for k, v in options.items() if k != "observation_store"}
-    return iter_truth(
-        request.messages, request.record, calibration=request.calibration, given_offset=request.given_offset,
-        default_model=options["model_id"], **steps_of, **plain,
-    )  # fmt: skip
 
 
 def price_table(path: str | Path | None = None) -> PriceTable:

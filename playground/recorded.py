@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.calibration import TokenRoute
+from engine.cost import SessionCost
+from engine.messages import AiMessage
 from engine.policy import ContextPolicy, define_context_policy
 from engine.prices import PriceTable
 from engine.recorded import RecordedRun, recorded_cost, recorded_run
@@ -41,6 +43,7 @@ __all__ = [
     "record_of",
     "recorded_totals",
     "tools_offset",
+    "truth_stream",
     "truths",
 ]
 
@@ -127,27 +130,35 @@ def record_of(inputs: PlaygroundInputs) -> RecordedRun:
     return recorded_run(inputs.session.messages, inputs.header)
 
 
-def truths(
-    inputs: PlaygroundInputs, run: RecordedRun, setup: RecordSetup, **replay_options: Any
+def truth_stream(
+    messages: Sequence[AiMessage], run: RecordedRun, setup: RecordSetup, options: dict[str, Any]
 ) -> Iterator[StepTruth]:
-    """The as-recorded replay of the session, a `StepTruth` a step (one build held at a time)."""
-    options = {**inputs.build_options, **replay_options}
+    """The as-recorded replay beside a policy's, a `StepTruth` a step (one build held at a time).
+    `options` are that replay's build and step options; the observation simulation stays the policy's."""
+    plain = {k: v for k, v in options.items() if k != "observation_store"}
     return iter_truth(
-        inputs.session.messages,
+        messages,
         run,
         calibration=setup.calibration,
         given_offset=setup.given_offset,
-        default_model=inputs.build_options["model_id"],
-        **options,
+        default_model=plain.get("model_id"),
+        **plain,
     )
 
 
-def recorded_totals(run: RecordedRun, prices: PriceTable, seen: Sequence[StepTruth]) -> dict[str, Any]:
+def truths(
+    inputs: PlaygroundInputs, run: RecordedRun, setup: RecordSetup, **replay_options: Any
+) -> Iterator[StepTruth]:
+    """`truth_stream` of a loaded session, with its build options."""
+    return truth_stream(inputs.session.messages, run, setup, {**inputs.build_options, **replay_options})
+
+
+def recorded_totals(run: RecordedRun, prices: PriceTable, totals: SessionCost) -> dict[str, Any]:
     """The totals line's record: billed cost (every call, other branches and sub-agents included), the
-    calls it holds, and the as-recorded rebuild's error against the record over the steps seen."""
-    cost = recorded_cost(run, prices)
-    errors = [t.error for t in seen if t.error is not None]
-    return {**cost.to_json(), "asRecordedError": error_summary(errors), "recordProblems": list(run.problems)}
+    calls it holds, and the as-recorded rebuild's error against the record (the replay's `totals`)."""
+    error = totals.as_recorded_error or error_summary([])
+    billed = recorded_cost(run, prices).to_json()
+    return {**billed, "asRecordedError": error, "recordProblems": list(run.problems)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +178,12 @@ class CalibrationReport:
     method: str  # "held-out sessions" or "leave one session out"
     sessions: tuple[SessionFit, ...]
     skipped: tuple[str, ...]  # files without recorded usage
+
+    @property
+    def inputs(self) -> list[str]:
+        """Every file it read: fitted on, measured on, skipped (a calibration is never written over one)."""
+        read = [*self.calibration.fitted_on, *(s.path for s in self.sessions), *self.skipped]
+        return list(dict.fromkeys(read))
 
     def to_json(self) -> dict[str, Any]:
         held = self.calibration.held_out

@@ -45,7 +45,7 @@ from engine.policy import (
     set_value,
     write_atomic,
 )
-from engine.recorded import RecordedRun, recorded_run
+from engine.recorded import RecordedRun
 from engine.reminders import DEFAULT_MAX_STEPS
 from engine.replay import iter_session_steps, with_persisted
 from engine.result import BuildResult
@@ -57,7 +57,7 @@ from playground.building import BuildOptions, BuildRequest, Persisted, TimelineR
 from playground.fence_placement import reinject
 from playground.html_report import build_report, steps_of
 from playground.inputs import SAMPLES_DIR, PlaygroundInputs
-from playground.recorded import AS_RECORDED_POLICY
+from playground.recorded import AS_RECORDED_POLICY, record_of
 
 Path_ = tuple[str, ...]
 
@@ -256,7 +256,7 @@ class Workspace:
     def record(self) -> RecordedRun:
         """The provider's counts the session kept (`engine.recorded`); empty for a session without usage."""
         if self._record is None:
-            self._record = recorded_run(self.inputs.session.messages, self.header.data)
+            self._record = record_of(self.inputs)
         return self._record
 
     def use_as_recorded(self) -> bool:

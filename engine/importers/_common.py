@@ -158,6 +158,15 @@ class Collector:
             return None
         return parsed
 
+    def attach_usage(self, start: int, end: int, usage: RecordedUsage, line: int | None, why: str) -> None:
+        """A call's usage onto the last assistant message among `messages[start:end]` (the call's); an other
+        call, for `why`, when it produced none."""
+        own = [i for i in range(start, end) if self.messages[i].role == "assistant"]
+        if own:
+            self.messages[own[-1]] = with_usage(self.messages[own[-1]], usage)
+        else:
+            self.other_call(usage, line, why)
+
     def other_call(self, usage: RecordedUsage, line: int | None, why: str, file: str | None = None) -> None:
         entry = {**usage.to_json(), "line": line, "why": why}
         self.other_calls.append({**entry, "file": file} if file else entry)

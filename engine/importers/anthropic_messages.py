@@ -19,7 +19,6 @@ from engine.importers._common import (
     ImportResult,
     import_conversations,
     iso_to_ms,
-    with_usage,
 )
 from engine.messages import AiMessage
 from engine.usage import anthropic_usage
@@ -108,17 +107,16 @@ class _Converter:
         produced = turn.finish()
         if not produced and not blocks:
             self.out.skip("empty", where)
+        start = len(self.out.messages)
+        for produced_message in produced:
+            self.out.add(produced_message)
         if "usage" in message:  # a response: what the provider counted for this call
             model = message.get("model") if isinstance(message.get("model"), str) else None
             call_id = message.get("id") if isinstance(message.get("id"), str) else None
             usage = self.out.usage(where, anthropic_usage(message["usage"], model, call_id))
-            ends = [i for i, m in enumerate(produced) if m.role == "assistant"]
-            if usage is not None and ends:
-                produced[ends[-1]] = with_usage(produced[ends[-1]], usage)
-            elif usage is not None:
-                self.out.other_call(usage, where, "a response with no message")
-        for produced_message in produced:
-            self.out.add(produced_message)
+            if usage is not None:
+                end = len(self.out.messages)
+                self.out.attach_usage(start, end, usage, where, "a response with no message")
 
     def _system(self, line: int | None, label: str | None, content: Any, base: str, timestamp: int) -> None:
         blocks = as_blocks(content)

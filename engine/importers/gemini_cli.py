@@ -20,7 +20,6 @@ from engine.importers._common import (
     compact_json,
     iso_to_ms,
     load_json_document,
-    with_usage,
 )
 from engine.importers.responses import PART_SEPARATOR
 from engine.messages import AiMessage
@@ -71,11 +70,7 @@ def _attach_tokens(out: Collector, start: int, index: int, message: dict[str, An
     if isinstance(parsed, UsageProblem):
         out.problem(None, f"messages[{index}].tokens: {str(parsed).removeprefix('usage.')}")
         return
-    own = [i for i in range(start, len(out.messages)) if out.messages[i].role == "assistant"]
-    if own:
-        out.messages[own[-1]] = with_usage(out.messages[own[-1]], parsed)
-    else:
-        out.other_call(parsed, None, f"messages[{index}]: a reply with no message")
+    out.attach_usage(start, len(out.messages), parsed, None, f"messages[{index}]: a reply with no message")
 
 
 def _text(content: Any) -> str:

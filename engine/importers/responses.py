@@ -27,7 +27,6 @@ from engine.importers._common import (
     iso_to_ms,
     read_items,
     summary_metadata,
-    with_usage,
 )
 from engine.messages import AiMessage
 from engine.usage import RecordedUsage, openai_usage
@@ -181,11 +180,7 @@ class ItemConverter:
             if call.usage is None:
                 continue
             line, usage = call.usage
-            own = [i for i in range(call.start, end) if self.out.messages[i].role == "assistant"]
-            if own:
-                self.out.messages[own[-1]] = with_usage(self.out.messages[own[-1]], usage)
-            else:
-                self.out.other_call(usage, line, "a call whose items were left out")
+            self.out.attach_usage(call.start, end, usage, line, "a call whose items were left out")
 
     def _call_item(self, new_call: bool) -> None:
         if new_call:

@@ -40,6 +40,7 @@ class CostView:
         self.totals_html, self.chart, self.compare = W.HTML(), W.HTML(), W.HTML()
         recorded = bool(workspace.record.own_calls)  # a recorded session: its billed cost and prompts
         self.record, self.record_chart = (W.HTML(), W.HTML()) if recorded else (None, None)
+        self._billed: Any = None
         for control in (self.model, self.shape):
             control.observe(lambda _c: self.update(compute=True), "value")
         head = W.HBox([self.model, self.shape, self.button], layout=W.Layout(flex_flow="row wrap"))
@@ -95,7 +96,9 @@ class CostView:
         ws = self.workspace
         if self.record is None or self.record_chart is None or self.totals is None:
             return
-        lines = record_lines(self.totals, recorded_cost(ws.record, self.prices))
+        if self._billed is None:  # what the record cost does not change with the policy: once
+            self._billed = recorded_cost(ws.record, self.prices)
+        lines = record_lines(self.totals, self._billed)
         items = "".join(f"<li>{escape(line)}</li>" for line in lines)
         self.record.value = f'<div class="lp-cost"><b>Recorded</b><ul>{items}</ul></div>'
         self.record_chart.value = cost_views.record_chart(self.steps)
