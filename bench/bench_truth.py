@@ -181,8 +181,9 @@ def main() -> None:
         )
         for _ in replay:
             pass
-        predicted = tracker.totals().cost_usd or 0.0
-        own = cost.cost_usd - cost.other_calls_usd
+        totals = tracker.totals()
+        predicted = totals.cost_at_recorded_usd or 0.0  # the same calls: steps a recorded call made
+        own = totals.recorded_cost_usd or 0.0
         money["predicted"] += predicted
         money["recorded"] += own
         print(

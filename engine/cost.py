@@ -18,7 +18,9 @@ priced by the model its recorded call named (sessions mix models), its answer co
 tokens, its prompt is the predicted provider count (`ceil(coefficient × local) + offset`, the offset in the
 cached prefix), and it writes the cache at the tier the recorded call wrote. The prompt cache is kept per
 model and expires: a call more than its time-to-live after the previous call of its model (5 minutes, an
-hour when the record wrote the 1-hour cache) reads nothing (`expired`).
+hour when the record wrote the 1-hour cache) reads nothing (`expired`). Whether the provider's cache
+served a call is the provider's doing: a recorded call reads, of the prefix the policy kept, the share its
+record read of the previous call's prompt; a step without a recorded call misses at the record's rate.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from engine.replay import StepBuild, iter_session_steps
 from engine.result import BuildResult, Decision
 from engine.tokens import TokenizerPort, tokenizer_from_policy
 from engine.truth import StepTruth, error_summary
+from engine.usage import RecordedUsage
 from engine.wire import anthropic_turns, to_anthropic
 
 __all__ = ["MECHANISMS", "SHAPES", "CostTracker", "SessionCost", "StepCost", "session_cost", "wire_units"]
@@ -155,6 +158,7 @@ class SessionCost:
     recorded_steps: int = 0  # steps whose call was recorded
     recorded_prompt_tokens: int = 0  # Σ of what the provider counted at those steps
     recorded_cost_usd: float | None = None  # Σ of what those calls cost (this conversation's, at steps)
+    cost_at_recorded_usd: float | None = None  # Σ of this policy's cost at those same steps
     as_recorded_error: dict[str, Any] = field(default_factory=dict)  # error_summary of the rebuild
     unpriced_steps: int = 0  # steps no price row was found for (left out of cost_usd)
     price_models: dict[str, int] = field(default_factory=dict)  # price row → steps priced with it
@@ -200,6 +204,7 @@ class SessionCost:
             "recordedSteps": self.recorded_steps,
             "recordedPromptTokens": self.recorded_prompt_tokens,
             "recordedStepsCostUsd": _round(self.recorded_cost_usd),
+            "costAtRecordedStepsUsd": _round(self.cost_at_recorded_usd),
             "unpricedSteps": self.unpriced_steps,
             "priceModels": dict(sorted(self.price_models.items())),
         }
@@ -354,8 +359,10 @@ class CostTracker:
         self._cost = self._no_cache = 0.0
         self._predicted: int | None = None
         self._recorded_cost: float | None = None
+        self._cost_at_recorded: float | None = None
         self._warm_calls: dict[str, int] = {}  # per model: recorded calls made while its cache was warm
         self._misses: dict[str, int] = {}  # and how many of them read less than half their prompt
+        self._last_prompt: dict[str, int] = {}  # per model: the prompt its last recorded call sent
         self._errors: list[float] = []
 
     def add(self, number: int, upto: int, result: BuildResult, truth: StepTruth | None = None) -> StepCost:
@@ -387,10 +394,14 @@ class CostTracker:
                 billed_sent = max(predicted, 0)
                 # cold: what the transcript lacks may still be cached (shared with other sessions)
                 cold = min(truth.offset, recorded.cache_read_tokens) if recorded is not None else 0
-                if before:  # a warm cache misses as often as the record shows it missing (expected cost)
+                if before:
                     warm = math.ceil(cached * truth.fit.coefficient) + truth.offset
-                    miss = self._miss_rate(key)
-                    warm = round((1 - miss) * warm + miss * cold)
+                    served = self._served(key, recorded)
+                    if served is not None:  # the provider's cache, at this call, served as it did then
+                        warm = round(served * warm)
+                    else:  # no record here: it misses as often as the record shows it missing
+                        miss = self._miss_rate(key)
+                        warm = round((1 - miss) * warm + miss * cold)
                 else:
                     warm = cold
                 billed_cached = min(max(warm, 0), billed_sent)
@@ -425,16 +436,28 @@ class CostTracker:
             self._predicted = (self._predicted or 0) + predicted
         if billed is not None:
             self._recorded_cost = (self._recorded_cost or 0.0) + billed
+            self._cost_at_recorded = (self._cost_at_recorded or 0.0) + (cost or 0.0)
         if truth is not None and truth.error is not None:
             self._errors.append(truth.error)
         if result.error is None:
             self._held[key] = _Held(result, units, at, tier)
+        if recorded is not None:
+            self._last_prompt[key] = recorded.prompt_tokens
         if recorded is not None and before:
             self._warm_calls[key] = self._warm_calls.get(key, 0) + 1
             self._misses[key] = self._misses.get(key, 0) + (
                 2 * recorded.cache_read_tokens < recorded.prompt_tokens
             )
         return step
+
+    def _served(self, key: str, recorded: RecordedUsage | None) -> float | None:
+        """The share of the previous call's prompt the provider's cache served at this recorded call (1: all
+        of it; less when it evicted or missed). The cache is the provider's, not the policy's: a call that
+        missed, missed under any policy, and one that was served, is served what the policy kept the same."""
+        last = self._last_prompt.get(key)
+        if recorded is None or not last:
+            return None
+        return min(1.0, recorded.cache_read_tokens / last)
 
     def _miss_rate(self, key: str) -> float:
         """How often this model's recorded calls read less than half their prompt from a cache that should
@@ -523,6 +546,7 @@ class CostTracker:
             predicted_prompt_tokens=self._predicted,
             price_models=dict(self._priced),
             recorded_cost_usd=self._recorded_cost,
+            cost_at_recorded_usd=self._cost_at_recorded,
             as_recorded_error=error_summary(self._errors) if self._errors else {},
         )
 

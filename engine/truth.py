@@ -208,6 +208,7 @@ class StepTruth:
     offset: int | None  # None: nothing to learn it from yet (no calibration, no earlier call of the segment)
     offset_source: str | None  # "given", "first call", "calibration"
     learnt_here: bool = False  # this step's record set the segment's offset (its error says nothing)
+    carried_reasoning: int = 0  # encrypted reasoning of the turn's earlier calls, sent again (unseen)
 
     @property
     def model(self) -> str:
@@ -215,7 +216,9 @@ class StepTruth:
 
     def predict(self, local: int) -> int | None:
         """The provider's count for a build of `local` tokens at this step."""
-        return None if self.offset is None else self.fit.predict(local, self.offset)
+        if self.offset is None:
+            return None
+        return self.fit.predict(local, self.offset) + self.carried_reasoning
 
     @property
     def as_recorded_prompt(self) -> int | None:
@@ -254,6 +257,7 @@ class StepTruth:
                 "coefficient": round(self.fit.coefficient, 4),
                 "offset": self.offset,
                 "offsetSource": self.offset_source,
+                "carriedReasoningTokens": self.carried_reasoning,
                 "errorPct": None if error is None else round(100 * error, 2),
             },
         }
@@ -287,6 +291,7 @@ def iter_truth(
     learnt: dict[tuple[str, int], int] = {}
     compactions = 0
     done = 0
+    carried = 0  # the turn's encrypted reasoning so far (the API drops it when a user turn begins)
     last_model: str | None = None
     replay = iter_session_steps(messages, AS_RECORDED, detail=False, **options)
     while True:
@@ -296,6 +301,8 @@ def iter_truth(
             return
         upto = step.point.message_count
         compactions += sum(1 for m in messages[done:upto] if m.type in starts)
+        if any(m.type in ("user_input", "history_summary") for m in messages[done:upto]):
+            carried = 0
         done = upto
         model = _segment_model(run, upto, last_model, default_model)
         last_model = model
@@ -309,13 +316,17 @@ def iter_truth(
         elif segment in learnt:
             offset, source = learnt[segment], "first call"
         elif recorded is not None:
-            offset = recorded.usage.prompt_tokens - math.ceil(local * fit.coefficient)
+            offset = recorded.usage.prompt_tokens - carried - math.ceil(local * fit.coefficient)
             learnt[segment], source, learnt_here = offset, "first call", True
         elif calibration is not None and calibration.fit_for(model) is not None:
             offset, source = fit.offset, "calibration"
         else:
             offset, source = None, None
-        yield StepTruth(step.number, upto, segment, recorded, local, fit, offset, source, learnt_here)
+        yield StepTruth(
+            step.number, upto, segment, recorded, local, fit, offset, source, learnt_here, carried
+        )
+        if recorded is not None and recorded.usage.reasoning_carried:
+            carried += recorded.usage.reasoning_tokens or 0
 
 
 def _percentile(values: Sequence[float], q: float) -> float:
@@ -350,7 +361,7 @@ def fit_calibration(
         for truth in truths:
             if truth.recorded is None:
                 continue
-            actual = truth.recorded.usage.prompt_tokens
+            actual = truth.recorded.usage.prompt_tokens - truth.carried_reasoning  # what the text shows
             for key in (truth.model, family(truth.model)):
                 total = sums.setdefault(key, [0, 0, 0])
                 total[0] += 1
@@ -364,7 +375,7 @@ def fit_calibration(
             start = first[truth.segment]
             delta = (
                 truth.as_recorded_local - start.as_recorded_local,
-                actual - start.recorded.usage.prompt_tokens,
+                actual - (start.recorded.usage.prompt_tokens - start.carried_reasoning),
             )
             for key in (truth.model, family(truth.model)):
                 pairs.setdefault(key, []).append((*delta, 0, 0))

@@ -72,6 +72,9 @@ class RecordedUsage:
     model: str | None = None
     call_id: str | None = None  # the provider's response id, when the transcript has it
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
+    # the reasoning came back encrypted (Responses `reasoning.encrypted_content`) and the agent sends it
+    # again with the turn's next calls: the provider counts it in their prompts, the transcript cannot show it
+    reasoning_carried: bool = False
 
     @property
     def uncached_tokens(self) -> int:
@@ -96,6 +99,8 @@ class RecordedUsage:
         }
         if self.call_id is not None:
             out["callId"] = self.call_id
+        if self.reasoning_carried:
+            out["reasoningCarried"] = True
         out["raw"] = self.raw
         return out
 
@@ -294,7 +299,20 @@ def read_usage(value: Any) -> RecordedUsage | UsageProblem:
     model = data.get("model") if isinstance(data.get("model"), str) else None
     call_id = data.get("callId") if isinstance(data.get("callId"), str) else None
     raw = data.get("raw") if isinstance(data.get("raw"), dict) else {}
+    carried = data.get("reasoningCarried", False)
+    if r.problem is None and not isinstance(carried, bool):
+        r.problem = UsageProblem("reasoningCarried", f"expected true or false, not {carried!r}")
     result = RecordedUsage(
-        str(provider), prompt, output, read, written, one_hour, reasoning, model, call_id, raw
+        str(provider),
+        prompt,
+        output,
+        read,
+        written,
+        one_hour,
+        reasoning,
+        model,
+        call_id,
+        raw,
+        carried is True,
     )
     return _finish(r, result, None)

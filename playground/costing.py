@@ -139,9 +139,9 @@ def record_lines(totals: SessionCost, billed: RecordedCost) -> list[str]:
             f"rebuild vs record: median {error['medianErrorPct']:.1f}% · p90 {error['p90ErrorPct']:.1f}% "
             f"({error['calls']} calls)"
         )
-    if totals.recorded_cost_usd is not None and totals.cost_usd is not None:
+    if totals.recorded_cost_usd is not None and totals.cost_at_recorded_usd is not None:
         recorded = money(totals.recorded_cost_usd)
-        lines.append(f"this policy {money(totals.cost_usd)} vs {recorded} at its steps")
+        lines.append(f"this policy {money(totals.cost_at_recorded_usd)} vs {recorded} at the recorded calls")
     return lines
 
 

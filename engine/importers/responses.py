@@ -15,7 +15,7 @@ output. Images become a placeholder text with their size, so their tokens can be
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.importers._common import (
@@ -120,6 +120,7 @@ class _Call:
 
     start: int
     usage: tuple[int, RecordedUsage] | None = None  # (line, usage)
+    encrypted_reasoning: bool = False  # its reasoning came back encrypted: sent again within the turn
 
 
 class ItemConverter:
@@ -180,6 +181,8 @@ class ItemConverter:
             if call.usage is None:
                 continue
             line, usage = call.usage
+            if call.encrypted_reasoning:
+                usage = replace(usage, reasoning_carried=True)
             self.out.attach_usage(call.start, end, usage, line, "a call whose items were left out")
 
     def _call_item(self, new_call: bool) -> None:
@@ -243,6 +246,9 @@ class ItemConverter:
         summary, _ = flatten_content(item.get("summary"))
         content, _ = flatten_content(item.get("content"))
         text = summary or content
+        encrypted = item.get("encrypted_content")
+        if self.open_call is not None and isinstance(encrypted, str) and encrypted:
+            self.open_call.encrypted_reasoning = True
         if text:
             if self.turn.calls:  # a new model call begins: the calls before it are answered
                 self.flush()

@@ -176,6 +176,36 @@ def test_codex_repeated_token_count_is_no_new_call() -> None:
     assert result.other_calls == []
 
 
+@pytest.mark.parametrize("encrypted", ["gAAAAB...", None], ids=["encrypted", "summary only"])
+def test_codex_reasoning_returned_encrypted_is_carried(encrypted: str | None) -> None:
+    reasoning = {
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": "**Looking**"}],
+        "encrypted_content": encrypted,
+    }
+    tokens = json.loads(json.dumps(TOKENS))
+    tokens["info"]["last_token_usage"]["reasoning_output_tokens"] = 16  # of its 30 output tokens
+    text = _codex(("response_item", USER), ("response_item", reasoning), ("response_item", CALL),
+                  ("event_msg", tokens))  # fmt: skip
+    result = import_text(text, "codex", name="r.jsonl")
+    used = result.messages[-1].meta("usage")
+    assert (used["reasoningTokens"], used.get("reasoningCarried", False)) == (16, encrypted is not None)
+    reloaded = parse_session_text(dump_session_text(result.messages), "s.jsonl").messages
+    assert reloaded[-1].meta("usage") == used
+
+
+def test_a_usage_whose_reasoning_carried_is_not_a_boolean_is_unrecorded() -> None:
+    from engine.usage import UsageProblem, read_usage
+
+    good = read_usage({"provider": "openai", "promptTokens": 10, "outputTokens": 1, "reasoningCarried": True})
+    assert not isinstance(good, UsageProblem) and good.reasoning_carried
+    bad = read_usage({"provider": "openai", "promptTokens": 10, "outputTokens": 1, "reasoningCarried": "yes"})
+    assert (
+        str(bad)
+        == "usage.reasoningCarried: expected true or false, not 'yes'; the call is treated as unrecorded"
+    )
+
+
 def test_gemini_tokens_go_on_the_reply() -> None:
     doc = {
         "sessionId": "s",

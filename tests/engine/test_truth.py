@@ -68,6 +68,7 @@ def test_offsets_are_learnt_per_segment_and_errors_measured_after() -> None:
         "coefficient": 1.0,
         "offset": 1010,
         "offsetSource": "first call",
+        "carriedReasoningTokens": 0,
         "errorPct": -46.5,
     }
 
@@ -226,16 +227,17 @@ def test_steps_split_at_each_recorded_call() -> None:
     assert [p.message_count for p in step_points(plain)] == [1]  # without a record: one block, one call
 
 
-def test_a_warm_cache_misses_as_often_as_the_record_shows() -> None:
-    """a2's record read nothing although a1 had just cached the prompt: one miss in one warm call, so the
-    next warm step expects a miss 1 time in 11 (ten calls without one assumed first)."""
+def test_a_recorded_call_reads_the_cache_as_its_record_did() -> None:
+    """a2's record read nothing although a1 had just cached the prompt (the provider evicted it): a2 is
+    priced cold, whatever the policy kept; a3's record read all of a2's prompt, so a3 reads its whole
+    unchanged prefix."""
     messages = [
         AiMessage("u1", "user", "user_input", "list", 0),
         call("a1", "c1", 1000, used("m", 1010, 0, 1000, 20)),
         AiMessage("t1", "tool", "tool_output", "a.py", 2000, {"tool_call_id": "c1", "tool_name": "ls"}),
         call("a2", "c2", 3000, used("m", 1030, 0, 1030, 20)),
         AiMessage("t2", "tool", "tool_output", "b.py", 4000, {"tool_call_id": "c2", "tool_name": "ls"}),
-        AiMessage("a3", "assistant", "final_answer", "two", 5000, used("m", 1050, 1040, 10, 30)),
+        AiMessage("a3", "assistant", "final_answer", "two", 5000, used("m", 1050, 1030, 20, 30)),
     ]
     run = recorded_run(messages)
     tracker = CostTracker(messages, policy=AS_RECORDED, tokenizer=TEN, prices=PRICES)
@@ -243,7 +245,68 @@ def test_a_warm_cache_misses_as_often_as_the_record_shows() -> None:
     steps = [
         c for _, c in iter_step_costs(messages, AS_RECORDED, tracker=tracker, truths=truths, tokenizer=TEN)
     ]
-    cached = round(10 / 11 * (30 + 1000) + 1 / 11 * 1000)  # warm: u1, a1, t1 and the offset; cold: the offset
-    assert steps[2].cost_usd == pytest.approx((cached * 0.1 + (1050 - cached) * 1.25 + 30 * 5) / 1e6)
-    no_miss_yet = ((10 + 1000) * 0.1 + 20 * 1.25 + 20 * 5) / 1e6  # u1 and the offset read, a1 and t1 written
-    assert steps[1].cost_usd == pytest.approx(no_miss_yet)
+    assert [s.predicted_prompt_tokens for s in steps] == [1010, 1030, 1050]
+    assert steps[1].cost_usd == pytest.approx((1030 * 1.25 + 20 * 5) / 1e6)  # served 0 of 1010
+    warm = 1000 + 30  # the offset and what step 2 sent (u1, a1, t1)
+    assert steps[2].cost_usd == pytest.approx((warm * 0.1 + (1050 - warm) * 1.25 + 30 * 5) / 1e6)
+    totals = tracker.totals()
+    assert totals.cost_at_recorded_usd == pytest.approx(sum(s.cost_usd for s in steps))
+    assert totals.recorded_cost_usd == pytest.approx(sum(s.recorded_cost_usd for s in steps))
+
+
+def test_an_unrecorded_step_misses_as_often_as_the_record_shows() -> None:
+    """a2 missed a warm cache (one miss in one warm call); the last step has no recorded call, so it
+    expects a miss 1 time in 11 (ten calls without one assumed first), and it is left out of the cost at
+    the recorded calls."""
+    messages = [
+        AiMessage("u1", "user", "user_input", "list", 0),
+        call("a1", "c1", 1000, used("m", 1010, 0, 1000, 20)),
+        AiMessage("t1", "tool", "tool_output", "a.py", 2000, {"tool_call_id": "c1", "tool_name": "ls"}),
+        call("a2", "c2", 3000, used("m", 1030, 0, 1030, 20)),
+        AiMessage("t2", "tool", "tool_output", "b.py", 4000, {"tool_call_id": "c2", "tool_name": "ls"}),
+    ]
+    run = recorded_run(messages)
+    tracker = CostTracker(messages, policy=AS_RECORDED, tokenizer=TEN, prices=PRICES)
+    truths = iter_truth(messages, run, tokenizer=TEN)
+    steps = [
+        c for _, c in iter_step_costs(messages, AS_RECORDED, tracker=tracker, truths=truths, tokenizer=TEN)
+    ]
+    assert [s.recorded_prompt_tokens for s in steps] == [1010, 1030, None]
+    cached = round(10 / 11 * (30 + 1000))  # warm: what step 2 sent (u1, a1, t1) and the offset; cold: 0
+    sent = 1000 + 50
+    assert steps[2].cost_usd == pytest.approx(
+        (cached * 0.1 + (sent - cached) * 1.25 + steps[2].output_tokens * 5) / 1e6
+    )
+    assert tracker.totals().cost_at_recorded_usd == pytest.approx(steps[0].cost_usd + steps[1].cost_usd)
+
+
+def test_encrypted_reasoning_counts_in_the_turn_s_later_calls() -> None:
+    """The Responses API takes a call's encrypted reasoning back with the turn's next calls and drops it
+    when a user turn begins: the prediction adds what earlier calls of the turn reasoned (a2's 100 at a3),
+    and the fit counts only what the text shows."""
+
+    def reasoned(prompt: int, reasoning: int, carried: bool = True) -> dict:
+        usage = RecordedUsage("openai", prompt, reasoning + 10, 0, 0, 0, reasoning, "g", None, {}, carried)
+        return {"usage": usage.to_json()}
+
+    messages = [
+        AiMessage("u1", "user", "user_input", "go", 0),
+        call("a1", "c1", 1000, reasoned(1010, 50, carried=False)),  # reasoning not sent back
+        AiMessage("t1", "tool", "tool_output", "x", 2000, {"tool_call_id": "c1", "tool_name": "ls"}),
+        call("a2", "c2", 3000, reasoned(1030, 100)),
+        AiMessage("t2", "tool", "tool_output", "y", 4000, {"tool_call_id": "c2", "tool_name": "ls"}),
+        AiMessage("a3", "assistant", "final_answer", "z", 5000, reasoned(1150, 0)),
+        AiMessage("u2", "user", "user_input", "more", 6000),
+        AiMessage("a4", "assistant", "final_answer", "w", 7000, reasoned(1500, 0)),
+    ]
+    truths = list(iter_truth(messages, recorded_run(messages), tokenizer=TEN))
+    assert [(t.carried_reasoning, t.as_recorded_prompt) for t in truths] == [
+        (0, 1010),
+        (0, 1030),
+        (100, 1150),
+        (0, 1500),
+    ]
+    assert [t.error for t in truths] == [None, 0.0, 0.0, None]
+    assert truths[2].to_json()["asRecorded"]["carriedReasoningTokens"] == 100
+    fit = fit_calibration({"s": truths}).models["g"]
+    assert fit.coefficient == pytest.approx(1.0)  # growth 20 a step, once a3's 100 is set aside
