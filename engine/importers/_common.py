@@ -217,9 +217,10 @@ def iso_to_ms(value: Any) -> int | None:
 
 
 def first_user_title(messages: list[AiMessage]) -> str | None:
-    """The first line of the first user input, cut to TITLE_CHARS."""
+    """The first line of the first user input the user wrote (not an agent's `generated` one), cut to
+    TITLE_CHARS."""
     for m in messages:
-        if m.type == "user_input" and m.content.strip():
+        if m.type == "user_input" and m.content.strip() and not m.meta("generated"):
             first = m.content.strip().splitlines()[0]
             return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1] + "…"
     return None

@@ -11,10 +11,13 @@ Decisions:
   copies other sessions' titles into a file), so they only supply `ImportResult.title` when their
   `leafUuid` is in this file. A compaction is the user line flagged `isCompactSummary`; it becomes a
   `history_summary` that replaces every message before it.
-- `isMeta` lines (caveats, expanded skills) and slash-command echo lines (`<command-name>`,
-  `<local-command-stdout>`, ...) are skipped and counted: they are the tool's own bookkeeping, and as
-  `user_input` they would open fake runs. `[Request interrupted by user...]` lines are kept as
-  `user_input` (the model saw them) with `metadata.interrupted`.
+- `isMeta` lines (caveats, expanded skills, hook context) and slash-command lines (`<command-name>`,
+  `<local-command-stdout>`, ...) are sent to the model as user messages (Claude Code merges them into the
+  user turn they sit in; the caveat tells the model not to answer them), so they are `user_input` too,
+  marked `metadata.generated` (`"meta"` or `"local_command"`): the budget counts them and no title is
+  taken from them. `system` lines of subtype `local_command` only echo the command on screen: skipped.
+  `[Request interrupted by user...]` lines are kept as `user_input` (the model saw them) with
+  `metadata.interrupted`.
 - A compaction written as a `compact_boundary` system line followed by a `summary` line is a
   `history_summary` too (the boundary's `compactMetadata` kept on it).
 - Usage: a model call (one `message.id`, often written over several lines) counts once, with its last
@@ -174,9 +177,6 @@ class _Reader:
         if entry.get("isCompactSummary"):
             self._compact_summary(number, entry, blocks)
             return
-        if entry.get("isMeta"):
-            self.out.skip("meta", number)
-            return
         results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
         rest = [b for b in blocks if not (isinstance(b, dict) and b.get("type") == "tool_result")]
         for block in results:
@@ -185,12 +185,14 @@ class _Reader:
         if not text.strip() and not notes:
             if not results:
                 self.out.skip("empty", number)
-        elif text.lstrip().startswith(COMMAND_TAGS):
-            self.out.skip("local_command", number)
         else:
             self._close_turn()
             meta = {**notes, "source": self._source(number, entry)}
-            if text.startswith(INTERRUPTED_PREFIX):
+            if entry.get("isMeta"):
+                meta["generated"] = "meta"
+            elif text.lstrip().startswith(COMMAND_TAGS):
+                meta["generated"] = "local_command"
+            elif text.startswith(INTERRUPTED_PREFIX):
                 meta["interrupted"] = True
             self.out.add(
                 AiMessage(self._id(number, entry), "user", "user_input", text, self._ts(number, entry), meta)

@@ -129,23 +129,24 @@ def test_short_transcript_message_details() -> None:
 def test_tool_heavy_transcript() -> None:
     result = import_file(REAL / "tool_heavy.jsonl")
     assert result.counts() == {
-        "user_input": 4,
+        "user_input": 7,  # 4 the user wrote; the caveat (isMeta), /mcp and its output: sent to the model
         "thought": 1,
         "final_answer": 1,
         "tool_calls": 4,
         "tool_output": 6,
     }
+    generated = [
+        (m.meta("generated"), m.meta("source")["line"]) for m in result.messages if m.meta("generated")
+    ]
+    assert generated == [("meta", 20), ("local_command", 21), ("local_command", 22)]
     assert tool_pairs(result.messages) == 6
     assert result.skipped == {
         "file-history-snapshot": 3,
         "progress": 10,
         "queue-operation": 2,
-        "meta": 1,
-        "local_command": 2,
         "system:local_command": 2,
         "empty_text": 1,
     }
-    assert result.skipped_lines["local_command"] == [21, 22]
     assert result.unpaired == [] and result.problems == []
     assert len({m.id for m in result.messages}) == len(result.messages)
     assert result.session["slug"] == "dazzling-imagining-barto"
