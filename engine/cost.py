@@ -29,13 +29,14 @@ import math
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from engine.calibration import CalibrationSample, TokenRoute
 from engine.messages import AiMessage
 from engine.policy import define_context_policy
 from engine.prices import Price, PriceTable
+from engine.provider_count import provider_counts
 from engine.recorded import call_cost
 from engine.replay import StepBuild, iter_session_steps
 from engine.result import BuildResult, Decision
@@ -369,6 +370,9 @@ class CostTracker:
         """Cost step `number` (building from `messages[:upto]`); `truth` is its `engine.truth.StepTruth`."""
         units = wire_units(result, self.shape) if result.error is None else []
         key = truth.model if truth is not None else ""
+        counts = provider_counts(result, truth.model) if truth is not None else None
+        if counts is not None:  # the figure the provider's count is predicted from (engine.provider_count)
+            units = [replace(u, tokens=sum(counts[i] for i in u.indexes)) for u in units]
         held, at = self._held.get(key), self._time(upto)
         expired = held is not None and _expired(held, at)
         before = held.units if held is not None and not expired else []
@@ -615,7 +619,7 @@ def iter_step_costs(
         if truth.recorded is not None:
             actual = truth.recorded.usage.prompt_tokens
             route, ledger = TokenRoute(truth.model), truth.recorded.message_id
-            learnt.append(CalibrationSample(route, truth.as_recorded_local, actual, ledger))
+            learnt.append(CalibrationSample(route, truth.estimate, actual, ledger))
 
 
 def session_cost(

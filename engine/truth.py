@@ -29,6 +29,7 @@ linnkit's calibration samples (`engine.calibration`), applied when `tokenEstimat
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ import yaml
 from engine.calibration import CalibrationSample, TokenRoute
 from engine.lanes import memory_lane
 from engine.messages import AiMessage
+from engine.provider_count import provider_counts
 from engine.recorded import RecordedCall, RecordedRun
 from engine.replay import iter_session_steps
 from engine.safe_input import InputError, decode_utf8, load_yaml, read_regular_file
@@ -78,6 +80,9 @@ AS_RECORDED: dict[str, Any] = {
 CALIBRATION_KIND = "linn-calibration"
 TRUTH_LANE = "as-recorded"  # its builds keep their stage outputs apart from the main build's
 MAX_CALIBRATION_BYTES = 1_000_000
+# what a provider appends to a model's name for a snapshot of it: `-20250929`, `-2025-04-14`, `@20250929`,
+# `-v1:0` (Bedrock), `-latest`, `-001`
+VERSION_STAMP = re.compile(r"[-_.@:](\d{3,8}|\d{4}-\d{2}-\d{2}|latest|v\d+(:\d+)?)([-_.@:]v?\d+(:\d+)?)*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,9 +122,10 @@ class Calibration:
     source: str = "<memory>"
 
     def fit_for(self, model: str | None) -> ModelFit | None:
-        """The model's fit (exact, else the longest name the id starts with up to a separator, as a dated id
-        `claude-opus-4-6-20260101` finds `claude-opus-4-6`), else its family's (`claude-*`: every model of
-        that provider the file was fitted on), else None."""
+        """The model's fit (exact, else the name the id extends by a date or version stamp: the dated id
+        `claude-opus-4-6-20260101` finds `claude-opus-4-6`, `gemini-3-pro-image-preview` does not find
+        `gemini-3-pro`: another model), else its family's (`claude-*`: every model of that provider the
+        file was fitted on), else None."""
         if not model:
             return None
         if model in self.models:
@@ -127,7 +133,7 @@ class Calibration:
         names = [
             n
             for n in self.models
-            if not n.endswith("*") and model.startswith(n) and model[len(n)] in "-_.:/@"
+            if not n.endswith("*") and model.startswith(n) and VERSION_STAMP.fullmatch(model[len(n) :])
         ]
         if names:
             return self.models[max(names, key=len)]
@@ -209,6 +215,7 @@ class StepTruth:
     offset_source: str | None  # "given", "first call", "calibration"
     learnt_here: bool = False  # this step's record set the segment's offset (its error says nothing)
     carried_reasoning: int = 0  # encrypted reasoning of the turn's earlier calls, sent again (unseen)
+    estimate: int = 0  # linnkit's estimate of the as-recorded wire (its calibration samples' local side)
 
     @property
     def model(self) -> str:
@@ -287,6 +294,11 @@ def iter_truth(
     predicts it counted. `given_offset`: the tokens the transcript is known to lack (tool definitions).
     `per_turn`: a user turn starts a segment too (else only a model or a compaction does)."""
     starts = ("history_summary", "user_input") if per_turn else ("history_summary",)
+
+    def starts_segment(m: AiMessage) -> bool:
+        # a provider-run tool (web search) returns results no transcript holds: the offset changes there
+        return m.type in starts or (m.type == "tool_output" and m.meta("synthetic") is True)
+
     options = {k: v for k, v in replay_options.items() if k not in ("policy", "detail")}
     learnt: dict[tuple[str, int], int] = {}
     compactions = 0
@@ -300,7 +312,7 @@ def iter_truth(
         if step is None:
             return
         upto = step.point.message_count
-        compactions += sum(1 for m in messages[done:upto] if m.type in starts)
+        compactions += sum(1 for m in messages[done:upto] if starts_segment(m))
         if any(m.type in ("user_input", "history_summary") for m in messages[done:upto]):
             carried = 0
         done = upto
@@ -308,7 +320,9 @@ def iter_truth(
         last_model = model
         segment = (model, compactions)
         fit = (calibration.fit_for(model) if calibration else None) or IDENTITY
-        local = step.result.tokens.final_tokens + step.result.reminder.tokens
+        estimate = step.result.tokens.final_tokens + step.result.reminder.tokens
+        counts = provider_counts(step.result, model)
+        local = estimate if counts is None else sum(counts)
         recorded = run.at_step(upto)
         learnt_here = False
         if given_offset is not None:
@@ -323,7 +337,7 @@ def iter_truth(
         else:
             offset, source = None, None
         yield StepTruth(
-            step.number, upto, segment, recorded, local, fit, offset, source, learnt_here, carried
+            step.number, upto, segment, recorded, local, fit, offset, source, learnt_here, carried, estimate
         )
         if recorded is not None and recorded.usage.reasoning_carried:
             carried += recorded.usage.reasoning_tokens or 0
@@ -365,7 +379,7 @@ def fit_calibration(
             for key in (truth.model, family(truth.model)):
                 total = sums.setdefault(key, [0, 0, 0])
                 total[0] += 1
-                total[1] += truth.as_recorded_local
+                total[1] += truth.estimate
                 total[2] += actual
             if truth.segment not in first:
                 first[truth.segment] = truth

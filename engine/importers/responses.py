@@ -82,7 +82,9 @@ def flatten_content(content: Any) -> tuple[str, list[dict[str, Any]]]:
 
 
 def _output_text(output: Any) -> tuple[str, dict[str, Any]]:
-    """A tool output: a string (Codex 0.40 wraps it as JSON `{output, metadata}`), parts, or an object."""
+    """A tool output: a string, parts, or an object. Codex 0.40 wraps a command's output as the JSON
+    `{output, metadata}`: the model reads that JSON (the provider counts it), so it is kept as sent, its
+    metadata also as `outputMetadata`."""
     if isinstance(output, str):
         try:
             inner = json.loads(output)
@@ -90,7 +92,7 @@ def _output_text(output: Any) -> tuple[str, dict[str, Any]]:
             return output, {}
         if isinstance(inner, dict) and isinstance(inner.get("output"), str):
             meta = inner.get("metadata")
-            return inner["output"], ({"outputMetadata": meta} if isinstance(meta, dict) else {})
+            return output, ({"outputMetadata": meta} if isinstance(meta, dict) else {})
         return output, {}
     if isinstance(output, dict) and "content" in output:
         text, images = flatten_content(output["content"])

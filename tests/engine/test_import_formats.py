@@ -67,7 +67,7 @@ def output(call_id: str, text: str) -> tuple[str, dict]:
     return "response_item", {"type": "function_call_output", "call_id": call_id, "output": wrapped}
 
 
-def test_codex_turns_pair_calls_and_unwrap_outputs() -> None:
+def test_codex_turns_pair_calls_and_keep_outputs_as_the_model_read_them() -> None:
     text = rollout(
         ("session_meta", {"id": "s1", "instructions": "You are Codex.", "cli_version": "0.40.0"}),
         ("turn_context", {"model": "gpt-5-codex"}),
@@ -89,8 +89,8 @@ def test_codex_turns_pair_calls_and_unwrap_outputs() -> None:
         ("cx-3", "user_input", "list the files"),
         ("cx-4", "thought", "plan"),
         ("cx-5", "tool_calls", "Looking."),
-        ("cx-8", "tool_output", "a.py"),
-        ("cx-9", "tool_output", "/repo"),
+        ("cx-8", "tool_output", '{"output": "a.py", "metadata": {"exit_code": 0}}'),  # the JSON it sent
+        ("cx-9", "tool_output", '{"output": "/repo", "metadata": {"exit_code": 0}}'),
         ("cx-12", "final_answer", "Two files."),
     ]
     assert [c["id"] for c in result.messages[3].tool_calls] == ["c1", "c2"]

