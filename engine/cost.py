@@ -364,6 +364,7 @@ class CostTracker:
         self._warm_calls: dict[str, int] = {}  # per model: recorded calls made while its cache was warm
         self._misses: dict[str, int] = {}  # and how many of them read less than half their prompt
         self._last_prompt: dict[str, int] = {}  # per model: the prompt its last recorded call sent
+        self._carried: dict[str, int] = {}  # per model: the encrypted reasoning its last step sent back
         self._errors: list[float] = []
 
     def add(self, number: int, upto: int, result: BuildResult, truth: StepTruth | None = None) -> StepCost:
@@ -396,18 +397,7 @@ class CostTracker:
             billed_sent, billed_cached = sent, cached
             if predicted is not None:  # the provider's counts: the offset sits in the cached prefix
                 billed_sent = max(predicted, 0)
-                # cold: what the transcript lacks may still be cached (shared with other sessions)
-                cold = min(truth.offset, recorded.cache_read_tokens) if recorded is not None else 0
-                if before:
-                    warm = math.ceil(cached * truth.fit.coefficient) + truth.offset
-                    served = self._served(key, recorded)
-                    if served is not None:  # the provider's cache, at this call, served as it did then
-                        warm = round(served * warm)
-                    else:  # no record here: it misses as often as the record shows it missing
-                        miss = self._miss_rate(key)
-                        warm = round((1 - miss) * warm + miss * cold)
-                else:
-                    warm = cold
+                warm = self._provider_cached(key, truth, cached, bool(before))
                 billed_cached = min(max(warm, 0), billed_sent)
             written = billed_sent - billed_cached
             summarizer = price.cost(uncached=prompt, output=summary)
@@ -447,12 +437,31 @@ class CostTracker:
             self._held[key] = _Held(result, units, at, tier)
         if recorded is not None:
             self._last_prompt[key] = recorded.prompt_tokens
+        if truth is not None:
+            self._carried[key] = truth.carried_reasoning
         if recorded is not None and before:
             self._warm_calls[key] = self._warm_calls.get(key, 0) + 1
             self._misses[key] = self._misses.get(key, 0) + (
                 2 * recorded.cache_read_tokens < recorded.prompt_tokens
             )
         return step
+
+    def _provider_cached(self, key: str, truth: StepTruth, cached: int, warm_cache: bool) -> int:
+        """The provider's cache read at this step: of `cached` local tokens unchanged since the model's last
+        step (and the offset), what its cache served then, or is expected to serve."""
+        recorded = truth.recorded.usage if truth.recorded is not None else None
+        # cold: what the transcript lacks may still be cached (shared with other sessions)
+        cold = min(truth.offset, recorded.cache_read_tokens) if recorded is not None else 0
+        if not warm_cache:
+            return cold
+        # the turn's reasoning the last call already sent back sits in the prefix too
+        carried = min(self._carried.get(key, 0), truth.carried_reasoning)
+        warm = math.ceil(cached * truth.fit.coefficient) + truth.offset + carried
+        served = self._served(key, recorded)
+        if served is not None:  # the provider's cache, at this call, served as it did then
+            return round(served * warm)
+        miss = self._miss_rate(key)  # no record here: it misses as often as the record shows it missing
+        return round((1 - miss) * warm + miss * cold)
 
     def _served(self, key: str, recorded: RecordedUsage | None) -> float | None:
         """The share of the previous call's prompt the provider's cache served at this recorded call (1: all

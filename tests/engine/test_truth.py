@@ -313,3 +313,29 @@ def test_encrypted_reasoning_counts_in_the_turn_s_later_calls() -> None:
     assert truths[2].to_json()["asRecorded"]["carriedReasoningTokens"] == 100
     fit = fit_calibration({"s": truths}).models["g"]
     assert fit.coefficient == pytest.approx(1.0)  # growth 20 a step, once a3's 100 is set aside
+
+
+def test_reasoning_an_earlier_call_sent_back_is_read_from_the_cache() -> None:
+    """a2 sent a1's encrypted reasoning back (100); a3 sends it again with a2's (50): the 100 a2 already
+    sent sits in the cached prefix a3 reads, the 50 is new."""
+
+    def reasoned(prompt: int, read: int, reasoning: int) -> dict:
+        usage = RecordedUsage("openai", prompt, reasoning + 10, read, 0, 0, reasoning, "m", None, {}, True)
+        return {"usage": usage.to_json()}
+
+    messages = [
+        AiMessage("u1", "user", "user_input", "go", 0),
+        call("a1", "c1", 1000, reasoned(1010, 0, 100)),
+        AiMessage("t1", "tool", "tool_output", "x", 2000, {"tool_call_id": "c1", "tool_name": "ls"}),
+        call("a2", "c2", 3000, reasoned(1130, 1010, 50)),
+        AiMessage("t2", "tool", "tool_output", "y", 4000, {"tool_call_id": "c2", "tool_name": "ls"}),
+        AiMessage("a3", "assistant", "final_answer", "z", 5000, reasoned(1200, 1130, 0)),
+    ]
+    tracker = CostTracker(messages, policy=AS_RECORDED, tokenizer=TEN, prices=PRICES)
+    truths = iter_truth(messages, recorded_run(messages), tokenizer=TEN)
+    steps = [
+        c for _, c in iter_step_costs(messages, AS_RECORDED, tracker=tracker, truths=truths, tokenizer=TEN)
+    ]
+    assert [s.predicted_prompt_tokens for s in steps] == [1010, 1130, 1200]
+    warm = 30 + 1000 + 100  # what step 2 sent (u1, a1, t1), the offset, and a1's reasoning a2 sent back
+    assert steps[2].cost_usd == pytest.approx((warm * 0.1 + (1200 - warm) * 1.25 + 10 * 5) / 1e6)
