@@ -5,8 +5,9 @@
 For every transcript with recorded usage (Claude Code, Codex, Gemini CLI):
 - per call, |as-recorded rebuild − recorded prompt| / recorded prompt, before calibration (coefficient 1,
   the offset learnt from each segment's first call) and after (each model's coefficient fitted on the
-  *other* sessions of the same agent, leave-one-out; never on the session it is tested on); the calls that
-  set an offset are left out of the errors;
+  *other* sessions of the same agent, leave-one-out, never on the session it is tested on, then learning
+  from the session's own calls before the one predicted, as a host feeding usage back would); the calls
+  that set an offset are left out of the errors; the calibration file alone is printed too;
 - the recorded cost, and the same cost recomputed straight from the raw file by an independent path (its
   own line reader, genai-prices' own `calc_price`), sub-agent files included;
 - the as-recorded rebuild's predicted cost (the calibrated replay priced per call) against the recorded
@@ -153,7 +154,7 @@ def main() -> None:
         imported = import_file(path)
         run = recorded_run(imported.messages, imported.header(str(path)))
         if run.own_calls:
-            truths = list(iter_truth(imported.messages, run, max_steps=STEPS))
+            truths = list(iter_truth(imported.messages, run, max_steps=STEPS, learn=False))
             loaded[path] = (fmt, imported, run, truths)
     print(f"{len(loaded)} transcripts with recorded usage; prices from {BUILTIN_PRICES.describe()}\n")
     print(
@@ -161,13 +162,17 @@ def main() -> None:
         f"  {'recorded $':>10} {'raw $':>9} {'Δ':>6}  {'predicted $':>11} {'Δ':>6}"
     )
     money = {"predicted": 0.0, "recorded": 0.0}
-    pooled: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"before": [], "after": [], "coarse": []})
+    pooled: dict[str, dict[str, list[float]]] = defaultdict(
+        lambda: {"before": [], "after": [], "coarse": [], "file": []}
+    )
     for path, (fmt, imported, run, truths) in loaded.items():
         others = {str(p): t for p, (f, _, _, t) in loaded.items() if f == fmt and p != path}
         calibration = fit_calibration(others) if others else None
         after = list(iter_truth(imported.messages, run, calibration=calibration, max_steps=STEPS))
         coarse = iter_truth(imported.messages, run, calibration=calibration, max_steps=STEPS, per_turn=False)
         pooled[fmt]["coarse"] += [t.error for t in coarse if t.error is not None]
+        file_only = iter_truth(imported.messages, run, calibration=calibration, max_steps=STEPS, learn=False)
+        pooled[fmt]["file"] += [t.error for t in file_only if t.error is not None]
         before_errors = [t.error for t in truths if t.error is not None]
         after_errors = [t.error for t in after if t.error is not None]
         pooled[fmt]["before"] += before_errors
@@ -200,6 +205,9 @@ def main() -> None:
             f"p90 {_pct(b['p90ErrorPct'])}; after median {_pct(a['medianErrorPct'])}, "
             f"p90 {_pct(a['p90ErrorPct'])}"
         )
+        f = error_summary(errors["file"])
+        print(f"{'':12} the calibration file's coefficient alone (not learning from the session's earlier "
+              f"calls): median {_pct(f['medianErrorPct'])}, p90 {_pct(f['p90ErrorPct'])}")  # fmt: skip
         c = error_summary(errors["coarse"])
         print(f"{'':12} offsets learnt per model and compaction only (not per user turn): median "
               f"{_pct(c['medianErrorPct'])}, p90 {_pct(c['p90ErrorPct'])} ({c['calls']} calls)")  # fmt: skip

@@ -32,7 +32,7 @@ import math
 import re
 import statistics
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,8 @@ AS_RECORDED: dict[str, Any] = {
 CALIBRATION_KIND = "linn-calibration"
 TRUTH_LANE = "as-recorded"  # its builds keep their stage outputs apart from the main build's
 MAX_CALIBRATION_BYTES = 1_000_000
+PRIOR_TOKENS = 20_000  # the weight of a calibration's coefficient against a session's own growth
+MIN_COEFFICIENT, MAX_COEFFICIENT = 0.5, 4.0
 # what a provider appends to a model's name for a snapshot of it: `-20250929`, `-2025-04-14`, `@20250929`,
 # `-v1:0` (Bedrock), `-latest`, `-001`
 VERSION_STAMP = re.compile(r"[-_.@:](\d{3,8}|\d{4}-\d{2}-\d{2}|latest|v\d+(:\d+)?)([-_.@:]v?\d+(:\d+)?)*")
@@ -280,6 +282,29 @@ def _segment_model(run: RecordedRun, upto: int, last: str | None, default: str |
     return (call.usage.model if call and call.usage.model else None) or last or default or "unknown"
 
 
+@dataclass
+class _Learner:
+    """A model's coefficient learnt as the session goes: the calibration's (or 1) weighed as PRIOR_TOKENS
+    of local growth, then the growth between this session's consecutive recorded calls of a segment,
+    where the offset cancels (`c = (c0 × PRIOR + Σ Δrecorded) / (PRIOR + Σ Δlocal)`). Only calls before
+    the step are used, as a host feeding usage back would have them."""
+
+    prior: float
+    local: int = 0  # Σ Δlocal
+    actual: int = 0  # Σ Δrecorded
+    last: tuple[tuple[str, int], int, int] | None = None  # (segment, local, recorded) of the last call
+
+    def coefficient(self) -> float:
+        value = (self.prior * PRIOR_TOKENS + self.actual) / (PRIOR_TOKENS + self.local)
+        return min(max(value, MIN_COEFFICIENT), MAX_COEFFICIENT)
+
+    def observe(self, segment: tuple[str, int], local: int, actual: int) -> None:
+        if self.last is not None and self.last[0] == segment and local > self.last[1]:
+            self.local += local - self.last[1]
+            self.actual += actual - self.last[2]
+        self.last = (segment, local, actual)
+
+
 def iter_truth(
     messages: Sequence[AiMessage],
     run: RecordedRun,
@@ -288,11 +313,13 @@ def iter_truth(
     given_offset: int | None = None,
     default_model: str | None = None,
     per_turn: bool = True,
+    learn: bool = True,
     **replay_options: Any,
 ) -> Iterator[StepTruth]:
     """Replay the session as recorded and say, per step, what the provider counted and what the rebuild
     predicts it counted. `given_offset`: the tokens the transcript is known to lack (tool definitions).
-    `per_turn`: a user turn starts a segment too (else only a model or a compaction does)."""
+    `per_turn`: a user turn starts a segment too (else only a model or a compaction does). `learn`: each
+    model's coefficient also learns from the session's earlier recorded calls (`_Learner`)."""
     starts = ("history_summary", "user_input") if per_turn else ("history_summary",)
 
     def starts_segment(m: AiMessage) -> bool:
@@ -300,9 +327,9 @@ def iter_truth(
         return m.type in starts or (m.type == "tool_output" and m.meta("synthetic") is True)
 
     options = {k: v for k, v in replay_options.items() if k not in ("policy", "detail")}
-    learnt: dict[tuple[str, int], int] = {}
-    compactions = 0
-    done = 0
+    anchors: dict[tuple[str, int], tuple[int, int]] = {}  # segment → (local, recorded) of its first call
+    learners: dict[str, _Learner] = {}
+    compactions = done = 0
     carried = 0  # the turn's encrypted reasoning so far (the API drops it when a user turn begins)
     last_model: str | None = None
     replay = iter_session_steps(messages, AS_RECORDED, detail=False, **options)
@@ -316,31 +343,36 @@ def iter_truth(
         if any(m.type in ("user_input", "history_summary") for m in messages[done:upto]):
             carried = 0
         done = upto
-        model = _segment_model(run, upto, last_model, default_model)
-        last_model = model
+        model = last_model = _segment_model(run, upto, last_model, default_model)
         segment = (model, compactions)
-        fit = (calibration.fit_for(model) if calibration else None) or IDENTITY
+        calibrated = calibration.fit_for(model) if calibration else None
+        fit = calibrated or IDENTITY
+        learner = learners.setdefault(model, _Learner(fit.coefficient))
+        if learn:
+            fit = replace(fit, coefficient=learner.coefficient())
         estimate = step.result.tokens.final_tokens + step.result.reminder.tokens
         counts = provider_counts(step.result, model)
         local = estimate if counts is None else sum(counts)
         recorded = run.at_step(upto)
-        learnt_here = False
+        learnt_here = segment not in anchors and recorded is not None and given_offset is None
+        if learnt_here:
+            anchors[segment] = (local, recorded.usage.prompt_tokens - carried)
         if given_offset is not None:
             offset, source = given_offset, "given"
-        elif segment in learnt:
-            offset, source = learnt[segment], "first call"
-        elif recorded is not None:
-            offset = recorded.usage.prompt_tokens - carried - math.ceil(local * fit.coefficient)
-            learnt[segment], source, learnt_here = offset, "first call", True
-        elif calibration is not None and calibration.fit_for(model) is not None:
+        elif segment in anchors:
+            anchor_local, anchor_actual = anchors[segment]
+            offset, source = anchor_actual - math.ceil(anchor_local * fit.coefficient), "first call"
+        elif calibrated is not None:
             offset, source = fit.offset, "calibration"
         else:
             offset, source = None, None
         yield StepTruth(
             step.number, upto, segment, recorded, local, fit, offset, source, learnt_here, carried, estimate
         )
-        if recorded is not None and recorded.usage.reasoning_carried:
-            carried += recorded.usage.reasoning_tokens or 0
+        if recorded is not None:
+            learner.observe(segment, local, recorded.usage.prompt_tokens - carried)
+            if recorded.usage.reasoning_carried:
+                carried += recorded.usage.reasoning_tokens or 0
 
 
 def _percentile(values: Sequence[float], q: float) -> float:
@@ -398,7 +430,7 @@ def fit_calibration(
         growth = pairs.get(key, [])
         den = sum(dl * dl for dl, _, _, _ in growth)
         coefficient = sum(dl * dr for dl, dr, _, _ in growth) / den if den else 1.0
-        coefficient = min(max(coefficient, 0.5), 4.0)
+        coefficient = min(max(coefficient, MIN_COEFFICIENT), MAX_COEFFICIENT)
         remainders = [a - math.ceil(coefficient * loc) for loc, a in firsts.get(key, [])]
         offset = max(0, round(statistics.median(remainders))) if remainders else 0
         models[key] = ModelFit(coefficient, offset, calls, local, actual)

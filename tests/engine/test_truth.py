@@ -3,6 +3,8 @@ the cost of a recorded session priced per call (its model, its tier, the cache p
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from engine.cost import CostTracker, iter_step_costs
@@ -339,3 +341,24 @@ def test_reasoning_an_earlier_call_sent_back_is_read_from_the_cache() -> None:
     assert [s.predicted_prompt_tokens for s in steps] == [1010, 1130, 1200]
     warm = 30 + 1000 + 100  # what step 2 sent (u1, a1, t1), the offset, and a1's reasoning a2 sent back
     assert steps[2].cost_usd == pytest.approx((warm * 0.1 + (1200 - warm) * 1.25 + 10 * 5) / 1e6)
+
+
+def test_the_coefficient_learns_from_the_session_s_earlier_calls() -> None:
+    """Each call adds 20,000 local tokens and the provider counted 40,000 more each time: from the third
+    call on, the coefficient moves from the calibration's 1 toward 2, weighed against 20,000 tokens of
+    prior; the call being predicted never teaches its own prediction."""
+    big = MockTokenizer(tokens_per_message=10_000)
+    messages = [AiMessage("u1", "user", "user_input", "go", 0)]
+    for n, prompt in enumerate((11_000, 51_000, 91_000, 131_000), start=1):
+        messages.append(call(f"a{n}", f"c{n}", 1000 * n, used("m", prompt, 0, 0, 10)))
+        output = {"tool_call_id": f"c{n}"}
+        messages.append(AiMessage(f"t{n}", "tool", "tool_output", "ok", 1000 * n + 1, output))
+    messages.pop()  # the last call's output never came
+    run = recorded_run(messages)
+    learnt = list(iter_truth(messages, run, tokenizer=big))
+    assert [round(t.fit.coefficient, 4) for t in learnt] == [1.0, 1.0, 1.5, 1.6667]
+    c = (20_000 + 80_000) / 60_000
+    assert learnt[3].as_recorded_prompt == math.ceil(70_000 * c) + 11_000 - math.ceil(10_000 * c)
+    fixed = list(iter_truth(messages, run, tokenizer=big, learn=False))
+    assert [t.as_recorded_prompt for t in fixed] == [11_000, 31_000, 51_000, 71_000]
+    assert abs(learnt[3].error) < abs(fixed[3].error)
