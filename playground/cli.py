@@ -73,6 +73,11 @@ def _record_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--as-recorded", action="store_true", help="rebuild what the agent itself sent (nothing trimmed)"
     )
+    _missing_context_arguments(parser)
+
+
+def _missing_context_arguments(parser: argparse.ArgumentParser) -> None:
+    """What a transcript lacks and how its provider counts: the files that close the gap."""
     calibration = "per-model coefficient and offset, from `calibrate`"
     parser.add_argument("--calibration", metavar="CAL.yaml", help=calibration)
     parser.add_argument("--tools", metavar="TOOLS.json", help="the tool definitions the transcript lacks")
@@ -117,6 +122,7 @@ def make_parser() -> argparse.ArgumentParser:
     importer.add_argument("--conversation", type=int, help="which conversation (0 the first, -1 the last)")
     serve = commands.add_parser("serve", help="run the playground as a web page (textual-serve)")
     _inputs_arguments(serve, session_optional=True)
+    _missing_context_arguments(serve)
     serve.add_argument("--port", type=int, help="port to listen on (default: a free one)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     _sweep_parser(commands)
@@ -145,9 +151,7 @@ def _sweep_parser(commands) -> None:
 def make_open_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="linn-playground", description="Open the Textual playground.")
     _inputs_arguments(parser, session_optional=True)
-    parser.add_argument("--calibration", metavar="CAL.yaml", help="per-model calibration (calibrate)")
-    parser.add_argument("--tools", metavar="TOOLS.json", help="the tool definitions the transcript lacks")
-    parser.add_argument("--system-prompt", metavar="FILE", help="the system prompt the transcript lacks")
+    _missing_context_arguments(parser)
     return parser
 
 

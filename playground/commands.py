@@ -87,7 +87,11 @@ def run_serve(args) -> int:
     from playground.serve import app_command, serve
 
     path = inputs.session.path.resolve()
-    command = app_command(path, args.policy, args.fences, inputs.defaults, inputs.copy)
+    files = {
+        option: getattr(args, option[2:].replace("-", "_"), None)
+        for option in ("--policy", "--fences", "--calibration", "--tools", "--system-prompt")
+    }
+    command = app_command(path, inputs.defaults, inputs.copy, files, getattr(args, "conversation", None))
     return serve(command, host=args.host, port=args.port, title=_report_title(inputs))
 
 

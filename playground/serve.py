@@ -21,13 +21,17 @@ def free_port(host: str) -> int:
         return sock.getsockname()[1]
 
 
-def app_command(session: Path, policy: str | None, fences: str | None, defaults: str, copy: str) -> str:
-    """The shell command textual-serve starts for each tab: this interpreter running the playground."""
+def app_command(
+    session: Path, defaults: str, copy: str, files: dict[str, str | None], conversation: int | None
+) -> str:
+    """The shell command textual-serve starts for each tab: this interpreter running the playground, with
+    the same inputs (`files`: option → path, e.g. `--policy`, `--calibration`; paths made absolute)."""
     argv = [sys.executable, "-m", "playground.cli", str(session), "--defaults", defaults, "--copy", copy]
-    if policy:
-        argv += ["--policy", str(Path(policy).resolve())]
-    if fences:
-        argv += ["--fences", str(Path(fences).resolve())]
+    for option, path in files.items():
+        if path:
+            argv += [option, str(Path(path).resolve())]
+    if conversation is not None:
+        argv += ["--conversation", str(conversation)]
     return shlex.join(argv)
 
 
