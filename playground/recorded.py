@@ -169,7 +169,7 @@ class SessionFit:
     calls: int
     models: dict[str, int]
     before: dict[str, Any]  # error_summary: no calibration (coefficient 1, offsets from first calls)
-    after: dict[str, Any]  # with a calibration fitted without this session
+    after: dict[str, Any]  # a calibration fitted without this session, learning from its earlier calls
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +216,7 @@ def _load_recorded(paths: Sequence[str | Path], skipped: list[str]) -> list[_Loa
         if not run.own_calls:
             skipped.append(str(path))
             continue
-        plain = list(truths(inputs, run, RecordSetup(), max_steps=MAX_REPLAY_STEPS))
+        plain = list(truths(inputs, run, RecordSetup(), max_steps=MAX_REPLAY_STEPS, learn=False))
         loaded.append(_Loaded(str(path), inputs, run, plain))
     return loaded
 
