@@ -20,6 +20,8 @@ from engine.importers import (
     UnknownFormatError,
     detect_format,
     detect_sniff,
+    folder_format,
+    import_file,
     import_text,
     unrecognised,
 )
@@ -113,6 +115,11 @@ def open_session(path: Path, conversation: int | None = None) -> Session:
     A file no importer recognises raises `UnknownFormatError` (one line naming the supported formats); a
     file that cannot even be read as text goes to the session loader, which says line by line what is wrong.
     """
+    if path.is_dir():  # a transcript kept as a folder: the folder format that claims it reads it
+        imported = import_file(path, conversation=conversation)
+        header = SessionHeader.from_dict(imported.header(str(path), conversation))
+        problems = [LoadProblem(p.path, p.line, "import", p.reason) for p in imported.problems]
+        return Session(path, header, list(imported.messages), problems)
     sniff = _sniff(path)
     fmt = detect_sniff(sniff) if sniff is not None else LINN_SESSION_KIND
     if fmt is None:
@@ -227,7 +234,7 @@ def find_sessions(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
     skipped: list[Path] = []
     for given in paths:
         path = Path(given)
-        if not path.is_dir():
+        if not path.is_dir() or folder_format(path) is not None:  # a file, or a transcript folder
             sessions.append(path)
             continue
         for candidate in sorted(p for p in path.rglob("*") if p.is_file()):

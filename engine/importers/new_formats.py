@@ -1,0 +1,40 @@
+"""The importers of newer agents' formats (issue 31), in detection order, and the folder formats among them.
+
+Each claims a file only by the fields that define its format; they come before the older built-ins in
+`BUILTIN` so that a file of theirs is not taken by a format that shares a field with it.
+"""
+
+from __future__ import annotations
+
+from engine.importers.folders import FolderFormat, register_folder_format
+from engine.importers.gemini_jsonl import detect_gemini_jsonl, import_gemini_jsonl
+from engine.importers.openhands_v1 import (
+    claims_folder as claims_openhands_folder,
+)
+from engine.importers.openhands_v1 import (
+    detect_openhands_v1,
+    import_openhands_v1,
+)
+from engine.importers.openhands_v1 import (
+    import_folder as import_openhands_folder,
+)
+from engine.importers.registry import Importer
+
+NEW_FORMATS = [
+    Importer(
+        "gemini-cli-jsonl",
+        "Gemini CLI JSONL recordings (2026): records replayed as the CLI does ($set, $rewindTo, rewritten "
+        "messages), then read as Gemini CLI sessions",
+        detect_gemini_jsonl,
+        import_gemini_jsonl,
+    ),
+    Importer(
+        "openhands-v1",
+        "OpenHands V1 (SDK) events and conversation folders: system prompt with tools, messages, each "
+        "response's reasoning and tool calls, observations, condensation summaries; state updates left out",
+        detect_openhands_v1,
+        import_openhands_v1,
+    ),
+]
+
+register_folder_format(FolderFormat("openhands-v1", claims_openhands_folder, import_openhands_folder))
