@@ -6,6 +6,7 @@ Each claims a file only by the fields that define its format; they come before t
 
 from __future__ import annotations
 
+from engine.importers import cline
 from engine.importers.folders import FolderFormat, register_folder_format
 from engine.importers.gemini_jsonl import detect_gemini_jsonl, import_gemini_jsonl
 from engine.importers.openhands_v1 import (
@@ -35,6 +36,15 @@ NEW_FORMATS = [
         detect_openhands_v1,
         import_openhands_v1,
     ),
+    Importer(
+        "cline",
+        "Cline / Roo Code / Kilo Code tasks (the task folder, or its api_conversation_history.json): "
+        "messages as sent, thinking, tool uses and results, images as placeholders, condense summaries, "
+        "usage from ui_messages' api_req_started; no system prompt is stored",
+        cline.detect_cline,
+        cline.import_cline,
+    ),
 ]
 
+register_folder_format(FolderFormat("cline", cline.claims_folder, cline.import_folder))
 register_folder_format(FolderFormat("openhands-v1", claims_openhands_folder, import_openhands_folder))
