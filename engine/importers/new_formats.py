@@ -6,7 +6,7 @@ Each claims a file only by the fields that define its format; they come before t
 
 from __future__ import annotations
 
-from engine.importers import cline
+from engine.importers import claude_stream, cline
 from engine.importers.folders import FolderFormat, register_folder_format
 from engine.importers.gemini_jsonl import detect_gemini_jsonl, import_gemini_jsonl
 from engine.importers.openhands_v1 import (
@@ -22,6 +22,14 @@ from engine.importers.openhands_v1 import (
 from engine.importers.registry import Importer
 
 NEW_FORMATS = [
+    Importer(
+        "claude-code-stream",
+        "Claude Code --output-format stream-json runs: messages as in transcripts (thinking, tool uses "
+        "and results, compactions, usage per call), sub-agents as further conversations; init's model and "
+        "tools and the result's totals kept; partial stream events left out",
+        claude_stream.detect_claude_stream,
+        claude_stream.import_claude_stream,
+    ),
     Importer(
         "gemini-cli-jsonl",
         "Gemini CLI JSONL recordings (2026): records replayed as the CLI does ($set, $rewindTo, rewritten "
