@@ -6,7 +6,7 @@ Each claims a file only by the fields that define its format; they come before t
 
 from __future__ import annotations
 
-from engine.importers import claude_stream, cline
+from engine.importers import claude_stream, cline, copilot_cli
 from engine.importers.folders import FolderFormat, register_folder_format
 from engine.importers.gemini_jsonl import detect_gemini_jsonl, import_gemini_jsonl
 from engine.importers.openhands_v1 import (
@@ -52,7 +52,15 @@ NEW_FORMATS = [
         cline.detect_cline,
         cline.import_cline,
     ),
+    Importer(
+        "copilot-cli",
+        "GitHub Copilot CLI events.jsonl (or the session folder): user messages as sent, reasoning, "
+        "tool requests and results, compaction summaries, assistant.usage per call; timeline events left out",
+        copilot_cli.detect_copilot_cli,
+        copilot_cli.import_copilot_cli,
+    ),
 ]
 
+register_folder_format(FolderFormat("copilot-cli", copilot_cli.claims_folder, copilot_cli.import_folder))
 register_folder_format(FolderFormat("cline", cline.claims_folder, cline.import_folder))
 register_folder_format(FolderFormat("openhands-v1", claims_openhands_folder, import_openhands_folder))
