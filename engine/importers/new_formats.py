@@ -6,7 +6,7 @@ Each claims a file only by the fields that define its format; they come before t
 
 from __future__ import annotations
 
-from engine.importers import claude_stream, cline, copilot_cli
+from engine.importers import claude_stream, cline, copilot_cli, cursor_agent, qwen_code
 from engine.importers.folders import FolderFormat, register_folder_format
 from engine.importers.gemini_jsonl import detect_gemini_jsonl, import_gemini_jsonl
 from engine.importers.openhands_v1 import (
@@ -58,6 +58,20 @@ NEW_FORMATS = [
         "tool requests and results, compaction summaries, assistant.usage per call; timeline events left out",
         copilot_cli.detect_copilot_cli,
         copilot_cli.import_copilot_cli,
+    ),
+    Importer(
+        "qwen-code",
+        "Qwen Code chat records: user content, thoughts, function calls and responses, compressions as "
+        "summaries, usageMetadata per call; sub-agent and CLI system records left out",
+        qwen_code.detect_qwen_code,
+        qwen_code.import_qwen_code,
+    ),
+    Importer(
+        "cursor-agent",
+        "Cursor agent transcripts ({role, message: {content}}): user queries, text, thinking, tool uses "
+        "(ids made up); Cursor records no tool results, usage or model",
+        cursor_agent.detect_cursor_agent,
+        cursor_agent.import_cursor_agent,
     ),
 ]
 
