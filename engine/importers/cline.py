@@ -14,6 +14,8 @@ Blocks map as for Anthropic payloads: `text` → `user_input` / `final_answer`, 
 `tool_use` blocks of one message → one `tool_calls` message, `tool_result` → `tool_output`, images as
 placeholders. Older tasks call tools as XML inside the text: that text is kept as it was sent. The system
 prompt and tool definitions are not stored in a task folder.
+Cline's own truncation of long tasks (`conversationHistoryDeletedRange` on a request) is not applied: the
+whole history comes in, and the policy decides what a build keeps.
 Usage: a message's own `metrics` when it has them; else the n-th `api_req_started` that counted tokens goes
 to the n-th assistant message, when the two counts agree (a problem says so when they do not).
 """

@@ -108,3 +108,15 @@ def test_a_folder_with_only_the_ui_file_is_not_a_task(tmp_path: Path) -> None:
     (root / "api_conversation_history.json").unlink()
     with pytest.raises(FolderError, match="not a transcript folder of a format we read"):
         import_file(root)
+
+
+def test_a_history_file_linked_from_outside_the_folder_is_not_read(tmp_path: Path) -> None:
+    root = copy_task(tmp_path)
+    outside = tmp_path / "elsewhere.json"
+    (root / "api_conversation_history.json").rename(outside)
+    (root / "api_conversation_history.json").symlink_to(outside)
+    with pytest.raises(FolderError) as caught:
+        import_file(root)
+    assert str(caught.value) == (
+        f"{root / 'api_conversation_history.json'}: a symlink out of the folder (to {outside}); not followed"
+    )

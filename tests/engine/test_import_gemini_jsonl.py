@@ -73,3 +73,14 @@ def test_rewind_drops_the_message_and_what_follows_and_a_checkpoint_replaces_all
 def test_the_older_single_document_is_not_claimed() -> None:
     doc = {**HEADER, "messages": [{"id": "u1", "timestamp": "t", "type": "user", "content": "hi"}]}
     assert detect_format(json.dumps(doc)) == "gemini-cli"
+
+
+def test_a_recording_cut_mid_line_imports_up_to_the_cut_and_names_the_line() -> None:
+    text = (DATA / "gemini.jsonl").read_text()
+    cut = text[: text.index('"type":"gemini"', text.index("1b8df650"))]  # line 20 cut while being written
+    result = import_text(cut, name="session.jsonl")
+    assert result.format == "gemini-cli-jsonl"
+    assert [str(p) for p in result.problems] == [
+        "session.jsonl:20: invalid JSON (Expecting property name enclosed in double quotes at column 85)"
+    ]
+    assert result.came_in()["userTurns"] == 2 and result.came_in()["toolCalls"] == 10
