@@ -16,6 +16,8 @@ events of github/copilot-sdk (nodejs/src/generated/session-events.ts):
   an other billed call;
 - `assistant.usage` (`inputTokens` including the cache read, `outputTokens`, `cacheReadTokens`; the
   `apiCallId` of the message it paid for) → that call's `metadata.usage`;
+- events of a sub-agent (`agentId`, or `parentToolCallId` in `data`) are its own conversation: left out
+  and counted, their `assistant.usage` kept as other billed calls;
 - everything else (turn starts and ends, tool starts and progress, hooks, infos, title changes, deltas)
   is the timeline's: counted by type under "left out".
 A session folder opens by its root (`events.jsonl` beside `workspace.yaml`).
@@ -112,7 +114,10 @@ class _Reader:
             self._start(data)
         elif kind == "session.model_change" and isinstance(data.get("newModel"), str):
             self.session.setdefault("model", data["newModel"])
-        if kind not in MODEL_TYPES:
+        sub_agent = event.get("agentId") or data.get("parentToolCallId")
+        if sub_agent and kind in MODEL_TYPES:  # a sub-agent's own conversation, interleaved with the main one
+            self._sub_agent(number, kind, data)
+        elif kind not in MODEL_TYPES:
             self.out.skip(kind, number)
         elif kind == "user.message":
             self.seen_user = True
@@ -133,6 +138,13 @@ class _Reader:
             self._compaction(number, event, data)
         else:
             self._usage(number, data)
+
+    def _sub_agent(self, number: int, kind: str, data: dict[str, Any]) -> None:
+        self.out.skip(f"sub-agent {kind} (agentId / parentToolCallId)", number)
+        if kind == "assistant.usage":
+            usage = self.out.usage(number, _usage(data))
+            if usage is not None:
+                self.out.other_call(usage, number, "a sub-agent's call")
 
     def _start(self, data: dict[str, Any]) -> None:
         for key in ("sessionId", "copilotVersion", "startTime"):

@@ -2,11 +2,11 @@
 
 One JSON object a line: `{role: user | assistant, message: {content: [blocks]}}`, the blocks Anthropic's
 (`text`, `tool_use`, `thinking`, and `tool_result` where a version writes them), plus boundary lines
-`{type: turn_ended, status}`. The user's text comes wrapped as the model got it (`<user_query>`, sometimes a
-`<timestamp>` before it): kept as is. Cursor writes `tool_use` blocks without ids and, in the versions seen,
-no tool results: each call gets an id `cursor-<line>-<n>`, and calls with no result stay unpaired (the
-import report lists them), because the transcript does not hold what the tools returned. No usage, model or
-system prompt is recorded.
+`{type: turn_ended, status}` (any line with a `type` and no `role` is counted by its type). The user's
+text comes wrapped as the model got it (`<user_query>`, sometimes a `<timestamp>` before it): kept as is.
+Cursor writes `tool_use` blocks without ids and, in the versions seen, no tool results: each call gets an id
+`cursor-<line>-<n>`, and calls with no result stay unpaired (the import report lists them), because the
+transcript does not hold what the tools returned. No usage, model or system prompt is recorded.
 """
 
 from __future__ import annotations
@@ -33,9 +33,12 @@ def _is_line(item: Any) -> bool:
 def detect_cursor_agent(sniff: Any) -> bool:
     if sniff.document is not None and not isinstance(sniff.document, dict):
         return False
-    return any(_is_line(i) for i in sniff.items) and all(
-        _is_line(i) or (isinstance(i, dict) and i.get("type") == "turn_ended") for i in sniff.items
-    )
+    return any(_is_line(i) for i in sniff.items) and all(_is_line(i) or _is_marker(i) for i in sniff.items)
+
+
+def _is_marker(item: Any) -> bool:
+    """A bookkeeping line (`{type: turn_ended, status}`, or a newer version's like it): a `type`, no role."""
+    return isinstance(item, dict) and isinstance(item.get("type"), str) and "role" not in item
 
 
 def import_cursor_agent(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
@@ -45,8 +48,8 @@ def import_cursor_agent(text: str, path: str = "<text>", conversation: int | Non
     for number, item, error in iter_jsonl(text):
         if error:
             out.problem(number, error)
-        elif isinstance(item, dict) and item.get("type") == "turn_ended":
-            out.skip("turn_ended", number)
+        elif _is_marker(item):
+            out.skip(item["type"], number)
         elif not _is_line(item):
             out.problem(number, "expected {role, message: {content: [blocks]}}")
         elif item["role"] == "user":

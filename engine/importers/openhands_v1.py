@@ -12,7 +12,8 @@ An event is `{id, timestamp, source, kind, ...}`; `kind` names its class (`openh
   `tool_calls` message (the `thought` text, each `tool_call`), as `events_to_messages` sends them;
 - `ObservationEvent`, `UserRejectObservation`, `AgentErrorEvent` → the `tool_output` of their
   `tool_call_id` (images as placeholders);
-- `Condensation` with a `summary` → a `history_summary` replacing the forgotten events' messages;
+- `Condensation` with a `summary` and its `summary_offset` (the SDK shows the summary only then) → a
+  `history_summary` replacing the forgotten events' messages;
 - state updates, condensation requests, pauses, token ids, streaming deltas: bookkeeping, counted. The last
   `stats` update's accumulated token usage is kept as `session.usageTotals` (the SDK records no per-call
   usage in its events).
@@ -238,8 +239,9 @@ class EventReader:
     def _condensation(self, where: int, event: dict[str, Any]) -> None:
         forgotten = _list(event, "forgotten_event_ids")
         summary = event.get("summary")
-        if not isinstance(summary, str) or not summary:
-            self.out.skip(f"Condensation without a summary (forgets {len(forgotten)} events)", where)
+        if not isinstance(summary, str) or not summary or event.get("summary_offset") is None:
+            # the SDK inserts a summary into the model's view only with its offset (Condensation.apply)
+            self.out.skip(f"Condensation without a summary in view (forgets {len(forgotten)} events)", where)
             return
         gone = {mid for eid in forgotten for mid in self.by_event.get(str(eid), [])}
         replaced = [m for m in self.out.messages if m.id in gone]

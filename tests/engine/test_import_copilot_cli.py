@@ -58,3 +58,19 @@ def test_usage_for_a_call_with_no_message_is_an_other_call() -> None:
     result = import_text("\n".join(json.dumps(e) for e in (start, usage)), name="events.jsonl")
     assert result.other_calls[0]["why"] == "assistant.usage with no message of its apiCallId"
     assert result.other_calls[0]["promptTokens"] == 10
+
+
+def test_a_sub_agents_events_are_its_own_and_its_usage_an_other_call() -> None:
+    lines = (SESSION / "events.jsonl").read_text().splitlines()
+    sub = [
+        {"type": "user.message", "id": "s1", "agentId": "explore-1", "data": {"content": "look around"}},
+        {"type": "assistant.message", "id": "s2",
+         "data": {"messageId": "x", "content": "ok", "parentToolCallId": "t"}},
+        {"type": "assistant.usage", "id": "s3", "agentId": "explore-1",
+         "data": {"model": "gpt-5-mini", "inputTokens": 900, "outputTokens": 12}},
+    ]  # fmt: skip
+    result = import_text("\n".join([*lines[:3], *map(json.dumps, sub), *lines[3:]]), name="events.jsonl")
+    assert result.skipped_lines["sub-agent user.message (agentId / parentToolCallId)"] == [4]
+    assert result.skipped_lines["sub-agent assistant.message (agentId / parentToolCallId)"] == [5]
+    assert result.came_in()["userTurns"] == 2 and result.came_in()["assistantTurns"] == 4
+    assert [c["why"] for c in result.other_calls] == ["a sub-agent's call", "the compaction's own call"]

@@ -164,3 +164,11 @@ def test_symlinks_in_a_folder_are_named_and_never_followed(tmp_path: Path) -> No
         f"{events / 'event-00002-out.json'}: a symlink out of the folder (to {tmp_path / 'secret.json'}); "
         "not followed",
     ]
+
+
+def test_a_condensation_whose_summary_is_not_in_view_is_counted() -> None:
+    condensation = {"id": "k1", "source": "environment", "kind": "Condensation",
+                    "forgotten_event_ids": ["msg-1"], "summary": "gone", "llm_response_id": "r"}  # fmt: skip
+    result = import_text(f"{json.dumps(USER)}\n{json.dumps(condensation)}")
+    assert [m.type for m in result.messages] == ["user_input"]
+    assert result.skipped_lines == {"Condensation without a summary in view (forgets 1 events)": [2]}

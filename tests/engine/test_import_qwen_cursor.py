@@ -75,3 +75,11 @@ def test_cursor_transcripts_keep_the_query_and_calls_without_results() -> None:
 def test_an_openai_chat_file_is_not_taken_for_cursor() -> None:
     chat = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
     assert detect_format(json.dumps(chat)) == "openai"
+
+
+def test_a_cursor_line_of_an_unknown_type_is_counted_not_a_problem() -> None:
+    lines = CURSOR.read_text().splitlines()
+    text = "\n".join([lines[0], json.dumps({"type": "checkpoint", "id": 3}), *lines[1:]])
+    result = import_text(text, name="t.jsonl")
+    assert result.format == "cursor-agent" and result.problems == []
+    assert result.skipped_lines == {"checkpoint": [2], "turn_ended": [6, 10]}
