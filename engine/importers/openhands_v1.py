@@ -15,8 +15,10 @@ An event is `{id, timestamp, source, kind, ...}`; `kind` names its class (`openh
 - `Condensation` with a `summary` and its `summary_offset` (the SDK shows the summary only then) → a
   `history_summary` replacing the forgotten events' messages;
 - state updates, condensation requests, pauses, token ids, streaming deltas: bookkeeping, counted. The last
-  `stats` update's accumulated token usage is kept as `session.usageTotals` (the SDK records no per-call
-  usage in its events).
+  `stats` update's accumulated token usage is kept as `session.usageTotals`.
+Usage per call: a conversation folder's `base_state.json` keeps every call's `TokenUsage` (under
+`stats.usage_to_metrics.<usage id>.token_usages`, with its `response_id`); each goes on the last message of
+the response with that `llm_response_id`; events alone carry only running totals.
 An event of a kind this reader does not know is counted under "left out" by kind and named once in
 `problems`, so a newer SDK's stream opens with what can be read.
 """
@@ -38,9 +40,11 @@ from engine.importers._common import (
     iso_to_ms,
     read_items,
     summary_metadata,
+    with_usage,
 )
 from engine.importers.folders import FolderError, has_part, list_parts, part_problem, read_part
 from engine.messages import AiMessage
+from engine.usage import otel_usage
 
 FORMAT = "openhands-v1"
 RESULT_KINDS = frozenset({"ObservationEvent", "UserRejectObservation", "AgentErrorEvent"})
@@ -104,6 +108,8 @@ class EventReader:
         self.by_event: dict[str, list[str]] = {}  # event id → ids of the messages it produced
         self.unknown: dict[str, int] = {}
         self.summaries = -1
+        self.responses: dict[str, int] = {}  # llm_response_id → index of the last message of that response
+        self.token_usages: list[tuple[str, dict[str, Any]]] = []  # (usage_id, TokenUsage) of base_state
 
     def event(self, event: Any, where: int, file: str | None) -> None:
         """One event; `where` is its line (or position), `file` the event file it came from, if any."""
@@ -136,6 +142,7 @@ class EventReader:
 
     def finish(self, conversations: int = 1) -> ImportResult:
         self._flush()
+        self._attach_usage()
         for kind, count in self.unknown.items():
             self.out.problem(None, f"{count} event(s) of kind {kind} not read (a newer OpenHands SDK?)")
         return self.out.result(FORMAT, session=self.session, conversations=conversations)
@@ -164,6 +171,7 @@ class EventReader:
             return
         self._reasoning(where, event, message.get("reasoning_content"))
         self._add(where, event, "assistant", "final_answer", text, notes or None)
+        self._response_end(event)
 
     def _flush(self) -> None:
         if not self.batch:
@@ -198,6 +206,7 @@ class EventReader:
         if isinstance(first.get("llm_response_id"), str):
             meta["source"] = {"llmResponseId": first["llm_response_id"]}
         self._add(where, first, "assistant", "tool_calls", thought, meta)
+        self._response_end(first)
         for _, event, _ in batch[1:]:  # every event of the response answers to this one message
             self.by_event.setdefault(str(event.get("id")), []).extend(
                 self.by_event.get(str(first.get("id")), [])
@@ -249,6 +258,33 @@ class EventReader:
         meta = summary_metadata(summary, replaced, self.summaries)
         meta["source"] = {"forgottenEvents": len(forgotten)}
         self._add(where, event, "system", "history_summary", summary, meta)
+
+    def _response_end(self, event: dict[str, Any]) -> None:
+        if isinstance(event.get("llm_response_id"), str):
+            self.responses[event["llm_response_id"]] = len(self.out.messages) - 1
+
+    def _attach_usage(self) -> None:
+        """Each recorded call (`stats.usage_to_metrics.*.token_usages` of base_state.json) onto the last
+        message of its response; a call no event answers to (the condenser's, a title's) is an other call.
+        LiteLLM's `prompt_tokens` include the cache read and write, as OpenTelemetry's input does."""
+        for usage_id, token_usage in self.token_usages:
+            response = token_usage.get("response_id")
+            attributes = {
+                "gen_ai.usage.input_tokens": token_usage.get("prompt_tokens"),
+                "gen_ai.usage.output_tokens": token_usage.get("completion_tokens"),
+                "gen_ai.usage.cache_read.input_tokens": token_usage.get("cache_read_tokens"),
+                "gen_ai.usage.cache_creation.input_tokens": token_usage.get("cache_write_tokens"),
+            }
+            model = token_usage.get("model") if isinstance(token_usage.get("model"), str) else None
+            parsed = otel_usage({k: v for k, v in attributes.items() if v is not None}, model, response)
+            usage = self.out.usage(None, parsed)
+            index = self.responses.get(response) if isinstance(response, str) else None
+            if usage is None:
+                continue
+            if index is None:
+                self.out.other_call(usage, None, f"a {usage_id} call no event answers to")
+            else:
+                self.out.messages[index] = with_usage(self.out.messages[index], usage)
 
     def _stats(self, value: Any) -> None:
         metrics = value.get("usage_to_metrics") if isinstance(value, dict) else None
@@ -331,7 +367,7 @@ def import_folder(root: Path, conversation: int | None = None) -> ImportResult:
     out = Collector(str(root))
     reader = EventReader(out)
     try:
-        _base_state(json.loads(read_part(root, BASE_STATE)), reader.session)
+        _base_state(json.loads(read_part(root, BASE_STATE)), reader)
     except FolderError as error:
         out.problems.append(
             Problem(
@@ -356,7 +392,9 @@ def import_folder(root: Path, conversation: int | None = None) -> ImportResult:
     return reader.finish()
 
 
-def _base_state(state: Any, session: dict[str, Any]) -> None:
+def _base_state(state: Any, reader: EventReader) -> None:
+    """The model, tool names and conversation id into the session; the recorded calls into the reader."""
+    session = reader.session
     agent = state.get("agent") if isinstance(state, dict) else None
     llm = agent.get("llm") if isinstance(agent, dict) else None
     if isinstance(llm, dict) and isinstance(llm.get("model"), str):
@@ -366,3 +404,8 @@ def _base_state(state: Any, session: dict[str, Any]) -> None:
         session["tools"] = [t.get("name") for t in tools if isinstance(t, dict)]
     if isinstance(state, dict) and isinstance(state.get("id"), str):
         session["conversationId"] = state["id"]
+    stats = state.get("stats") if isinstance(state, dict) else None
+    metrics = stats.get("usage_to_metrics") if isinstance(stats, dict) else None
+    for usage_id, entry in metrics.items() if isinstance(metrics, dict) else ():
+        usages = entry.get("token_usages") if isinstance(entry, dict) else None
+        reader.token_usages += [(usage_id, u) for u in usages or () if isinstance(u, dict)]

@@ -172,3 +172,28 @@ def test_a_condensation_whose_summary_is_not_in_view_is_counted() -> None:
     result = import_text(f"{json.dumps(USER)}\n{json.dumps(condensation)}")
     assert [m.type for m in result.messages] == ["user_input"]
     assert result.skipped_lines == {"Condensation without a summary in view (forgets 1 events)": [2]}
+
+
+def test_base_state_token_usages_go_on_their_responses(tmp_path: Path) -> None:
+    root = conversation(tmp_path / "conv", [SYSTEM, USER, *real_events()])
+    state = json.loads((root / "base_state.json").read_text())
+
+    def usage(response: str, prompt: int, cached: int, output: int) -> dict:
+        return {"model": "litellm_proxy/minimax-m2.7", "prompt_tokens": prompt, "completion_tokens": output,
+                "cache_read_tokens": cached, "cache_write_tokens": 0, "reasoning_tokens": 0,
+                "context_window": 0, "per_turn_token": prompt + output, "response_id": response}  # fmt: skip
+
+    calls = [
+        usage("0680149d625114e6a97f54b158714212", 35299, 1115, 185),
+        usage("068014ab9c72170b40bca7fa74f68a89", 35580, 33460, 190),
+    ]
+    state["stats"] = {"usage_to_metrics": {"default": {"token_usages": calls},
+                                           "condenser": {"token_usages": [usage("c-1", 900, 0, 40)]}}}  # fmt: skip
+    (root / "base_state.json").write_text(json.dumps(state))
+    result = import_file(root)
+    on_messages = [(m.type, m.meta("usage")["promptTokens"], m.meta("usage")["cacheReadTokens"])
+                   for m in result.messages if m.meta("usage")]  # fmt: skip
+    assert on_messages == [("tool_calls", 35299, 1115), ("tool_calls", 35580, 33460)]
+    assert [(c["why"], c["promptTokens"]) for c in result.other_calls] == [
+        ("a condenser call no event answers to", 900)
+    ]
