@@ -187,8 +187,10 @@ def test_base_state_token_usages_go_on_their_responses(tmp_path: Path) -> None:
         usage("0680149d625114e6a97f54b158714212", 35299, 1115, 185),
         usage("068014ab9c72170b40bca7fa74f68a89", 35580, 33460, 190),
     ]
-    state["stats"] = {"usage_to_metrics": {"default": {"token_usages": calls},
-                                           "condenser": {"token_usages": [usage("c-1", 900, 0, 40)]}}}  # fmt: skip
+    condenser = [usage("c-1", 900, 0, 40)]
+    state["stats"] = {
+        "usage_to_metrics": {"default": {"token_usages": calls}, "condenser": {"token_usages": condenser}}
+    }
     (root / "base_state.json").write_text(json.dumps(state))
     result = import_file(root)
     on_messages = [(m.type, m.meta("usage")["promptTokens"], m.meta("usage")["cacheReadTokens"])
