@@ -169,7 +169,7 @@ class EventReader:
         if event.get("source") == "user" or message.get("role") == "user":
             self._add(where, event, "user", "user_input", text, notes or None)
             return
-        self._reasoning(where, event, message.get("reasoning_content"))
+        self._reasoning(where, event, message)
         self._add(where, event, "assistant", "final_answer", text, notes or None)
         self._response_end(event)
 
@@ -178,7 +178,7 @@ class EventReader:
             return
         batch, self.batch = self.batch, []
         where, first, _ = batch[0]
-        self._reasoning(where, first, first.get("reasoning_content"))
+        self._reasoning(where, first, first)
         calls = []
         for line, event, file in batch:
             call = event.get("tool_call") if isinstance(event.get("tool_call"), dict) else None
@@ -212,13 +212,18 @@ class EventReader:
                 self.by_event.get(str(first.get("id")), [])
             )
 
-    def _reasoning(self, where: int, event: dict[str, Any], reasoning: Any) -> None:
-        blocks = _list(event, "thinking_blocks")
-        texts = [
-            b.get("thinking") for b in blocks if isinstance(b, dict) and isinstance(b.get("thinking"), str)
-        ]
+    def _reasoning(self, where: int, event: dict[str, Any], holder: dict[str, Any]) -> None:
+        """The response's reasoning as thoughts: Anthropic thinking blocks, else `reasoning_content`, else
+        an OpenAI Responses reasoning item's summary. `holder` is the ActionEvent, or a MessageEvent's
+        `llm_message`."""
+        blocks = _list(holder, "thinking_blocks")
+        texts = [b["thinking"] for b in blocks if isinstance(b, dict) and isinstance(b.get("thinking"), str)]
+        reasoning = holder.get("reasoning_content")
+        item = holder.get("responses_reasoning_item")
         if not texts and isinstance(reasoning, str) and reasoning.strip():
             texts = [reasoning]
+        elif not texts and isinstance(item, dict):
+            texts = [t for t in _list(item, "summary") if isinstance(t, str) and t.strip()]
         for text in texts:
             self._add(where, event, "assistant", "thought", text, None, suffix="-thought")
 

@@ -199,3 +199,21 @@ def test_base_state_token_usages_go_on_their_responses(tmp_path: Path) -> None:
     assert [(c["why"], c["promptTokens"]) for c in result.other_calls] == [
         ("a condenser call no event answers to", 900)
     ]
+
+
+def test_reasoning_comes_from_thinking_blocks_or_a_responses_reasoning_summary() -> None:
+    answer = {"id": "m2", "source": "agent", "kind": "MessageEvent", "llm_response_id": "r9",
+              "llm_message": {"role": "assistant", "content": [{"type": "text", "text": "Done."}],
+                              "responses_reasoning_item": {"id": "rs_1", "summary": ["Checked the diff."],
+                                                           "encrypted_content": "gAAA"}}}  # fmt: skip
+    action = {"id": "a1", "source": "agent", "kind": "ActionEvent", "thought": [], "tool_name": "terminal",
+              "tool_call_id": "c1", "llm_response_id": "r1", "reasoning_content": "ignored: blocks win",
+              "thinking_blocks": [{"type": "thinking", "thinking": "List first.", "signature": "s"}],
+              "tool_call": {"id": "c1", "name": "terminal", "arguments": "{}"}}  # fmt: skip
+    result = import_text(json.dumps([USER, action, answer]))
+    assert [(m.type, m.content) for m in result.messages if m.role == "assistant"] == [
+        ("thought", "List first."),
+        ("tool_calls", ""),
+        ("thought", "Checked the diff."),
+        ("final_answer", "Done."),
+    ]
