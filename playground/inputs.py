@@ -6,6 +6,7 @@ replaces the policy in the session header; `--fences` replaces the header's fenc
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -237,7 +238,10 @@ def find_sessions(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
         if not path.is_dir() or folder_format(path) is not None:  # a file, or a transcript folder
             sessions.append(path)
             continue
-        for candidate in sorted(p for p in path.rglob("*") if p.is_file()):
+        for candidate in _walk(path):
+            if candidate.is_dir():  # a transcript folder inside: one session
+                sessions.append(candidate)
+                continue
             try:
                 detect_format(candidate)
             except (UnknownFormatError, *LOAD_ERRORS, RecursionError):
@@ -245,3 +249,16 @@ def find_sessions(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
                 continue
             sessions.append(candidate)
     return list(dict.fromkeys(sessions)), skipped
+
+
+def _walk(folder: Path) -> list[Path]:
+    """The files under a folder, sorted, with each transcript folder inside it in place of its files.
+    Symlinked folders are not entered."""
+    found: list[Path] = []
+    for current, dirs, files in os.walk(folder):
+        base = Path(current)
+        claimed = sorted(d for d in dirs if folder_format(base / d) is not None)
+        found += [base / d for d in claimed]
+        dirs[:] = sorted(d for d in dirs if d not in claimed)
+        found += [base / f for f in files if (base / f).is_file()]
+    return sorted(found)

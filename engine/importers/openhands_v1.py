@@ -26,6 +26,7 @@ An event of a kind this reader does not know is counted under "left out" by kind
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -354,11 +355,22 @@ def _content(parts: list[Any]) -> tuple[str, dict[str, Any]]:
 # -- conversation folders ---------------------------------------------------------------------------
 BASE_STATE = "base_state.json"
 EVENTS_DIR = "events"
+CLAIM_LOOKS = 1000  # entries of events/ looked at to tell an SDK conversation from any folder named so
 EVENT_NAME = re.compile(r"^event-(\d{5,})-[0-9A-Za-z-]+\.json$")
 
 
 def claims_folder(root: Path) -> bool:
-    return has_part(root, BASE_STATE) or (has_part(root, EVENTS_DIR) and (root / EVENTS_DIR).is_dir())
+    """`base_state.json`, or an `events/` folder with an event file among its first entries."""
+    if has_part(root, BASE_STATE):
+        return True
+    events = root / EVENTS_DIR
+    if events.is_symlink() or not events.is_dir():
+        return False
+    try:
+        with os.scandir(events) as entries:
+            return any(EVENT_NAME.match(e.name) for e, _ in zip(entries, range(CLAIM_LOOKS), strict=False))
+    except OSError:
+        return False
 
 
 def import_folder(root: Path, conversation: int | None = None) -> ImportResult:

@@ -51,3 +51,13 @@ def test_a_missing_optional_part_is_a_problem_and_exit_1(tmp_path, capsys):
 def test_find_sessions_takes_a_transcript_folder_whole():
     sessions, skipped = find_sessions([CLINE, COPILOT])
     assert sessions == [CLINE, COPILOT] and skipped == []
+
+
+def test_find_sessions_in_a_storage_folder_takes_each_task_whole(tmp_path):
+    tasks = tmp_path / "globalStorage" / "tasks"
+    shutil.copytree(CLINE, tasks / "1767225600000")
+    shutil.copytree(COPILOT, tmp_path / "session-state" / COPILOT.name)
+    (tmp_path / "notes.txt").write_text("not a transcript", encoding="utf-8")
+    sessions, skipped = find_sessions([tmp_path])
+    assert sessions == [tasks / "1767225600000", tmp_path / "session-state" / COPILOT.name]
+    assert skipped == [tmp_path / "notes.txt"]
