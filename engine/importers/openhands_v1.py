@@ -378,9 +378,12 @@ def import_folder(root: Path, conversation: int | None = None) -> ImportResult:
     A missing `events/` folder is an error; a missing or unreadable `base_state.json`, or an event file
     that cannot be read, is a problem naming that file (the rest is imported)."""
     events_dir = root / EVENTS_DIR
-    problem = part_problem(root, events_dir) if events_dir.is_symlink() else None
-    if problem or not events_dir.is_dir():
-        raise FolderError(f"{events_dir}: {problem or 'missing part folder'}; no event can be read")
+    if events_dir.is_symlink():  # never entered: a link can loop or lead out of the conversation
+        problem = part_problem(root, events_dir)
+        reason = problem if problem and "symlink" in problem else "a symlinked folder; not entered"
+        raise FolderError(f"{events_dir}: {reason}; no event can be read")
+    if not events_dir.is_dir():
+        raise FolderError(f"{events_dir}: missing part folder; no event can be read")
     out = Collector(str(root))
     reader = EventReader(out)
     try:

@@ -217,3 +217,17 @@ def test_reasoning_comes_from_thinking_blocks_or_a_responses_reasoning_summary()
         ("thought", "Checked the diff."),
         ("final_answer", "Done."),
     ]
+
+
+@pytest.mark.parametrize(
+    ("target", "reason"),
+    [("events", "a symlink loop; not followed"), (".", "a symlinked folder; not entered")],
+)
+def test_a_symlinked_events_folder_is_never_entered(tmp_path: Path, target: str, reason: str) -> None:
+    root = tmp_path / "conv"
+    root.mkdir()
+    (root / "base_state.json").write_text(BASE_STATE.read_text())
+    os.symlink(root / target if target != "." else root, root / "events")
+    with pytest.raises(FolderError) as caught:
+        import_file(root)
+    assert str(caught.value) == f"{root / 'events'}: {reason}; no event can be read"
