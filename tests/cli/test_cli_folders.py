@@ -61,3 +61,11 @@ def test_find_sessions_in_a_storage_folder_takes_each_task_whole(tmp_path):
     sessions, skipped = find_sessions([tmp_path])
     assert sessions == [tasks / "1767225600000", tmp_path / "session-state" / COPILOT.name]
     assert skipped == [tmp_path / "notes.txt"]
+
+
+def test_from_names_the_folder_format_and_refuses_one_that_reads_no_folders(capsys):
+    assert main(["import", str(CLINE), "--from", "cline"]) == 0
+    assert "detected format: cline; 13 messages" in capsys.readouterr().out
+    assert main(["import", str(CLINE), "--from", "claude-code"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {CLINE}: format 'claude-code' does not read folders (folders: ")
