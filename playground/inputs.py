@@ -6,6 +6,7 @@ replaces the policy in the session header; `--fences` replaces the header's fenc
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,8 @@ from engine.importers import (
     UnknownFormatError,
     detect_format,
     detect_sniff,
+    folder_format,
+    import_file,
     import_text,
     unrecognised,
 )
@@ -113,6 +116,11 @@ def open_session(path: Path, conversation: int | None = None) -> Session:
     A file no importer recognises raises `UnknownFormatError` (one line naming the supported formats); a
     file that cannot even be read as text goes to the session loader, which says line by line what is wrong.
     """
+    if path.is_dir():  # a transcript kept as a folder: the folder format that claims it reads it
+        imported = import_file(path, conversation=conversation)
+        header = SessionHeader.from_dict(imported.header(str(path), conversation))
+        problems = [LoadProblem(p.path, p.line, "import", p.reason) for p in imported.problems]
+        return Session(path, header, list(imported.messages), problems)
     sniff = _sniff(path)
     fmt = detect_sniff(sniff) if sniff is not None else LINN_SESSION_KIND
     if fmt is None:
@@ -227,10 +235,13 @@ def find_sessions(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
     skipped: list[Path] = []
     for given in paths:
         path = Path(given)
-        if not path.is_dir():
+        if not path.is_dir() or folder_format(path) is not None:  # a file, or a transcript folder
             sessions.append(path)
             continue
-        for candidate in sorted(p for p in path.rglob("*") if p.is_file()):
+        for candidate in _walk(path):
+            if candidate.is_dir():  # a transcript folder inside: one session
+                sessions.append(candidate)
+                continue
             try:
                 detect_format(candidate)
             except (UnknownFormatError, *LOAD_ERRORS, RecursionError):
@@ -238,3 +249,16 @@ def find_sessions(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
                 continue
             sessions.append(candidate)
     return list(dict.fromkeys(sessions)), skipped
+
+
+def _walk(folder: Path) -> list[Path]:
+    """The files under a folder, sorted, with each transcript folder inside it in place of its files.
+    Symlinked folders are not entered."""
+    found: list[Path] = []
+    for current, dirs, files in os.walk(folder):
+        base = Path(current)
+        claimed = sorted(d for d in dirs if folder_format(base / d) is not None)
+        found += [base / d for d in claimed]
+        dirs[:] = sorted(d for d in dirs if d not in claimed)
+        found += [base / f for f in files if (base / f).is_file()]
+    return sorted(found)

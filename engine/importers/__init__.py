@@ -26,9 +26,11 @@ from engine.importers.detect import (
     detect_text,
     read_source,
 )
+from engine.importers.folders import FolderError, folder_format, import_folder
 from engine.importers.gemini_cli import detect_gemini, import_gemini
 from engine.importers.langchain import detect_langchain, import_langchain
 from engine.importers.letta import detect_letta, import_letta
+from engine.importers.new_formats import NEW_FORMATS
 from engine.importers.openai_chat import import_openai
 from engine.importers.openhands import detect_openhands, import_openhands
 from engine.importers.registry import (
@@ -48,6 +50,7 @@ from engine.messages import AiMessage
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "FolderError",
     "ImportResult",
     "Importer",
     "Problem",
@@ -55,6 +58,7 @@ __all__ = [
     "UnknownFormatError",
     "detect_format",
     "detect_sniff",
+    "folder_format",
     "format_names",
     "import_file",
     "import_text",
@@ -65,6 +69,7 @@ __all__ = [
 SYSTEM_PROMPT_ID = "system-prompt"
 
 BUILTIN = [
+    *NEW_FORMATS,  # newer agents' formats (engine/importers/new_formats.py): each claims by its own fields
     Importer(
         "claude-code",
         "Claude Code transcripts: text, thinking, tool uses and results, compactions; "
@@ -163,11 +168,18 @@ def import_file(
 ) -> ImportResult:
     """Import a recorded session file.
 
-    `fmt` is an importer's name (detected when None; `format_names()` lists them). `conversation` picks one
+    `path` may be a transcript folder (an OpenHands V1 conversation, a Cline task, a Copilot CLI session):
+    the folder format that claims it reads it. `fmt` is an importer's name (detected when None;
+    `format_names()` lists them). `conversation` picks one
     conversation from a file that holds several (fine-tuning JSONL, request lists, Aider histories);
     negative counts from the end; None is the format's default. `system_prompt`, when given, becomes the
     first message (for transcripts that have none).
     """
+    if Path(path).is_dir():  # a transcript kept as a folder (engine/importers/folders.py)
+        result = import_folder(Path(path), fmt, conversation)
+        if system_prompt is not None:
+            _prepend_system_prompt(result, system_prompt, str(path))
+        return result
     text, name = read_source(Path(path))
     return import_text(text, fmt, name=name, conversation=conversation, system_prompt=system_prompt)
 

@@ -47,30 +47,41 @@ def import_gemini(text: str, path: str = "<text>", conversation: int | None = No
     if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
         out.problem(None, "expected an object with a 'messages' list")
         return out.result(FORMAT)
-    for index, message in enumerate(doc["messages"]):
+    convert_messages(out, doc["messages"])
+    return out.result(FORMAT, session=session_fields(doc))
+
+
+def convert_messages(out: Collector, messages: list[Any], lines: list[int] | None = None) -> None:
+    """The messages of a session record, in order; `lines` (when the record was read from JSONL) gives the
+    line each message was last written on, for skip and problem reports."""
+    for index, message in enumerate(messages):
+        line = lines[index] if lines else None
         label = f"messages[{index}]"
         if not isinstance(message, dict):
-            out.problem(None, f"{label}: expected a message object, found {type(message).__name__}")
+            out.problem(line, f"{label}: expected a message object, found {type(message).__name__}")
             continue
         start = len(out.messages)
-        _message(out, index, label, message)
+        _message(out, index, line or index + 1, message)
         if message.get("type") == "gemini" and "tokens" in message:
-            _attach_tokens(out, start, index, message)
+            _attach_tokens(out, start, index, line, message)
+
+
+def session_fields(doc: dict[str, Any]) -> dict[str, Any]:
     session = {k: doc[k] for k in ("sessionId", "startTime", "lastUpdated") if isinstance(doc.get(k), str)}
     model = next((m.get("model") for m in doc["messages"] if isinstance(m, dict) and m.get("model")), None)
     if model:
         session["model"] = model
-    return out.result(FORMAT, session=session)
+    return session
 
 
-def _attach_tokens(out: Collector, start: int, index: int, message: dict[str, Any]) -> None:
+def _attach_tokens(out: Collector, start: int, index: int, line: int | None, message: dict[str, Any]) -> None:
     model = message.get("model") if isinstance(message.get("model"), str) else None
     call_id = message.get("id") if isinstance(message.get("id"), str) else None
     parsed = gemini_usage(message["tokens"], model, call_id)
     if isinstance(parsed, UsageProblem):
-        out.problem(None, f"messages[{index}].tokens: {str(parsed).removeprefix('usage.')}")
+        out.problem(line, f"messages[{index}].tokens: {str(parsed).removeprefix('usage.')}")
         return
-    out.attach_usage(start, len(out.messages), parsed, None, f"messages[{index}]: a reply with no message")
+    out.attach_usage(start, len(out.messages), parsed, line, f"messages[{index}]: a reply with no message")
 
 
 def _text(content: Any) -> str:
@@ -83,7 +94,7 @@ def _text(content: Any) -> str:
     return "" if content is None else compact_json(content)
 
 
-def _message(out: Collector, index: int, label: str, message: dict[str, Any]) -> None:
+def _message(out: Collector, index: int, where: int, message: dict[str, Any]) -> None:
     kind = message.get("type")
     base = message["id"] if isinstance(message.get("id"), str) and message["id"] else f"gm-{index}"
     ts = iso_to_ms(message.get("timestamp"))
@@ -97,7 +108,7 @@ def _message(out: Collector, index: int, label: str, message: dict[str, Any]) ->
         add("", "user", "user_input", text)
         return
     if kind != "gemini":
-        out.skip(f"{kind} notice (shown by the CLI, not sent to the model)", index + 1)
+        out.skip(f"{kind} notice (shown by the CLI, not sent to the model)", where)
         return
     thoughts = message.get("thoughts") if isinstance(message.get("thoughts"), list) else []
     for n, thought in enumerate(thoughts):
@@ -115,7 +126,7 @@ def _message(out: Collector, index: int, label: str, message: dict[str, Any]) ->
         if text:
             add("", "assistant", "final_answer", text, meta)
         elif not thoughts:
-            out.skip("empty reply", index + 1)
+            out.skip("empty reply", where)
         return
     wire_calls = [_call(call, f"{base}-call-{n}") for n, call in enumerate(calls)]
     add("", "assistant", "tool_calls", text, {**meta, "tool_calls": wire_calls})

@@ -1,0 +1,96 @@
+"""Claude Code's `--output-format stream-json` output (`claude -p --verbose --output-format stream-json`).
+
+One JSON object a line (the Agent SDK's `SDKMessage`s):
+- `{type: system, subtype: init, session_id, cwd, model, tools: [names], mcp_servers, permissionMode,
+  claude_code_version, ...}` opens the run; its model and tool names are kept in `session`;
+- `{type: assistant | user, message, parent_tool_use_id, session_id, uuid}`: the same Anthropic messages
+  as a transcript's lines (one content block a line, `message.id` shared, `usage` per call); a message with
+  a `parent_tool_use_id` is a sub-agent's (a separate conversation, as a transcript's sidechain);
+- `{type: system, subtype: compact_boundary, compact_metadata}`: a compaction;
+- `{type: result, subtype, num_turns, total_cost_usd, usage, modelUsage, ...}` closes the run: its totals
+  are kept in `session.result` (they sum the run's calls; each call's own usage is on its message);
+- `stream_event` lines (`--include-partial-messages`) are partial deltas of messages that follow whole:
+  counted, not read.
+The user's prompt is not echoed unless the run was given `--replay-user-messages`. Lines are turned into
+transcript lines and read by `engine.importers.claude_code`, so blocks, pairing, compactions and usage
+follow the same rules.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine.importers._common import ImportResult
+from engine.importers.claude_code import import_claude_code
+
+FORMAT = "claude-code-stream"
+INIT_KEYS = ("session_id", "model", "cwd", "claude_code_version", "permissionMode")
+
+
+def _is_init(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("type") == "system" and item.get("subtype") == "init"
+
+
+def _is_stream_line(item: Any) -> bool:
+    """A line only stream-json writes: init, result, or a message with the snake_case `session_id` (a
+    transcript line has `sessionId`)."""
+    if not isinstance(item, dict):
+        return False
+    if _is_init(item) and "session_id" in item:
+        return True
+    if item.get("type") == "result" and "session_id" in item and ("num_turns" in item or "subtype" in item):
+        return True
+    return (
+        item.get("type") in ("assistant", "user")
+        and "session_id" in item
+        and "parent_tool_use_id" in item
+        and "sessionId" not in item
+    )
+
+
+def detect_claude_stream(sniff: Any) -> bool:
+    return sniff.document is None and any(_is_stream_line(i) for i in sniff.items)
+
+
+def import_claude_stream(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
+    session: dict[str, Any] = {}
+    lines: list[str] = []
+    for raw in text.split("\n"):  # one line out for each line in: problems keep their line numbers
+        try:
+            item = json.loads(raw) if raw.strip() else None
+        except json.JSONDecodeError:
+            item = None
+        converted = _as_transcript_line(item, session) if isinstance(item, dict) else None
+        lines.append(raw if converted is None else json.dumps(converted, ensure_ascii=False))
+    result = import_claude_code("\n".join(lines), path, conversation)
+    result.format = FORMAT
+    result.session = {**session, **{k: v for k, v in result.session.items() if k not in session}}
+    return result
+
+
+def _as_transcript_line(item: dict[str, Any], session: dict[str, Any]) -> dict[str, Any]:
+    kind, subtype = item.get("type"), item.get("subtype")
+    if kind in ("assistant", "user") and isinstance(item.get("message"), dict):
+        line = {k: v for k, v in item.items() if k not in ("session_id", "parent_tool_use_id")}
+        if isinstance(item.get("session_id"), str):
+            line["sessionId"] = item["session_id"]
+        parent = item.get("parent_tool_use_id")
+        if isinstance(parent, str) and parent:
+            line.update(isSidechain=True, agentId=parent)
+        return line
+    if _is_init(item):
+        session.update({k: item[k] for k in INIT_KEYS if isinstance(item.get(k), str)})
+        if isinstance(item.get("session_id"), str):
+            session["sessionId"] = session.pop("session_id")
+        if isinstance(item.get("tools"), list):
+            session["tools"] = item["tools"]
+        return {"type": "stream:init"}
+    if kind == "system" and subtype == "compact_boundary":
+        meta = item.get("compact_metadata")
+        return {"type": "system", "subtype": "compact_boundary", "compactMetadata": meta or {}}
+    if kind == "result":
+        keys = ("subtype", "is_error", "num_turns", "total_cost_usd", "usage", "modelUsage", "duration_ms")
+        session["result"] = {k: item[k] for k in keys if k in item}
+        return {"type": f"stream:result ({subtype})" if subtype else "stream:result"}
+    return {"type": f"stream:{kind}" + (f" ({subtype})" if isinstance(subtype, str) else "")}

@@ -1,0 +1,71 @@
+"""Transcript folders through the command line and the shared input loader (TUI, notebook, build)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from playground.cli import main
+from playground.inputs import find_sessions, load_inputs
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "real-sessions"
+CLINE = DATA / "cline" / "1767225600000"
+COPILOT = DATA / "copilot-cli" / "0cb916db-26aa-40f2-86b5-1ba81b225fd2"
+
+
+def test_import_reads_a_task_folder_by_its_root_and_writes_a_session(tmp_path, capsys):
+    target = tmp_path / "task.jsonl"
+    assert main(["import", str(CLINE), "-o", str(target)]) == 0
+    out = capsys.readouterr().out
+    assert "detected format: cline; 13 messages" in out
+    assert "4 tool calls, 4 tool results" in out
+    assert main(["validate", str(target)]) in (0, 1)
+    assert "orphans: 0" in capsys.readouterr().out
+
+
+def test_build_and_the_loader_open_a_session_folder():
+    assert main(["build", str(COPILOT)]) == 0
+    inputs = load_inputs(COPILOT)
+    assert len(inputs.session.messages) == 11
+    assert inputs.session.header.model_id == "claude-sonnet-4.5"
+
+
+def test_a_folder_missing_its_part_is_one_error_line(tmp_path, capsys):
+    root = tmp_path / "conv"
+    root.mkdir()
+    (root / "base_state.json").write_text("{}", encoding="utf-8")
+    assert main(["import", str(root)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {root / 'events'}: missing part folder; no event can be read"]
+
+
+def test_a_missing_optional_part_is_a_problem_and_exit_1(tmp_path, capsys):
+    root = Path(shutil.copytree(CLINE, tmp_path / "task"))
+    (root / "ui_messages.json").unlink()
+    assert main(["import", str(root)]) == 1
+    assert (
+        f"problem: {root / 'ui_messages.json'}: missing part file; usage not read" in capsys.readouterr().out
+    )
+
+
+def test_find_sessions_takes_a_transcript_folder_whole():
+    sessions, skipped = find_sessions([CLINE, COPILOT])
+    assert sessions == [CLINE, COPILOT] and skipped == []
+
+
+def test_find_sessions_in_a_storage_folder_takes_each_task_whole(tmp_path):
+    tasks = tmp_path / "globalStorage" / "tasks"
+    shutil.copytree(CLINE, tasks / "1767225600000")
+    shutil.copytree(COPILOT, tmp_path / "session-state" / COPILOT.name)
+    (tmp_path / "notes.txt").write_text("not a transcript", encoding="utf-8")
+    sessions, skipped = find_sessions([tmp_path])
+    assert sessions == [tasks / "1767225600000", tmp_path / "session-state" / COPILOT.name]
+    assert skipped == [tmp_path / "notes.txt"]
+
+
+def test_from_names_the_folder_format_and_refuses_one_that_reads_no_folders(capsys):
+    assert main(["import", str(CLINE), "--from", "cline"]) == 0
+    assert "detected format: cline; 13 messages" in capsys.readouterr().out
+    assert main(["import", str(CLINE), "--from", "claude-code"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {CLINE}: format 'claude-code' does not read folders (folders: ")

@@ -1,0 +1,69 @@
+"""Claude Code `--output-format stream-json` runs: read as transcripts, sub-agents apart, totals kept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from engine.importers import detect_format, import_file, import_text
+
+STREAM = (
+    Path(__file__).resolve().parents[1] / "data" / "real-sessions" / "claude-code-stream" / "stream.jsonl"
+)
+
+
+def test_a_run_imports_the_main_conversation_with_each_calls_usage() -> None:
+    assert detect_format(STREAM) == "claude-code-stream"
+    result = import_file(STREAM)
+    # counted by hand (fixture built from the Agent SDK's SDKMessage types): 15 lines; main thread 1
+    # user prompt, 3 calls (msg_01A over 3 lines: thinking, Glob, Read; msg_01B: Task; msg_01C: answer)
+    assert result.came_in() == {
+        "systemPrompts": 0,
+        "userTurns": 1,
+        "assistantTurns": 3,
+        "toolCalls": 3,
+        "toolResults": 3,
+        "thoughts": 1,
+        "summaries": 0,
+        "images": 0,
+        "callsWithUsage": 3,
+        "otherBilledCalls": 2,
+    }
+    assert result.conversations == 2
+    assert result.skipped_lines == {
+        "stream:init": [1],
+        "sidechain (a sub-agent's own conversation)": [9, 10, 11, 12],
+        "stream:result (success)": [15],
+    }
+    assert result.session["tools"][:3] == ["Task", "Bash", "Glob"]
+    assert result.session["model"] == "claude-sonnet-4-5-20250929"
+    # the calls on messages plus the sub-agent's calls add up to the result's modelUsage
+    calls = [m.metadata["usage"] for m in result.messages if m.metadata and "usage" in m.metadata]
+    calls += result.other_calls
+    totals = result.session["result"]["modelUsage"]["claude-sonnet-4-5-20250929"]
+    assert sum(c["outputTokens"] for c in calls) == totals["outputTokens"] == 353
+    assert sum(c["cacheReadTokens"] for c in calls) == totals["cacheReadInputTokens"]
+    assert sum(c["promptTokens"] for c in calls) == 21 + 35300 + 22680
+
+
+def test_the_sub_agent_is_the_second_conversation() -> None:
+    result = import_file(STREAM, conversation=1)
+    assert [m.type for m in result.messages] == ["user_input", "tool_calls", "tool_output", "final_answer"]
+    assert result.messages[0].content == "What does util.greet do?"
+
+
+def test_partial_stream_events_and_bad_lines_are_counted_with_their_line_numbers() -> None:
+    lines = STREAM.read_text().splitlines()
+    delta = {"type": "stream_event", "event": {"type": "content_block_delta"}, "session_id": "s", "uuid": "x"}
+    text = "\n".join([lines[0], json.dumps(delta), "{not json", *lines[1:]])
+    result = import_text(text, name="run.jsonl")
+    assert result.format == "claude-code-stream"
+    assert result.skipped_lines["stream:stream_event"] == [2]
+    assert [str(p) for p in result.problems] == [
+        "run.jsonl:3: invalid JSON (Expecting property name enclosed in double quotes at column 2)"
+    ]
+
+
+def test_a_transcript_is_not_claimed() -> None:
+    line = {"type": "user", "sessionId": "s", "uuid": "u", "message": {"role": "user", "content": "hi"}}
+    assert detect_format(json.dumps(line)) == "claude-code"

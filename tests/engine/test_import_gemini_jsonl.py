@@ -1,0 +1,86 @@
+"""Gemini CLI's JSONL recording: replayed as the CLI replays it ($set, $rewindTo, rewritten messages)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from engine.importers import detect_format, import_file, import_text
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "real-sessions" / "gemini-cli"
+HEADER = {"sessionId": "s1", "projectHash": "p" * 64, "startTime": "2026-04-23T12:00:00Z", "kind": "main"}
+
+
+def jsonl(*records: dict) -> str:
+    return "\n".join(json.dumps(r) for r in records)
+
+
+def test_the_real_recording_imports_each_message_once_with_its_final_record() -> None:
+    path = DATA / "gemini.jsonl"
+    assert detect_format(path) == "gemini-cli-jsonl"
+    result = import_file(path)
+    # counted by hand: 28 lines; 6 gemini messages (5 written twice), 3 user, 2 info, 11 $set lines
+    assert result.came_in() == {
+        "systemPrompts": 0,
+        "userTurns": 3,
+        "assistantTurns": 6,
+        "toolCalls": 12,
+        "toolResults": 12,
+        "thoughts": 7,
+        "summaries": 0,
+        "images": 0,
+        "callsWithUsage": 6,
+        "otherBilledCalls": 0,
+    }
+    assert result.skipped_lines["earlier record of a message written again"] == [6, 9, 12, 15, 24]
+    assert result.skipped["metadata update ($set)"] == 11
+    assert result.skipped_lines["info notice (shown by the CLI, not sent to the model)"] == [2, 27]
+    assert result.problems == [] and result.unpaired == []
+    usage = [m.metadata["usage"] for m in result.messages if m.metadata and "usage" in m.metadata]
+    # the README's sums over distinct calls: input 202586 (cached 48951), output 2152 + thoughts 2141
+    assert sum(u["promptTokens"] for u in usage) == 202586
+    assert sum(u["cacheReadTokens"] for u in usage) == 48951
+    assert sum(u["outputTokens"] for u in usage) == 2152 + 2141
+    assert result.session["sessionId"] == "0ab84937-9fe7-4284-986a-33c832af0b6a"
+    assert result.session["lastUpdated"] == "2026-04-23T12:58:35.591Z"  # the last $set
+
+
+def test_rewind_drops_the_message_and_what_follows_and_a_checkpoint_replaces_all() -> None:
+    text = jsonl(
+        HEADER,
+        {"id": "u1", "timestamp": "2026-04-23T12:00:01Z", "type": "user", "content": [{"text": "first"}]},
+        {"id": "g1", "timestamp": "2026-04-23T12:00:02Z", "type": "gemini", "content": "one"},
+        {"id": "u2", "timestamp": "2026-04-23T12:00:03Z", "type": "user", "content": "second"},
+        {"id": "g2", "timestamp": "2026-04-23T12:00:04Z", "type": "gemini", "content": "two"},
+        {"$rewindTo": "u2"},
+        {"id": "u3", "timestamp": "2026-04-23T12:00:05Z", "type": "user", "content": "instead"},
+        {"$set": {"summary": "A titled session"}},
+    )
+    result = import_text(text, name="s.jsonl")
+    assert result.format == "gemini-cli-jsonl"
+    assert [(m.id, m.content) for m in result.messages] == [("u1", "first"), ("g1", "one"), ("u3", "instead")]
+    assert result.skipped_lines["message undone by a rewind"] == [4, 5]
+    assert result.title == "A titled session"
+
+    checkpoint = {
+        "$set": {"messages": [{"id": "c1", "timestamp": "x", "type": "user", "content": "restart"}]}
+    }
+    result = import_text(text + "\n" + json.dumps(checkpoint), name="s.jsonl")
+    assert [m.content for m in result.messages] == ["restart"]
+    assert result.skipped_lines["message replaced by a checkpoint"] == [2, 3, 7]
+
+
+def test_the_older_single_document_is_not_claimed() -> None:
+    doc = {**HEADER, "messages": [{"id": "u1", "timestamp": "t", "type": "user", "content": "hi"}]}
+    assert detect_format(json.dumps(doc)) == "gemini-cli"
+
+
+def test_a_recording_cut_mid_line_imports_up_to_the_cut_and_names_the_line() -> None:
+    text = (DATA / "gemini.jsonl").read_text()
+    cut = text[: text.index('"type":"gemini"', text.index("1b8df650"))]  # line 20 cut while being written
+    result = import_text(cut, name="session.jsonl")
+    assert result.format == "gemini-cli-jsonl"
+    assert [str(p) for p in result.problems] == [
+        "session.jsonl:20: invalid JSON (Expecting property name enclosed in double quotes at column 85)"
+    ]
+    assert result.came_in()["userTurns"] == 2 and result.came_in()["toolCalls"] == 10
