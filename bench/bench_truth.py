@@ -35,7 +35,13 @@ from engine.truth import AS_RECORDED, error_summary, fit_calibration, iter_truth
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT.parent / "shared" / "real-sessions"
 MORE = ROOT / "tests" / "data" / "real-sessions"
-AGENTS = ("claude-code", "codex", "gemini-cli")
+# the formats whose transcripts keep usage, and the agent each is pooled under (one agent, one calibration)
+AGENTS = {
+    "claude-code": "claude-code",
+    "codex": "codex",
+    "gemini-cli": "gemini-cli",
+    "gemini-cli-jsonl": "gemini-cli",
+}
 STEPS = 1_000_000  # as many as the transcript has
 
 
@@ -67,7 +73,7 @@ def sessions(folders: list[Path]) -> list[tuple[str, Path]]:
             except ValueError:
                 continue
             if fmt in AGENTS:
-                found.append((fmt, path))
+                found.append((AGENTS[fmt], path))
     return found
 
 
@@ -132,7 +138,13 @@ def raw_cost(fmt: str, path: Path) -> float:
                 )
                 total += _price(tokens, model, "openai")
     else:
-        for message in json.loads(path.read_text(encoding="utf-8")).get("messages", []):
+        text = path.read_text(encoding="utf-8")
+        try:
+            messages = json.loads(text).get("messages", [])
+        except ValueError:  # the newer recording: a message a line, written again as it changes
+            lines = (json.loads(line) for line in text.splitlines() if line.strip())
+            messages = list({m.get("id"): m for m in lines if isinstance(m, dict) and "id" in m}.values())
+        for message in messages:
             t = message.get("tokens") if message.get("type") == "gemini" else None
             if isinstance(t, dict) and t.get("input"):
                 tokens = Usage(

@@ -8,7 +8,8 @@ transcripts in `bench/bench_truth.py`):
   follows it (its per-call overhead stands for that framing), so it is used as it is.
 - **OpenAI** (the Responses API of Codex, Chat Completions) renders the text, each call's name and
   arguments and no call ids, with o200k_base for the GPT-4o, GPT-4.1, GPT-5 and o-series models;
-- **Gemini** renders text and function calls without ids; no public tokenizer: cl100k stands in.
+- **Gemini** renders text and function calls without ids, and keeps no thought text in the history it is
+  sent (only encrypted thought signatures); no public tokenizer: cl100k stands in.
 For these two the figure is the wire's text and call names and arguments, counted with that encoding.
 """
 
@@ -22,6 +23,7 @@ from engine.tokens import DEFAULT_RATIO, shared_tokenizer
 
 __all__ = ["provider_counts", "provider_encoding", "provider_family"]
 
+THOUGHT_OPEN, THOUGHT_CLOSE = "<think>", "</think>"  # how the wire formatter sends a thought
 _O200K_MODELS = ("gpt-4o", "gpt-4.1", "gpt-5", "gpt-oss")  # also inside a proxy's name (`aide-gpt-5`)
 _O200K_PREFIXES = ("o1", "o3", "o4", "codex")
 
@@ -64,8 +66,13 @@ def provider_counts(result: BuildResult, model: str | None) -> list[int] | None:
         return None
     tokenizer = shared_tokenizer(provider_encoding(model), DEFAULT_RATIO, 0)
     counts = []
+    skip_thoughts = provider_family(model) == "google"  # Gemini keeps no thought text in its history
     for message in result.wire:
-        total = tokenizer.count(_text_of(message.get("content")))
+        text = _text_of(message.get("content"))
+        if skip_thoughts and text.startswith(THOUGHT_OPEN) and text.endswith(THOUGHT_CLOSE):
+            counts.append(0)
+            continue
+        total = tokenizer.count(text)
         for call in message.get("tool_calls") or ():
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict):

@@ -72,3 +72,18 @@ def test_a_provider_run_web_search_starts_a_segment_the_next_call_learns() -> No
     truths = list(iter_truth(session, recorded_run(session)))
     assert [(t.step, t.learnt_here, t.error) for t in truths] == [(1, True, None), (2, True, None)]
     assert truths[0].segment[1] != truths[1].segment[1]
+
+
+def test_gemini_counts_no_thought_text_openai_does() -> None:
+    """Gemini keeps only encrypted thought signatures in the history it is sent; the Responses API sends a
+    reasoning item's summary back."""
+    session = [
+        AiMessage("u1", "user", "user_input", "why?", 0),
+        AiMessage("th", "assistant", "thought", "because of the tests", 1),
+        AiMessage("a1", "assistant", "final_answer", "Because.", 2),
+    ]
+    result = build_context(session, AS_RECORDED)
+    assert result.wire[1]["content"] == "<think>because of the tests</think>"
+    gemini, openai = provider_counts(result, "gemini-2.5-pro"), provider_counts(result, "gpt-5")
+    assert gemini[1] == 0 and gemini[0] > 0 and gemini[2] > 0
+    assert openai[1] == len(load_encoding("o200k_base").encoding.encode_ordinary(result.wire[1]["content"]))
