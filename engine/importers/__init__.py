@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.importers._common import ImportResult, Problem, UnknownFormatError
+from engine.importers._common import EmptyImportError, ImportResult, Problem, UnknownFormatError
 from engine.importers.aider import detect_aider, import_aider
 from engine.importers.anthropic_messages import import_anthropic
 from engine.importers.claude_code import import_claude_code
@@ -33,8 +33,10 @@ from engine.importers.openai_chat import import_openai
 from engine.importers.openhands import detect_openhands, import_openhands
 from engine.importers.registry import (
     ENTRY_POINT_GROUP,
+    Claim,
     Importer,
     Sniff,
+    claims,
     find,
     format_names,
     importers,
@@ -48,13 +50,17 @@ from engine.messages import AiMessage
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "Claim",
+    "EmptyImportError",
     "ImportResult",
     "Importer",
     "Problem",
     "Sniff",
     "UnknownFormatError",
+    "claims",
     "detect_format",
     "detect_sniff",
+    "detect_text",
     "format_names",
     "import_file",
     "import_text",
@@ -180,17 +186,50 @@ def import_text(
     conversation: int | None = None,
     system_prompt: str | None = None,
 ) -> ImportResult:
-    """As `import_file`, for text already in memory; `name` is used in problem reports."""
+    """As `import_file`, for text already in memory; `name` is used in problem reports.
+
+    A detected format names its runner-up (`ImportResult.runner_up`) when another importer claims the text
+    too. Non-blank text from which no message comes in raises `EmptyImportError`, naming the format tried
+    and the one to try next, rather than opening an empty session."""
+    found: list[Claim] | None = None
     if fmt is None:
-        fmt = detect_text(text, name)
-        if fmt is None:
-            raise unrecognised(name)
+        sniff = Sniff.of(text, name)
+        if detect_sniff(sniff) == LINN_SESSION_KIND:
+            fmt = LINN_SESSION_KIND
+        else:
+            found = claims(sniff)
+            if not found:
+                raise unrecognised(name)
+            fmt = found[0].importer.name
     if fmt == LINN_SESSION_KIND:
         raise ValueError(f"{name} is already a linn session: open it with engine.session.load_session")
     result = find(fmt).read(text, name, conversation)
+    others = [c.importer.name for c in (found or []) if c.importer.name != fmt]
+    result.runner_up = others[0] if others else None
+    if not result.messages and text.strip():
+        raise _opened_empty(result, text, name, fmt, found)
     if system_prompt is not None:
         _prepend_system_prompt(result, system_prompt, name)
     return result
+
+
+def _opened_empty(
+    result: ImportResult, text: str, name: str, fmt: str, found: list[Claim] | None
+) -> EmptyImportError:
+    """The one line for a non-blank file that gave no message: what was tried, what to try next."""
+    if found is None:
+        found = claims(Sniff.of(text, name))
+    others = [c.importer.name for c in found if c.importer.name != fmt]
+    why = f"; {len(result.problems)} problem(s), the first: {result.problems[0]}" if result.problems else ""
+    skipped = result.skipped
+    if skipped and not why:
+        why = "; left out: " + ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items())[:3])
+    then = (
+        f"next format that claims it: {others[0]} (--from {others[0]})"
+        if others
+        else f"no other format claims it (--from NAME to force one of {', '.join(format_names())})"
+    )
+    return EmptyImportError(f"{name}: read as {fmt}, no message came in{why}; {then}")
 
 
 def _prepend_system_prompt(result: ImportResult, text: str, name: str) -> None:

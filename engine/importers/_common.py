@@ -22,6 +22,10 @@ class UnknownFormatError(ValueError):
     """The input matches none of the importable formats."""
 
 
+class EmptyImportError(ValueError):
+    """A non-blank input from which the chosen format read no message (never an empty session)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Problem:
     """A part of the input that could not be imported. `line` is 1-based; None when unknown."""
@@ -49,6 +53,7 @@ class ImportResult:
     # billed model calls that no imported message carries (another branch, a sub-agent): `metadata.usage`
     # entries plus `why` and `line` (and `file` when not this one); they count in the recorded cost
     other_calls: list[dict[str, Any]] = field(default_factory=list)
+    runner_up: str | None = None  # the next format that claims the input, when detection chose this one
 
     @property
     def skipped(self) -> dict[str, int]:
@@ -78,6 +83,7 @@ class ImportResult:
         """The import report: what came in, what did not and why (with its first line numbers)."""
         return {
             "format": self.format,
+            "runnerUp": self.runner_up,
             "title": self.title,
             "messages": len(self.messages),
             "conversations": self.conversations,

@@ -176,7 +176,7 @@ class ItemConverter:
         if self.pending is not None:
             self.out.other_call(self.pending[1], self.pending[0], "usage no model call's items followed")
             self.pending = None
-        bounds = [c.start for c in self.calls[1:]] + [len(self.out.messages)]
+        bounds = [c.start for c in self.calls[1:]] + [len(self.out.messages)] * bool(self.calls)
         for call, end in zip(self.calls, bounds, strict=True):
             if call.usage is None:
                 continue
