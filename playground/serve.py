@@ -21,9 +21,13 @@ def free_port(host: str) -> int:
         return sock.getsockname()[1]
 
 
-def app_command(session: Path, policy: str | None, fences: str | None, defaults: str, copy: str) -> str:
+def app_command(
+    session: Path, policy: str | None, fences: str | None, defaults: str, copy: str, fmt: str | None = None
+) -> str:
     """The shell command textual-serve starts for each tab: this interpreter running the playground."""
     argv = [sys.executable, "-m", "playground.cli", str(session), "--defaults", defaults, "--copy", copy]
+    if fmt:
+        argv += ["--from", fmt]
     if policy:
         argv += ["--policy", str(Path(policy).resolve())]
     if fences:

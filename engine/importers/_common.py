@@ -54,6 +54,9 @@ class ImportResult:
     # entries plus `why` and `line` (and `file` when not this one); they count in the recorded cost
     other_calls: list[dict[str, Any]] = field(default_factory=list)
     runner_up: str | None = None  # the next format that claims the input, when detection chose this one
+    # line/item types the importer does not know (format drift): label → how it was carried (a message
+    # type, or None when left out) and its line numbers
+    unknown: dict[str, tuple[str | None, list[int]]] = field(default_factory=dict)
 
     @property
     def skipped(self) -> dict[str, int]:
@@ -94,6 +97,10 @@ class ImportResult:
             ],
             "problems": [str(p) for p in self.problems],
             "unpaired": list(self.unpaired),
+            "unknownTypes": [
+                {"type": label, "count": len(lines), "firstLines": lines[:first_lines], "carriedAs": carried}
+                for label, (carried, lines) in self.unknown.items()
+            ],
         }
 
     def header(self, source: str, chosen: int | None = None) -> dict[str, Any]:
@@ -137,6 +144,7 @@ class Collector:
         self.skipped_lines: dict[str, list[int]] = {}
         self.problems: list[Problem] = []
         self.other_calls: list[dict[str, Any]] = []
+        self.unknown: dict[str, tuple[str | None, list[int]]] = {}
         self._ids: set[str] = set()
 
     def unique_id(self, candidate: str) -> str:
@@ -150,6 +158,14 @@ class Collector:
 
     def skip(self, reason: str, line: int) -> None:
         self.skipped_lines.setdefault(reason, []).append(line)
+
+    def drift(self, label: str, line: int, carried_as: str | None = None) -> None:
+        """A line or item type this importer does not know (`label`, e.g. `line type 'x'`): carried as a
+        message of type `carried_as` (the caller adds it), or, when None, left out as bookkeeping."""
+        carried, lines = self.unknown.setdefault(label, (carried_as, []))
+        lines.append(line)
+        if carried_as is None:
+            self.skip(f"unknown {label}", line)
 
     def problem(self, line: int | None, reason: str) -> None:
         self.problems.append(Problem(self.path, line, reason))
@@ -186,6 +202,7 @@ class Collector:
             unpaired=find_unpaired(self.messages),
             title=fields.pop("title", None) or first_user_title(self.messages),
             other_calls=self.other_calls,
+            unknown=self.unknown,
             **fields,
         )
 

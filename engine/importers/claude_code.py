@@ -18,6 +18,10 @@ Decisions:
   taken from them. `system` lines of subtype `local_command` only echo the command on screen: skipped.
   `[Request interrupted by user...]` lines are kept as `user_input` (the model saw them) with
   `metadata.interrupted`.
+- `attachment` lines (2.1.x: todo/task reminders, nested memory, edited-file notices, @-file contents, hook
+  context, plan mode) are context the model received: `user_input` marked `metadata.generated:
+  "attachment"` (see `claude_attachments`); those never sent are left out by type.
+- Line types not known here are drift: left out, and named in the import report.
 - A compaction written as a `compact_boundary` system line followed by a `summary` line is a
   `history_summary` too (the boundary's `compactMetadata` kept on it).
 - Usage: a model call (one `message.id`, often written over several lines) counts once, with its last
@@ -44,6 +48,7 @@ from engine.importers._common import (
     summary_metadata,
     with_usage,
 )
+from engine.importers.claude_attachments import attachment_text
 from engine.importers.claude_branches import select, subagent_files
 from engine.messages import AiMessage
 from engine.usage import UsageProblem, anthropic_usage
@@ -59,6 +64,11 @@ COMMAND_TAGS = (
     "<local-command-caveat>",
 )
 INTERRUPTED_PREFIX = "[Request interrupted by user"
+# line types that are bookkeeping of Claude Code's own (UI, resume list, history); others are drift
+KNOWN_LINE_TYPES = frozenset(
+    {"progress", "file-history-snapshot", "queue-operation", "custom-title", "ai-title", "last-prompt"}
+    | {"agent-name", "tag", "pr-link", "mode", "cost-state", "worktree-state"}
+)
 
 
 def import_claude_code(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
@@ -135,8 +145,12 @@ class _Reader:
             self.out.skip("session_title", number)
         elif kind == "system":
             self._system(number, entry)
-        elif kind not in ("user", "assistant"):
+        elif kind == "attachment" and isinstance(entry.get("attachment"), dict):
+            self._attachment(number, entry, entry["attachment"])
+        elif kind in KNOWN_LINE_TYPES:
             self.out.skip(kind, number)
+        elif kind not in ("user", "assistant"):
+            self.out.drift(f"line type {kind!r}", number)
         elif not isinstance(entry.get("message"), dict):
             self.out.problem(number, f"'{kind}' line without a message object")
         else:
@@ -157,6 +171,21 @@ class _Reader:
             self.compact_metadata = meta if isinstance(meta, dict) else {}
             self.boundary = (number, entry)
         self.out.skip(f"system:{subtype}" if subtype else "system", number)
+
+    def _attachment(self, number: int, entry: dict[str, Any], attachment: dict[str, Any]) -> None:
+        kind = str(attachment.get("type"))
+        text, known = attachment_text(attachment)
+        if not known:
+            self.out.drift(f"attachment type {kind!r}", number, "user_input" if text else None)
+        if not text:
+            if known:
+                self.out.skip(f"attachment {kind} (not sent to the model)", number)
+            return
+        self._close_turn()
+        meta = {"generated": "attachment", "attachment": kind, "source": self._source(number, entry)}
+        self.out.add(
+            AiMessage(self._id(number, entry), "user", "user_input", text, self._ts(number, entry), meta)
+        )
 
     def _missing_summary(self) -> None:
         """A compact_boundary with no summary after it: what came before is still gone from the model's

@@ -10,10 +10,18 @@ Mapping: `system`/`developer` → `system_prompt`; `user` → `user_input`; assi
 a `thought` before it; `reasoning_details` stays on the message; `tool` → `tool_output` with the tool name
 of its call. Content given as parts is flattened to its text; images are noted in `metadata.images`.
 Messages have no ids: `oa-<index>` (`#n` for a second message from the same source message).
+
+LLaMA-Factory's `{type, value}` parts (its v1 data format) are read too: `text`, `reasoning` (a thought),
+`tool_call` (a call; ids made up, as the format has none, and each `tool` message answers the oldest
+unanswered one), images by their path. A request's top-level `system_prompt` (Hermes Agent sessions) is
+the system prompt when no message is. A role this importer does not know is drift: with text and before the
+model's last message it is carried as a user-side message (`metadata.generated`), else it is bookkeeping
+(mini-swe-agent's final `exit`, Hermes' `session_meta`) and left out; both are named in the report.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from engine.importers._common import (
@@ -31,6 +39,7 @@ from engine.messages import AiMessage
 FORMAT = "openai"
 HEADER_KEYS = ("model",)
 TEXT_PARTS = ("text", "input_text", "output_text")
+VALUE_MEDIA = ("image", "video", "audio")
 IMAGE_PARTS = ("image_url", "input_image")
 PART_SEPARATOR = "\n\n"
 # Keys with a place in the message model; any other key of a source message goes to metadata.source.
@@ -73,7 +82,9 @@ def flatten_parts(content: Any) -> tuple[str, dict[str, Any]] | None:
     notes: dict[str, list[Any]] = {}
     for part in content:
         kind = part.get("type") if isinstance(part, dict) else None
-        if kind in TEXT_PARTS and isinstance(part.get("text"), str):
+        if isinstance(part, dict) and "value" in part and "text" not in part:  # LLaMA-Factory {type, value}
+            _value_part(kind, part["value"], texts, notes)
+        elif kind in TEXT_PARTS and isinstance(part.get("text"), str):
             texts.append(part["text"])
         elif kind == "refusal" and isinstance(part.get("refusal"), str):
             texts.append(part["refusal"])
@@ -85,6 +96,31 @@ def flatten_parts(content: Any) -> tuple[str, dict[str, Any]] | None:
         else:
             notes.setdefault("unmappedParts", []).append(unmapped_note(part))
     return PART_SEPARATOR.join(t for t in texts if t), notes
+
+
+def _value_part(kind: Any, value: Any, texts: list[str], notes: dict[str, list[Any]]) -> None:
+    if kind == "text":
+        texts.append(value if isinstance(value, str) else compact_json(value))
+    elif kind == "reasoning":
+        notes.setdefault("reasoning", []).append(value if isinstance(value, str) else compact_json(value))
+    elif kind == "tool_call":
+        notes.setdefault("valueToolCalls", []).append(value)
+    elif kind in VALUE_MEDIA:
+        notes.setdefault("images" if kind == "image" else "media", []).append({"url": value})
+    else:
+        notes.setdefault("unmappedParts", []).append(unmapped_note({"type": kind, "value": value}))
+
+
+def _value_call(value: Any, call_id: str) -> dict[str, Any]:
+    """A LLaMA-Factory `tool_call` value (`{"name", "arguments"}`, often as a JSON string) as a call."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            value = {"name": "", "arguments": value}
+    value = value if isinstance(value, dict) else {"name": "", "arguments": value}
+    function = {"name": value.get("name") or "", "arguments": value.get("arguments", {})}
+    return normalize_call({"id": value.get("id") or call_id, "type": "function", "function": function})
 
 
 def normalize_call(call: Any) -> dict[str, Any]:
@@ -108,9 +144,27 @@ class _Converter:
         self.out = out
         self.conversation = conversation
         self.tool_names: dict[str, str] = {}
+        self.open_calls: list[str] = []  # made-up call ids not yet answered (LLaMA-Factory tool_call parts)
+        self.last_model = -1  # index of the model's last message: unknown roles after it are bookkeeping
 
     def run(self) -> None:
-        for index, (line, label, message) in enumerate(self.conversation.entries):
+        entries = self.conversation.entries
+        self.last_model = max(
+            (
+                i
+                for i, (_, _, m) in enumerate(entries)
+                if isinstance(m, dict) and m.get("role") == "assistant"
+            ),
+            default=-1,
+        )
+        prompt = self.conversation.header.get("system_prompt")
+        has_system = any(
+            isinstance(m, dict) and m.get("role") in ("system", "developer") for _, _, m in entries
+        )
+        if isinstance(prompt, str) and prompt.strip() and not has_system:  # Hermes Agent sessions
+            meta = {"source": {"field": "system_prompt"}}
+            self._add({"id": "system-prompt"}, 0, "system", "system_prompt", prompt, meta)
+        for index, (line, label, message) in enumerate(entries):
             self._message(index, line, label, message)
 
     def _message(self, index: int, line: int | None, label: str | None, message: Any) -> None:
@@ -122,6 +176,12 @@ class _Converter:
             self._problem(line, label, "content is neither text nor a list of parts")
             return
         text, notes = flat
+        reasoning = notes.pop("reasoning", None)
+        value_calls = notes.pop("valueToolCalls", None)
+        if reasoning and not message.get("reasoning_content"):
+            message = {**message, "reasoning_content": "\n\n".join(reasoning)}
+        if value_calls and not message.get("tool_calls"):
+            message = {**message, "tool_calls": [self._made_up(v) for v in value_calls]}
         role = message.get("role")
         extras = {k: unmapped_note(v) for k, v in message.items() if k not in MAPPED_KEYS}
         if role in ("system", "developer"):
@@ -135,7 +195,22 @@ class _Converter:
         elif role == "tool":
             self._tool(message, index, line, label, text, _meta(notes, extras))
         else:
-            self._problem(line, label, f"unknown role {role!r}")
+            self._unknown_role(message, index, line, text)
+
+    def _unknown_role(self, message: dict[str, Any], index: int, line: int | None, text: str) -> None:
+        where = line if line is not None else index + 1
+        label = f"role {message.get('role')!r}"
+        if text.strip() and index < self.last_model:  # the model saw what came before its last call
+            self.out.drift(label, where, "user_input")
+            meta = {"generated": str(message.get("role")), "source": {"role": message.get("role")}}
+            self._add(message, index, "user", "user_input", text, meta)
+        else:
+            self.out.drift(label, where)
+
+    def _made_up(self, value: Any) -> dict[str, Any]:
+        call = _value_call(value, f"lf-call-{len(self.tool_names) + len(self.open_calls) + 1}")
+        self.open_calls.append(call["id"])
+        return call
 
     def _assistant(
         self, message: dict[str, Any], index: int, line: int | None, label: str | None, text: str, meta: dict
@@ -163,6 +238,10 @@ class _Converter:
         self, message: dict[str, Any], index: int, line: int | None, label: str | None, text: str, meta: dict
     ) -> None:
         call_id = message.get("tool_call_id")
+        if not call_id and self.open_calls:  # LLaMA-Factory: results answer the calls in order
+            call_id = self.open_calls[0]
+        if call_id in self.open_calls:
+            self.open_calls.remove(call_id)
         if not isinstance(call_id, str) or not call_id:
             self._problem(line, label, "tool message without a tool_call_id")
             call_id = ""
