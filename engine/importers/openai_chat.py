@@ -2,8 +2,8 @@
 
 Accepted shapes: a JSON array of messages, JSONL of messages, a request `{messages: [...]}`, and
 fine-tuning JSONL (one `{"messages": [...]}` conversation a line; `conversation` picks one, default the
-first; `ImportResult.conversations` tells how many there are). A chat completion response
-(`{choices: [{message}]}`) after a request joins its conversation.
+first; `ImportResult.conversations` tells how many there are). A chat completion response (`{choices:
+[{message}]}`) after a request joins its conversation.
 
 Mapping: `system`/`developer` → `system_prompt`; `user` → `user_input`; assistant with `tool_calls` →
 `tool_calls` (content kept), other assistant text → `final_answer`; `reasoning_content`/`reasoning` text →
@@ -13,10 +13,11 @@ Messages have no ids: `oa-<index>` (`#n` for a second message from the same sour
 
 LLaMA-Factory's `{type, value}` parts (its v1 data format) are read too: `text`, `reasoning` (a thought),
 `tool_call` (a call; ids made up, as the format has none, and each `tool` message answers the oldest
-unanswered one), images by their path. A request's top-level `system_prompt` (Hermes Agent sessions) is
-the system prompt when no message is. A role this importer does not know is drift: with text and before the
-model's last message it is carried as a user-side message (`metadata.generated`), else it is bookkeeping
-(mini-swe-agent's final `exit`, Hermes' `session_meta`) and left out; both are named in the report.
+unanswered one), images by their path. A request's top-level `system_prompt` (Hermes Agent sessions) is the
+system prompt when no message is; a side `images` list (LLaMA-Factory) fills the `<image>` tags in order. A
+role this importer does not know is drift: with text and before the model's last message it is carried as a
+user-side message (`metadata.generated`), else it is bookkeeping (mini-swe-agent's final `exit`, Hermes'
+`session_meta`) and left out; both are named in the report.
 """
 
 from __future__ import annotations
@@ -34,12 +35,13 @@ from engine.importers._common import (
     iso_to_ms,
     unmapped_note,
 )
+from engine.importers._media import SideImages
 from engine.messages import AiMessage
 
 FORMAT = "openai"
 HEADER_KEYS = ("model",)
 TEXT_PARTS = ("text", "input_text", "output_text")
-VALUE_MEDIA = ("image", "video", "audio")
+VALUE_MEDIA = ("image", "video", "audio", "image_url", "video_url", "audio_url")
 IMAGE_PARTS = ("image_url", "input_image")
 PART_SEPARATOR = "\n\n"
 # Keys with a place in the message model; any other key of a source message goes to metadata.source.
@@ -86,6 +88,8 @@ def flatten_parts(content: Any) -> tuple[str, dict[str, Any]] | None:
             _value_part(kind, part["value"], texts, notes)
         elif kind in TEXT_PARTS and isinstance(part.get("text"), str):
             texts.append(part["text"])
+        elif kind == "reasoning" and isinstance(part.get("reasoning"), str):  # Letta's reasoning parts
+            notes.setdefault("reasoning", []).append(part["reasoning"])
         elif kind == "refusal" and isinstance(part.get("refusal"), str):
             texts.append(part["refusal"])
         elif kind in IMAGE_PARTS:
@@ -106,7 +110,7 @@ def _value_part(kind: Any, value: Any, texts: list[str], notes: dict[str, list[A
     elif kind == "tool_call":
         notes.setdefault("valueToolCalls", []).append(value)
     elif kind in VALUE_MEDIA:
-        notes.setdefault("images" if kind == "image" else "media", []).append({"url": value})
+        notes.setdefault("images" if kind.startswith("image") else "media", []).append({"url": value})
     else:
         notes.setdefault("unmappedParts", []).append(unmapped_note({"type": kind, "value": value}))
 
@@ -146,6 +150,8 @@ class _Converter:
         self.tool_names: dict[str, str] = {}
         self.open_calls: list[str] = []  # made-up call ids not yet answered (LLaMA-Factory tool_call parts)
         self.last_model = -1  # index of the model's last message: unknown roles after it are bookkeeping
+        texts = [m.get("content") for _, _, m in conversation.entries if isinstance(m, dict)]
+        self.images = SideImages(conversation.header.get("images"), texts)
 
     def run(self) -> None:
         entries = self.conversation.entries
@@ -176,6 +182,9 @@ class _Converter:
             self._problem(line, label, "content is neither text nor a list of parts")
             return
         text, notes = flat
+        text, side = self.images.fill(text)
+        if side:
+            notes.setdefault("images", []).extend(side)
         reasoning = notes.pop("reasoning", None)
         value_calls = notes.pop("valueToolCalls", None)
         if reasoning and not message.get("reasoning_content"):
