@@ -14,7 +14,7 @@ from pathlib import Path
 from engine.importers._common import EmptyImportError, ImportResult, Problem, UnknownFormatError
 from engine.importers.aider import detect_aider, import_aider
 from engine.importers.anthropic_messages import import_anthropic
-from engine.importers.claude_code import import_claude_code
+from engine.importers.claude_code import import_claude_code, import_claude_code_file
 from engine.importers.codex import detect_codex, import_codex
 from engine.importers.detect import (
     LINN_SESSION_KIND,
@@ -69,6 +69,8 @@ __all__ = [
 ]
 
 SYSTEM_PROMPT_ID = "system-prompt"
+STREAM_BYTES = 16 * 2**20  # a file this large is read a line at a time when its format can be
+HEAD_BYTES = 2**20  # how much of such a file detection reads
 
 BUILTIN = [
     Importer(
@@ -77,6 +79,7 @@ BUILTIN = [
         "hooks and UI lines left out",
         detect_claude_code,
         import_claude_code,
+        read_file=import_claude_code_file,
     ),
     Importer(
         "codex",
@@ -174,8 +177,34 @@ def import_file(
     negative counts from the end; None is the format's default. `system_prompt`, when given, becomes the
     first message (for transcripts that have none).
     """
+    streamed = _import_large(Path(path), fmt, conversation)
+    if streamed is not None:
+        if system_prompt is not None:
+            _prepend_system_prompt(streamed, system_prompt, str(path))
+        return streamed
     text, name = read_source(Path(path))
     return import_text(text, fmt, name=name, conversation=conversation, system_prompt=system_prompt)
+
+
+def _import_large(path: Path, fmt: str | None, conversation: int | None) -> ImportResult | None:
+    """A large file in a format that reads it a line at a time (detected on its first MB), else None."""
+    if not path.is_file() or path.stat().st_size < STREAM_BYTES:
+        return None
+    with path.open("rb") as file:
+        head = file.read(HEAD_BYTES)
+    text = head[: head.rfind(b"\n") + 1].decode("utf-8-sig", errors="replace")
+    sniff = Sniff.of(text, str(path))
+    found = None if fmt is not None else claims(sniff)
+    chosen = fmt or (found[0].importer.name if found and detect_sniff(sniff) != LINN_SESSION_KIND else None)
+    importer = find(chosen) if chosen else None
+    if importer is None or importer.read_file is None:
+        return None
+    result = importer.read_file(path, conversation)
+    others = [c.importer.name for c in (found or []) if c.importer.name != importer.name]
+    result.runner_up = others[0] if others else None
+    if not result.messages:
+        raise _opened_empty(result, text, str(path), importer.name, found)
+    return result
 
 
 def import_text(

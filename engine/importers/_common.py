@@ -5,12 +5,18 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from engine.importers._jsonio import (  # noqa: F401 - re-exported: the importers read JSON through here
+    iter_json_array,
+    iter_jsonl,
+    iter_jsonl_file,
+    load_json_document,
+)
 from engine.messages import AiMessage
 from engine.usage import RecordedUsage, UsageProblem
 
@@ -269,64 +275,6 @@ def find_unpaired(messages: list[AiMessage]) -> list[str]:
             else:
                 orphans.append(cid or m.id)
     return [cid for cid in declared if cid not in answered] + orphans
-
-
-def iter_jsonl(text: str) -> Iterator[tuple[int, Any, str | None]]:
-    """(line number, value, error) for each non-blank line; value is None when error is set.
-
-    Lines end at "\n" only: JSON strings may hold a raw U+2028 or form feed, which `splitlines` would cut.
-    """
-    for number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line), None
-        except json.JSONDecodeError as exc:
-            yield number, None, f"invalid JSON ({exc.msg} at column {exc.colno})"
-
-
-def iter_json_array(text: str, start: int | None = None) -> Iterator[tuple[int, Any, str | None]]:
-    """(line number, value, error) for each element of the JSON array at `start` (default: the first).
-
-    Elements are decoded one by one so each keeps the line it starts on. A syntax error ends the walk:
-    its line is reported, and nothing after it can be trusted.
-    """
-    decoder = json.JSONDecoder()
-    pos = (text.index("[") if start is None else start) + 1
-    line, counted = 1, 0
-    while True:
-        pos = _skip_space(text, pos)
-        if pos < len(text) and text[pos] == "]":
-            return
-        line += text.count("\n", counted, pos)
-        counted = pos
-        try:
-            value, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            yield exc.lineno, None, f"invalid JSON ({exc.msg} at column {exc.colno})"
-            return
-        yield line, value, None
-        pos = _skip_space(text, pos)
-        if pos < len(text) and text[pos] == ",":
-            pos += 1
-        elif pos >= len(text) or text[pos] != "]":
-            bad_line = line + text.count("\n", counted, pos)
-            yield bad_line, None, "invalid JSON (expected ',' or ']' between array elements)"
-            return
-
-
-def _skip_space(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos] in " \t\r\n":
-        pos += 1
-    return pos
-
-
-def load_json_document(text: str) -> tuple[Any, str | None, int | None]:
-    """(value, error, error line) for a whole-document JSON input."""
-    try:
-        return json.loads(text), None, None
-    except json.JSONDecodeError as exc:
-        return None, f"invalid JSON ({exc.msg} at column {exc.colno})", exc.lineno
 
 
 UNMAPPED_KEEP_CHARS = 1000

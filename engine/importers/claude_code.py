@@ -35,6 +35,7 @@ Decisions:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ from engine.importers._common import (
     Problem,
     iso_to_ms,
     iter_jsonl,
+    iter_jsonl_file,
     summary_metadata,
     with_usage,
 )
@@ -64,6 +66,8 @@ COMMAND_TAGS = (
     "<local-command-caveat>",
 )
 INTERRUPTED_PREFIX = "[Request interrupted by user"
+SLIM_TYPES = frozenset({"progress", "file-history-snapshot", "queue-operation"})
+SLIM_KEYS = ("type", "uuid", "parentUuid", "isSidechain", "agentId", "timestamp", "sessionId")
 # line types that are bookkeeping of Claude Code's own (UI, resume list, history); others are drift
 KNOWN_LINE_TYPES = frozenset(
     {"progress", "file-history-snapshot", "queue-operation", "custom-title", "ai-title", "last-prompt"}
@@ -74,15 +78,26 @@ KNOWN_LINE_TYPES = frozenset(
 def import_claude_code(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
     """Read a Claude Code transcript: its live branch (see `claude_branches`), or one of its sidechains.
     Malformed lines are reported in `problems` and skipped."""
+    return _import_lines(iter_jsonl(text), path, conversation)
+
+
+def import_claude_code_file(path: Path, conversation: int | None = None) -> ImportResult:
+    """As `import_claude_code`, reading the file a line at a time (a 100 MB file is never one string)."""
+    return _import_lines(iter_jsonl_file(path), str(path), conversation)
+
+
+def _import_lines(
+    lines: Iterator[tuple[int, Any, str | None]], path: str, conversation: int | None
+) -> ImportResult:
     reader = _Reader(Collector(path))
     entries: list[tuple[int, dict[str, Any]]] = []
-    for number, entry, error in iter_jsonl(text):
+    for number, entry, error in lines:
         if error:
             reader.out.problem(number, error)
         elif not isinstance(entry, dict):
             reader.out.problem(number, f"expected a JSON object, found {type(entry).__name__}")
         else:
-            entries.append((number, entry))
+            entries.append((number, _slim(entry)))
     selection = select(entries, conversation, path)
     if selection.subagent_file is not None:
         chosen = selection.subagent_file
@@ -102,6 +117,16 @@ def import_claude_code(text: str, path: str = "<text>", conversation: int | None
         for file in subagent_files(path):
             reader.subagent_calls(file)
     return reader.finish(selection.conversations)
+
+
+def _slim(entry: dict[str, Any]) -> dict[str, Any]:
+    """The line without what no reader here uses: the UI's copy of each tool result (`toolUseResult`, a
+    quarter of a transcript) and the payload of bookkeeping lines (progress, file snapshots), so a 100 MB
+    transcript is held in memory at about half its parsed size."""
+    entry.pop("toolUseResult", None)
+    if entry.get("type") in SLIM_TYPES:
+        return {k: entry[k] for k in SLIM_KEYS if k in entry}
+    return entry
 
 
 def _call_usage(entry: dict[str, Any]) -> tuple[str, Any, str | None] | None:

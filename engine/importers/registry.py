@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 from engine.importers._common import ImportResult, UnknownFormatError, iter_jsonl, load_json_document
@@ -77,6 +78,8 @@ class Importer:
     detect: Callable[[Sniff], bool | float]
     read: Reader
     generic: bool = False  # a shape many tools share (API payloads): tried after every specific format
+    # reads a large file without holding it as one string (JSONL formats); None: `read` on its text
+    read_file: Callable[[Path, int | None], ImportResult] | None = None
 
 
 _builtins: list[Importer] = []
