@@ -125,8 +125,11 @@ class _Reader:
                 self.out.problem(self.line, f"conversations[{index}]: an observation with no call before it")
             head = {"tool_call_id": call_id, "raw_output": value, **({"tool_name": name} if name else {})}
             self._add(f"sg-{index}", "tool", "tool_output", value, head)
+        elif value.strip():  # a speaker this importer does not know: what it said reached the model
+            self.out.drift(f"speaker {speaker!r}", self.line or 1, "user_input")
+            self._add(f"sg-{index}", "user", "user_input", value, {"generated": str(speaker)})
         else:
-            self.out.problem(self.line, f"conversations[{index}]: unknown speaker {speaker!r}")
+            self.out.drift(f"speaker {speaker!r}", self.line or 1)
 
     def _call(self, index: int, value: str) -> None:
         try:

@@ -384,3 +384,34 @@ def test_every_command_that_reads_a_session_takes_from(tmp_path, capsys):
         "{timestamp, type, payload} with an object payload; next format that claims it: anthropic "
         "(--from anthropic)\n"
     )
+
+
+def test_a_newer_gemini_message_type_is_named_and_left_out():
+    session = {
+        "sessionId": "s1",
+        "projectHash": "p",
+        "startTime": "2026-01-01T10:00:00Z",
+        "lastUpdated": "2026-01-01T10:01:00Z",
+        "messages": [
+            {"id": "m1", "timestamp": "2026-01-01T10:00:00Z", "type": "user", "content": "hi"},
+            {"id": "m2", "timestamp": "2026-01-01T10:00:01Z", "type": "info", "content": "Switched model"},
+            {"id": "m3", "timestamp": "2026-01-01T10:00:02Z", "type": "checkpoint", "content": "saved"},
+            {"id": "m4", "timestamp": "2026-01-01T10:00:03Z", "type": "gemini", "content": "hello"},
+        ],
+    }
+    result = import_text(json.dumps(session))
+    assert [(m.id, m.type) for m in result.messages] == [("m1", "user_input"), ("m4", "final_answer")]
+    assert result.unknown == {"message type 'checkpoint'": (None, [3])}
+    assert result.skipped_lines["info notice (shown by the CLI, not sent to the model)"] == [2]
+
+
+def test_an_unknown_sharegpt_speaker_is_carried_not_a_problem():
+    data = [{"conversations": [{"from": "human", "value": "hi"}, {"from": "memory", "value": "likes tea"},
+                               {"from": "gpt", "value": "Tea, then."}]}]  # fmt: skip
+    result = import_text(json.dumps(data))
+    assert [(m.role, m.type, m.meta("generated")) for m in result.messages] == [
+        ("user", "user_input", None),
+        ("user", "user_input", "memory"),
+        ("assistant", "final_answer", None),
+    ]
+    assert (result.problems, result.unknown) == ([], {"speaker 'memory'": ("user_input", [1])})
