@@ -14,6 +14,7 @@ the import report either way.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from engine.importers._common import compact_json
@@ -46,13 +47,30 @@ def attachment_text(attachment: dict[str, Any]) -> tuple[str | None, bool]:
     if kind in BOOKKEEPING:
         return None, True
     if kind == "hook_success":
-        sent = attachment.get("hookEvent") in CONTEXT_HOOKS
-        return (_text(attachment.get("content")) or None) if sent else None, True
+        return _hook_context(attachment), True
     render = RENDER.get(kind) if isinstance(kind, str) else None
     if render is not None:
         return render(attachment), True
     found = [_text(attachment.get(key)) for key in TEXT_KEYS if attachment.get(key) is not None]
     return ("\n\n".join(t for t in found if t) or None), False
+
+
+def _hook_context(attachment: dict[str, Any]) -> str | None:
+    """What a successful hook added to the context: SessionStart and UserPromptSubmit hooks' output (its
+    `additionalContext` when the hook answered in JSON); other hooks' output is not sent."""
+    event = attachment.get("hookEvent") or str(attachment.get("hookName") or "").split(":")[0]
+    if event not in CONTEXT_HOOKS:
+        return None
+    output = attachment.get("content") or attachment.get("stdout")
+    if isinstance(output, str) and output.lstrip().startswith("{"):
+        try:
+            answer = json.loads(output)
+        except ValueError:
+            answer = None
+        specific = answer.get("hookSpecificOutput") if isinstance(answer, dict) else None
+        if isinstance(specific, dict):
+            return _text(specific.get("additionalContext")) or None
+    return _text(output) or None
 
 
 def _text(value: Any) -> str:

@@ -415,3 +415,26 @@ def test_an_unknown_sharegpt_speaker_is_carried_not_a_problem():
         ("assistant", "final_answer", None),
     ]
     assert (result.problems, result.unknown) == ([], {"speaker 'memory'": ("user_input", [1])})
+
+
+def test_session_start_hook_output_is_context_the_model_received():
+    answer = json.dumps(
+        {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "on main"}}
+    )
+    start = {"type": "hook_success", "hookName": "SessionStart:clear", "stdout": answer}
+    quiet = {"type": "hook_success", "hookName": "PreToolUse:Bash", "stdout": "ok"}
+    file = {"filePath": "/repo/a.txt", "content": "alpha"}
+    mention = {"type": "file", "filename": "/repo/a.txt", "content": {"type": "text", "file": file}}
+    lines = _lines(
+        _claude("attachment", 0, attachment=start),
+        _claude("attachment", 1, attachment=quiet),
+        _claude("user", 2, message={"role": "user", "content": "go"}),
+        _claude("attachment", 3, attachment=mention),
+    )
+    result = import_text(lines)
+    assert [(m.type, m.content) for m in result.messages] == [
+        ("user_input", "on main"),
+        ("user_input", "go"),
+        ("user_input", "/repo/a.txt\n\nalpha"),
+    ]
+    assert result.skipped_lines == {"attachment hook_success (not sent to the model)": [2]}
