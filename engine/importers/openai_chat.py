@@ -16,8 +16,9 @@ LLaMA-Factory's `{type, value}` parts (its v1 data format) are read too: `text`,
 unanswered one), images by their path. A request's top-level `system_prompt` (Hermes Agent sessions) is the
 system prompt when no message is; a side `images` list (LLaMA-Factory) fills the `<image>` tags in order. A
 role this importer does not know is drift: with text and before the model's last message it is carried as a
-user-side message (`metadata.generated`), else it is bookkeeping (mini-swe-agent's final `exit`, Hermes'
-`session_meta`) and left out; both are named in the report.
+user-side message (`metadata.generated`), else it is left out; both are named in the report. The records
+agents write for themselves (mini-swe-agent's `exit`, Hermes' `session_meta`, which names the model) are
+bookkeeping: left out by role, wherever they are.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ from engine.messages import AiMessage
 FORMAT = "openai"
 HEADER_KEYS = ("model",)
 TEXT_PARTS = ("text", "input_text", "output_text")
+# records agents write beside their messages, never sent to a model
+BOOKKEEPING_ROLES = {"exit": "mini-swe-agent's exit record", "session_meta": "Hermes Agent's session record"}
 VALUE_MEDIA = ("image", "video", "audio", "image_url", "video_url", "audio_url")
 IMAGE_PARTS = ("image_url", "input_image")
 PART_SEPARATOR = "\n\n"
@@ -177,6 +180,9 @@ class _Converter:
         if not isinstance(message, dict):
             self._problem(line, label, f"expected a message object, found {type(message).__name__}")
             return
+        if message.get("role") in BOOKKEEPING_ROLES:
+            self._bookkeeping(message, line if line is not None else index + 1)
+            return
         flat = flatten_parts(message.get("content"))
         if flat is None:
             self._problem(line, label, "content is neither text nor a list of parts")
@@ -205,6 +211,13 @@ class _Converter:
             self._tool(message, index, line, label, text, _meta(notes, extras))
         else:
             self._unknown_role(message, index, line, text)
+
+    def _bookkeeping(self, message: dict[str, Any], where: int) -> None:
+        """A record the agent wrote for itself (never sent): left out; Hermes' names the session's model."""
+        role = message["role"]
+        if role == "session_meta" and isinstance(message.get("model"), str):
+            self.conversation.header.setdefault("model", message["model"])
+        self.out.skip(f"role {role} ({BOOKKEEPING_ROLES[role]}, not sent to the model)", where)
 
     def _unknown_role(self, message: dict[str, Any], index: int, line: int | None, text: str) -> None:
         where = line if line is not None else index + 1
@@ -238,7 +251,7 @@ class _Converter:
                     self._problem(line, label, "tool call without an id")
                 self.tool_names[call["id"]] = call["function"]["name"]
             self._add(message, index, "assistant", "tool_calls", text, meta)
-        elif text.strip() or meta:
+        elif text.strip() or any(key != "source" for key in meta):  # not a reasoning-only reply
             self._add(message, index, "assistant", "final_answer", text, meta)
         else:
             self.out.skip("empty", line if line is not None else index)

@@ -343,11 +343,11 @@ def test_an_unknown_final_role_no_longer_fails_the_command(tmp_path, capsys):
     messages = [
         {"role": "user", "content": "go"},
         {"role": "assistant", "content": "done"},
-        {"role": "exit", "content": "Submitted", "extra": {"exit_status": "Submitted"}},
+        {"role": "verdict", "content": "Submitted", "extra": {"exit_status": "Submitted"}},
     ]
     source.write_text(json.dumps({"messages": messages}), encoding="utf-8")
     assert main(["import", str(source)]) == 0
-    assert "  unknown role 'exit': 1 (lines 1), left out\n" in capsys.readouterr().out
+    assert "  unknown role 'verdict': 1 (lines 1), left out\n" in capsys.readouterr().out
     assert main(["validate", str(source)]) == 0
 
 

@@ -126,8 +126,8 @@ def test_mini_swe_agent_final_exit_is_bookkeeping_not_a_problem():
     result = import_file(path)
     # counted in the file: system 1, user 1, assistant 64 (each with one call), tool 63, then role exit
     assert _types(result) == {"system_prompt": 1, "user_input": 1, "tool_calls": 64, "tool_output": 63}
-    assert result.problems == []
-    assert result.unknown == {"role 'exit'": (None, [5139])}
+    assert (result.problems, result.unknown) == ([], {})
+    assert result.skipped_lines == {"role exit (mini-swe-agent's exit record, not sent to the model)": [5139]}
     assert result.unpaired == ["call_00_0yKPVZ7Jm6cEwsBTs4Lx0555"]  # the submit call: its output is the exit
 
 
@@ -159,7 +159,26 @@ def test_hermes_sessions_read_the_top_level_system_prompt_and_leave_out_session_
         ("oa-3", "final_answer"),
     ]
     assert result.messages[0].content == "You are Hermes, an agent that helps with the terminal."
-    assert (result.problems, result.unknown) == ([], {"role 'session_meta'": (None, [1])})  # a one-line file
+    assert (result.problems, result.unknown) == ([], {})
+    assert result.skipped_lines == {
+        "role session_meta (Hermes Agent's session record, not sent to the model)": [1]
+    }
+
+
+def test_hermes_jsonl_opens_with_its_session_record_first():
+    # fixture, from Hermes Agent's gateway (`store.append_to_transcript`): the first line is session_meta
+    lines = [
+        {"role": "session_meta", "tools": [], "model": "deepseek-v4-pro", "platform": "cli", "content": "{}"},
+        {"role": "user", "content": "hello", "timestamp": "2026-04-26T13:47:43Z"},
+        {"role": "assistant", "content": "", "reasoning": "say hi", "finish_reason": "stop"},
+        {"role": "assistant", "content": "hi", "timestamp": "2026-04-26T13:47:44Z"},
+    ]
+    result = import_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert [m.type for m in result.messages] == ["user_input", "thought", "final_answer"]
+    assert result.header("s.jsonl")["modelId"] == "deepseek-v4-pro"
+    assert result.skipped_lines[
+        "role session_meta (Hermes Agent's session record, not sent to the model)"
+    ] == [1]
 
 
 def test_an_unknown_role_the_model_saw_is_carried_as_a_user_side_message():
