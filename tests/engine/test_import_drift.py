@@ -192,6 +192,7 @@ CODEX = _lines(
     _item(9, type="ghost_snapshot", ghost_commit={"id": "abc"}),
     _item(10, type="future_context", role="developer", content=_text("developer", "a newer context item")),
     _item(11, type="future_marker", flag=True),
+    _codex("turn_summary", {"text": "a line type of a newer Codex"}, 12),
 )
 
 
@@ -227,6 +228,7 @@ def test_codex_0146_items_and_mid_history_developer_messages_are_imported():
     assert result.unknown == {
         "item type 'future_context'": ("user_input", [10]),
         "item type 'future_marker'": (None, [11]),
+        "line type 'turn_summary'": (None, [12]),
     }
 
 
