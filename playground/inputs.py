@@ -16,10 +16,12 @@ from engine.errors import EngineError
 from engine.fences import FenceError, FenceRegistry, load_fences_checked, parse_fences
 from engine.importers import (
     LINN_SESSION_KIND,
+    ImportResult,
     Sniff,
     UnknownFormatError,
     detect_format,
     detect_sniff,
+    import_large,
     import_text,
     unrecognised,
 )
@@ -114,6 +116,9 @@ def open_session(path: Path, conversation: int | None = None, fmt: str | None = 
     A file no importer recognises raises `UnknownFormatError` (one line naming the supported formats); a
     file that cannot even be read as text goes to the session loader, which says line by line what is wrong.
     """
+    large = import_large(path, fmt, conversation)  # a 100 MB transcript is never read as one string
+    if large is not None:
+        return _imported(path, large, conversation)
     sniff = _sniff(path)
     detected = detect_sniff(sniff) if sniff is not None else LINN_SESSION_KIND
     if detected is None and fmt is None:
@@ -123,6 +128,10 @@ def open_session(path: Path, conversation: int | None = None, fmt: str | None = 
     if detected == LINN_SESSION_KIND:
         return load_session(path)
     imported = import_text(sniff.text, fmt or detected, name=str(path), conversation=conversation)
+    return _imported(path, imported, conversation)
+
+
+def _imported(path: Path, imported: ImportResult, conversation: int | None) -> Session:
     header = SessionHeader.from_dict(imported.header(str(path), conversation))
     problems = [LoadProblem(str(path), p.line, "import", p.reason) for p in imported.problems]
     return Session(path, header, list(imported.messages), problems)

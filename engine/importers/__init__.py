@@ -63,6 +63,7 @@ __all__ = [
     "detect_text",
     "format_names",
     "import_file",
+    "import_large",
     "import_text",
     "importers",
     "unrecognised",
@@ -177,7 +178,7 @@ def import_file(
     negative counts from the end; None is the format's default. `system_prompt`, when given, becomes the
     first message (for transcripts that have none).
     """
-    streamed = _import_large(Path(path), fmt, conversation)
+    streamed = import_large(Path(path), fmt, conversation)
     if streamed is not None:
         if system_prompt is not None:
             _prepend_system_prompt(streamed, system_prompt, str(path))
@@ -186,16 +187,19 @@ def import_file(
     return import_text(text, fmt, name=name, conversation=conversation, system_prompt=system_prompt)
 
 
-def _import_large(path: Path, fmt: str | None, conversation: int | None) -> ImportResult | None:
-    """A large file in a format that reads it a line at a time (detected on its first MB), else None."""
+def import_large(path: Path, fmt: str | None, conversation: int | None) -> ImportResult | None:
+    """A large file (16 MB or more) in a format that reads it a line at a time (detected on its first MB),
+    read so; None for any other file (read its text as usual)."""
     if not path.is_file() or path.stat().st_size < STREAM_BYTES:
         return None
     with path.open("rb") as file:
         head = file.read(HEAD_BYTES)
     text = head[: head.rfind(b"\n") + 1].decode("utf-8-sig", errors="replace")
     sniff = Sniff.of(text, str(path))
+    if detect_sniff(sniff) == LINN_SESSION_KIND:
+        return None
     found = None if fmt is not None else claims(sniff)
-    chosen = fmt or (found[0].importer.name if found and detect_sniff(sniff) != LINN_SESSION_KIND else None)
+    chosen = fmt or (found[0].importer.name if found else None)
     importer = find(chosen) if chosen else None
     if importer is None or importer.read_file is None:
         return None

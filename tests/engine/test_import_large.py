@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 import engine.importers as importers
+import playground.inputs as inputs
 from engine.importers import EmptyImportError, import_file, import_text
+from playground.cli import main
 from tests.engine.test_import_detection import REPO
 
 SAMPLE = REPO / "tests" / "data" / "real-sessions" / "claude-code" / "session-3fe1b6bc.jsonl"
@@ -50,3 +52,14 @@ def test_a_streamed_file_that_yields_nothing_is_an_error(small_threshold, tmp_pa
     path.write_text('{"type": "file-history-snapshot", "messageId": "m", "snapshot": {}}\n' * 40)
     with pytest.raises(EmptyImportError, match="read as claude-code, no message came in"):
         import_file(path)
+
+
+def test_the_commands_open_a_large_transcript_a_line_at_a_time(small_threshold, monkeypatch, capsys):
+    def never(*_):
+        raise AssertionError("the whole file was read as one string")
+
+    monkeypatch.setattr(inputs, "_sniff", never)
+    assert main(["validate", str(SAMPLE)]) in (0, 1)
+    out = capsys.readouterr().out
+    whole = import_text(SAMPLE.read_text(encoding="utf-8"), name=str(SAMPLE))
+    assert out.startswith(f"session: {SAMPLE}  ({len(whole.messages)} messages)\n")
