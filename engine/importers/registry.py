@@ -1,14 +1,14 @@
 """The importer protocol: one small record per format, built-ins and plug-ins alike.
 
 An `Importer` says whether it recognises a file (`detect`, given a `Sniff` of its first items) and reads it
-(`read` → `ImportResult`: messages plus the account of what did not come in). `detect` returns True/False
-or a score in (0, 1]: how surely the fields that define the format are there (True is 1.0). Every
-importer is asked; the highest score wins, ties going to the earlier importer, and the runner-up is named
-(`claims`). Built-in formats are listed in `BUILTIN`, in detection order: specific formats first, the
-generic API-payload shapes last. Other
-packages add formats through the entry point group `linn_playground.importers`; each entry point names an
-`Importer` (or a function returning one). Plug-ins are tried after the specific built-ins and before the
-generic ones, so a plug-in cannot take a Claude Code file but can claim what would pass for OpenAI chat.
+(`read` → `ImportResult`: messages plus the account of what did not come in). `detect` returns True/False or
+a score in (0, 1]: how surely the fields that define the format are there (True is 1.0). Every importer is
+asked; the highest score wins, ties going to the earlier importer, and the runner-up is named (`claims`).
+Built-in formats are listed in `BUILTIN`, in detection order: specific formats first, the generic
+API-payload shapes last. Other packages add formats through the entry point group
+`linn_playground.importers`; each entry point names an `Importer` (or a function returning one). Plug-ins
+are tried after the specific built-ins and before the generic ones, so a plug-in cannot take a Claude Code
+file but can claim what would pass for OpenAI chat.
 """
 
 from __future__ import annotations

@@ -64,8 +64,7 @@ def import_sharegpt(text: str, path: str = "<text>", conversation: int | None = 
         reader.read(record)
         if answer is not None:
             session["preference"] = answer
-            turns = record.get("conversations")
-            reader.answer(record[answer], len(turns) if isinstance(turns, list) else 0)
+            reader.answer(record[answer], len(turns))
             if answer == "chosen" and "rejected" in record:
                 where = index % len(found) + 1
                 out.skip(
