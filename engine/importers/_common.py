@@ -277,6 +277,9 @@ def find_unpaired(messages: list[AiMessage]) -> list[str]:
     return [cid for cid in declared if cid not in answered] + orphans
 
 
+# the message lists one item may hold: a request's, or LLaMA-Factory's preference pair (v1 DPO data)
+CONVERSATION_KEYS = ("messages", "chosen_messages", "rejected_messages")
+PREFERENCE = {"chosen_messages": {"preference": "chosen"}, "rejected_messages": {"preference": "rejected"}}
 UNMAPPED_KEEP_CHARS = 1000
 MESSAGES_KEY = re.compile(r'"messages"\s*:\s*\[')
 
@@ -356,12 +359,13 @@ def group_conversations(
         if not isinstance(item, dict):
             out.problem(line, f"expected a JSON object, found {type(item).__name__}")
             continue
-        messages = item.get("messages")
-        if isinstance(messages, list):
-            header = {k: v for k, v in item.items() if k != "messages"}
-            conv = Conversation(line, header)
-            conv.entries = [(line, f"messages[{i}]", m) for i, m in enumerate(messages)]
-            conversations.append(conv)
+        lists = [key for key in CONVERSATION_KEYS if isinstance(item.get(key), list)]
+        if lists:  # a request, or a preference pair: the chosen, then the rejected conversation
+            header = {k: v for k, v in item.items() if k not in CONVERSATION_KEYS}
+            for key in lists:
+                conv = Conversation(line, {**header, **PREFERENCE.get(key, {})})
+                conv.entries = [(line, f"{key}[{i}]", m) for i, m in enumerate(item[key])]
+                conversations.append(conv)
             continue
         message = response_message(item) or (item if "role" in item else None)
         if message is None:

@@ -88,7 +88,7 @@ def _messages(samples: list[Any]) -> Iterator[dict[str, Any]]:
     for sample in samples:
         if not isinstance(sample, dict):
             continue
-        inner = sample.get("messages")
+        inner = sample.get("messages", sample.get("chosen_messages"))
         if isinstance(inner, list):
             yield from (m for m in inner[:SAMPLE_ITEMS] if isinstance(m, dict))
         elif isinstance(sample.get("choices"), list):

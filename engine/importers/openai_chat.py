@@ -40,7 +40,7 @@ from engine.importers._media import SideImages
 from engine.messages import AiMessage
 
 FORMAT = "openai"
-HEADER_KEYS = ("model",)
+HEADER_KEYS = ("model", "preference")
 TEXT_PARTS = ("text", "input_text", "output_text")
 # records agents write beside their messages, never sent to a model
 BOOKKEEPING_ROLES = {"exit": "mini-swe-agent's exit record", "session_meta": "Hermes Agent's session record"}

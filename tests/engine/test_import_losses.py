@@ -230,3 +230,14 @@ def test_aider_echoes_of_its_own_prompts_are_console_output_not_user_turns():
     ]
     echo = "aider console output: answer to its own prompt (not sent to the model)"
     assert result.skipped_lines[echo] == [12]
+
+
+def test_llama_factory_v1_preference_pairs_are_chosen_then_rejected_conversations():
+    path = DATA / "openai" / "llamafactory-v1_dpo_demo.jsonl"
+    chosen, rejected = import_file(path), import_file(path, conversation=1)
+    assert chosen.conversations == 20  # 10 lines, each a chosen and a rejected conversation
+    assert [m.type for m in chosen.messages] == ["system_prompt", "user_input", "final_answer"]
+    assert (chosen.session["preference"], rejected.session["preference"]) == ("chosen", "rejected")
+    assert chosen.messages[1].content == rejected.messages[1].content
+    assert chosen.messages[2].content.startswith("Abdulah Hasanagic is the proud owner of AS Company in")
+    assert rejected.messages[2].content.startswith(" Abdulah Hasanagic is the proud owner of AS Company, a")
