@@ -44,7 +44,8 @@ def import_codex(text: str, path: str = "<text>", conversation: int | None = Non
             reader.line(number, entry)
     reader.converter.flush()
     reader.converter.finish_usage()
-    requests = (_request(m.content) for m in out.messages if m.type == "user_input")
+    typed = (m for m in out.messages if m.type == "user_input" and not m.meta("generated"))
+    requests = (_request(m.content) for m in typed)
     title = next((r.splitlines()[0][:TITLE_CHARS] for r in requests if r), None)
     return out.result(FORMAT, session=reader.session, title=title)
 
