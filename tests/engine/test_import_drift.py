@@ -9,6 +9,7 @@ import json
 
 from engine.importers import import_text
 from playground.cli import main
+from playground.sweep import plan_sweep, run_job
 
 TS = "2026-03-01T10:00:0{}.000Z"
 
@@ -408,8 +409,15 @@ def test_a_newer_gemini_message_type_is_named_and_left_out():
 
 
 def test_an_unknown_sharegpt_speaker_is_carried_not_a_problem():
-    data = [{"conversations": [{"from": "human", "value": "hi"}, {"from": "memory", "value": "likes tea"},
-                               {"from": "gpt", "value": "Tea, then."}]}]  # fmt: skip
+    data = [
+        {
+            "conversations": [
+                {"from": "human", "value": "hi"},
+                {"from": "memory", "value": "likes tea"},
+                {"from": "gpt", "value": "Tea, then."},
+            ]
+        }
+    ]
     result = import_text(json.dumps(data))
     assert [(m.role, m.type, m.meta("generated")) for m in result.messages] == [
         ("user", "user_input", None),
@@ -440,3 +448,23 @@ def test_session_start_hook_output_is_context_the_model_received():
         ("user_input", "/repo/a.txt\n\nalpha"),
     ]
     assert result.skipped_lines == {"attachment hook_success (not sent to the model)": [2]}
+
+
+def test_sweep_jobs_carry_from_to_their_worker(tmp_path):
+    source = tmp_path / "chat.json"
+    chat = [
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "hm", "signature": "s"},
+                {"type": "text", "text": "hello"},
+            ],
+        },
+    ]
+    source.write_text(json.dumps(chat), encoding="utf-8")
+    (job,) = plan_sweep([source], fmt="codex")
+    assert job.fmt == "codex"
+    assert run_job(job)["error"].startswith(f"{source}: read as codex, no message came in")
+    (job,) = plan_sweep([source], fmt="openai")
+    assert run_job(job)["error"] is None
