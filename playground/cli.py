@@ -51,12 +51,18 @@ def _inputs_arguments(parser: argparse.ArgumentParser, *, session_optional: bool
         type=int,
         help="for a transcript holding several conversations: which one (0 the first, -1 the last)",
     )
+    _from_argument(parser)
     parser.add_argument(
         "--copy",
         choices=("zh", "en"),
         default="zh",
         help="words of tool summaries and built-in reminders: linnkit's Chinese (default) or English",
     )
+
+
+def _from_argument(parser: argparse.ArgumentParser) -> None:
+    help_text = "read transcripts as this format (skip detection); linn sessions load as they are"
+    parser.add_argument("--from", dest="fmt", choices=format_names(), help=help_text)
 
 
 def _cost_arguments(parser: argparse.ArgumentParser) -> None:
@@ -133,6 +139,7 @@ def make_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--test", nargs="+", help="measure on these instead (default: leave one out)")
     calibrate.add_argument("-o", "--output", help="calibration YAML to write (atomically)")
     calibrate.add_argument("--json", action="store_true", help="the report as one JSON object")
+    _from_argument(calibrate)
     return parser
 
 
@@ -145,6 +152,7 @@ def _sweep_parser(commands) -> None:
     sweep.add_argument("--out", help="results file: .csv, .jsonl or .parquet (resumed when it exists)")
     sweep.add_argument("--jobs", type=int, help="local processes (default: every core)")
     sweep.add_argument("--scheduler", metavar="ADDRESS", help="a Dask distributed scheduler (scale extra)")
+    _from_argument(sweep)
     _cost_arguments(sweep)
 
 

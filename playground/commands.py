@@ -48,8 +48,9 @@ def _load(args) -> PlaygroundInputs | None:
         conversation = getattr(args, "conversation", None)
         system_prompt = getattr(args, "system_prompt", None)
         inputs = load_inputs(
-            args.session, args.policy, args.fences, args.defaults, copy, conversation, system_prompt
-        )
+            args.session, args.policy, args.fences, args.defaults, copy, conversation, system_prompt,
+            fmt=getattr(args, "fmt", None),
+        )  # fmt: skip
         setup = RecordSetup.load(getattr(args, "calibration", None), getattr(args, "tools", None))
         inputs.calibration, inputs.given_offset = setup.calibration, setup.given_offset
     except LOAD_ERRORS as error:
@@ -91,7 +92,8 @@ def run_serve(args) -> int:
         option: getattr(args, option[2:].replace("-", "_"), None)
         for option in ("--policy", "--fences", "--calibration", "--tools", "--system-prompt")
     }
-    command = app_command(path, inputs.defaults, inputs.copy, files, getattr(args, "conversation", None))
+    conversation = getattr(args, "conversation", None)
+    command = app_command(path, inputs.defaults, inputs.copy, files, conversation, args.fmt)
     return serve(command, host=args.host, port=args.port, title=_report_title(inputs))
 
 
@@ -341,7 +343,7 @@ def run_sweep(args) -> int:
         record = RecordSetup.load(args.calibration, args.tools, args.as_recorded)
         jobs = sweep.plan_sweep(
             args.sessions, args.vary, base_policy=args.policy, shape=args.wire, model=args.model,
-            prices=table, record=record,
+            prices=table, record=record, fmt=args.fmt,
         )  # fmt: skip
         store_check = sweep.ResultStore(args.out, []) if args.out else None  # a bad suffix fails here
         del store_check
@@ -454,13 +456,21 @@ def run_import(args) -> int:
 def _print_import_report(imported) -> None:
     report = imported.report()
     print(f"detected format: {imported.format}; {len(imported.messages)} messages")
+    if imported.runner_up:
+        print(f"  also claimed by {imported.runner_up} (read it that way with --from {imported.runner_up})")
     if imported.conversations > 1:
         print(f"  one of {imported.conversations} conversations in the file (choose with --conversation N)")
     print("  came in: " + ", ".join(f"{n} {_words(kind)}" for kind, n in report["cameIn"].items()))
     for left in report["leftOut"]:
+        if left["reason"].startswith("unknown "):
+            continue  # said once below, with the other unknown types
         more = "…" if left["count"] > len(left["firstLines"]) else ""
         shown = ", ".join(map(str, left["firstLines"])) + more
         print(f"  left out {left['count']}: {left['reason']}" + (f" (lines {shown})" if shown else ""))
+    for unknown in report["unknownTypes"]:
+        how = f"carried as {unknown['carriedAs']}" if unknown["carriedAs"] else "left out"
+        lines = ", ".join(map(str, unknown["firstLines"])) + ("…" if unknown["count"] > 5 else "")
+        print(f"  unknown {printable(unknown['type'])}: {unknown['count']} (lines {lines}), {how}")
     for problem in report["problems"]:
         print(f"  problem: {printable(problem)}")
     if report["unpaired"]:
@@ -486,7 +496,7 @@ def run_calibrate(args) -> int:
     from playground.recorded import calibrate
 
     try:
-        report = calibrate(args.sessions, args.test or ())
+        report = calibrate(args.sessions, args.test or (), fmt=args.fmt)
     except LOAD_ERRORS as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

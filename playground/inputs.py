@@ -17,12 +17,14 @@ from engine.errors import EngineError
 from engine.fences import FenceError, FenceRegistry, load_fences_checked, parse_fences
 from engine.importers import (
     LINN_SESSION_KIND,
+    ImportResult,
     Sniff,
     UnknownFormatError,
     detect_format,
     detect_sniff,
     folder_format,
     import_file,
+    import_large,
     import_text,
     unrecognised,
 )
@@ -110,28 +112,33 @@ def default_session_path() -> Path:
     return SAMPLES_DIR / DEFAULT_SAMPLE
 
 
-def open_session(path: Path, conversation: int | None = None) -> Session:
-    """A linn session file, or an agent transcript converted on the fly (any format an importer reads).
+def open_session(path: Path, conversation: int | None = None, fmt: str | None = None) -> Session:
+    """A linn session file, or an agent transcript converted on the fly (any format an importer reads;
+    `fmt` names the importer instead of detecting it, for any file that is not a linn session).
 
     A file no importer recognises raises `UnknownFormatError` (one line naming the supported formats); a
     file that cannot even be read as text goes to the session loader, which says line by line what is wrong.
     """
     if path.is_dir():  # a transcript kept as a folder: the folder format that claims it reads it
-        imported = import_file(path, conversation=conversation)
-        header = SessionHeader.from_dict(imported.header(str(path), conversation))
-        problems = [LoadProblem(p.path, p.line, "import", p.reason) for p in imported.problems]
-        return Session(path, header, list(imported.messages), problems)
+        return _imported(path, import_file(path, fmt, conversation=conversation), conversation)
+    large = import_large(path, fmt, conversation)  # a 100 MB transcript is never read as one string
+    if large is not None:
+        return _imported(path, large, conversation)
     sniff = _sniff(path)
-    fmt = detect_sniff(sniff) if sniff is not None else LINN_SESSION_KIND
-    if fmt is None:
+    detected = detect_sniff(sniff) if sniff is not None else LINN_SESSION_KIND
+    if detected is None and fmt is None:
         if any(True for _ in sniff.objects()):  # JSON of no format we know
             raise unrecognised(str(path))
-        fmt = LINN_SESSION_KIND  # not JSON at all: the session loader says, line by line, what is wrong
-    if fmt == LINN_SESSION_KIND:
+        detected = LINN_SESSION_KIND  # not JSON at all: the session loader says, line by line, what is wrong
+    if detected == LINN_SESSION_KIND:
         return load_session(path)
-    imported = import_text(sniff.text, fmt, name=str(path), conversation=conversation)
+    imported = import_text(sniff.text, fmt or detected, name=str(path), conversation=conversation)
+    return _imported(path, imported, conversation)
+
+
+def _imported(path: Path, imported: ImportResult, conversation: int | None) -> Session:
     header = SessionHeader.from_dict(imported.header(str(path), conversation))
-    problems = [LoadProblem(str(path), p.line, "import", p.reason) for p in imported.problems]
+    problems = [LoadProblem(p.path or str(path), p.line, "import", p.reason) for p in imported.problems]
     return Session(path, header, list(imported.messages), problems)
 
 
@@ -188,14 +195,16 @@ def load_inputs(
     copy: str = "zh",
     conversation: int | None = None,
     system_prompt: str | Path | None = None,
+    *,
+    fmt: str | None = None,
 ) -> PlaygroundInputs:
     """Load everything; raises the loaders' own errors (they name file, line and field).
 
     `conversation` picks one conversation of a transcript that holds several (None: the format's default).
     `system_prompt` is a text file with the system prompt a transcript did not record: it becomes the first
-    message (refused when the session has one)."""
+    message (refused when the session has one). `fmt` reads a transcript as that importer's format."""
     path = Path(session_path) if session_path else default_session_path()
-    session = open_session(path, conversation)
+    session = open_session(path, conversation, fmt)
     if system_prompt is not None:
         session = with_system_prompt(session, Path(system_prompt))
     header = header_dict(session)

@@ -208,10 +208,10 @@ class _Loaded:
     plain: list[StepTruth]
 
 
-def _load_recorded(paths: Sequence[str | Path], skipped: list[str]) -> list[_Loaded]:
+def _load_recorded(paths: Sequence[str | Path], skipped: list[str], fmt: str | None) -> list[_Loaded]:
     loaded = []
     for path in find_sessions(paths)[0]:
-        inputs = load_inputs(path)
+        inputs = load_inputs(path, fmt=fmt)
         run = record_of(inputs)
         if not run.own_calls:
             skipped.append(str(path))
@@ -225,16 +225,19 @@ def _errors(items: Sequence[StepTruth]) -> list[float]:
     return [t.error for t in items if t.error is not None]
 
 
-def calibrate(fit: Sequence[str | Path], test: Sequence[str | Path] = ()) -> CalibrationReport:
+def calibrate(
+    fit: Sequence[str | Path], test: Sequence[str | Path] = (), fmt: str | None = None
+) -> CalibrationReport:
     """Fit each model's coefficient and offset on the `fit` sessions, and measure the error on sessions it
     was not fitted on: the `test` sessions, else each fit session with a calibration fitted on the others
-    (never on the calls it was fitted on). Raises `ValueError` when no fit session has recorded usage."""
+    (never on the calls it was fitted on). `fmt` reads transcripts as that format. Raises `ValueError`
+    when no fit session has recorded usage."""
     skipped: list[str] = []
-    fitted = _load_recorded(fit, skipped)
+    fitted = _load_recorded(fit, skipped, fmt)
     if not fitted:
         raise ValueError("no session with recorded usage to fit on: " + ", ".join(map(str, fit)))
     calibration = fit_calibration({item.path: item.plain for item in fitted})
-    held = _load_recorded(test, skipped) if test else fitted
+    held = _load_recorded(test, skipped, fmt) if test else fitted
     method = "held-out sessions" if test else "leave one session out"
     rows, pooled = [], []
     for item in held:

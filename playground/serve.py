@@ -22,11 +22,18 @@ def free_port(host: str) -> int:
 
 
 def app_command(
-    session: Path, defaults: str, copy: str, files: dict[str, str | None], conversation: int | None
+    session: Path,
+    defaults: str,
+    copy: str,
+    files: dict[str, str | None],
+    conversation: int | None = None,
+    fmt: str | None = None,
 ) -> str:
     """The shell command textual-serve starts for each tab: this interpreter running the playground, with
     the same inputs (`files`: option → path, e.g. `--policy`, `--calibration`; paths made absolute)."""
     argv = [sys.executable, "-m", "playground.cli", str(session), "--defaults", defaults, "--copy", copy]
+    if fmt:
+        argv += ["--from", fmt]
     for option, path in files.items():
         if path:
             argv += [option, str(Path(path).resolve())]

@@ -85,6 +85,7 @@ class SweepJob:
     calibration: Calibration | None = None  # a recorded session's (`--calibration`), and `--tools`' tokens
     given_offset: int | None = None
     as_recorded: bool = False
+    fmt: str | None = None  # --from: the format transcripts are read as (None: detected)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -137,6 +138,7 @@ def plan_sweep(
     model: str | None = None,
     prices: PriceTable = BUILTIN_PRICES,
     record: RecordSetup | None = None,
+    fmt: str | None = None,
 ) -> list[SweepJob]:
     """The jobs of a sweep: sessions (outer) × grid policies (inner). Raises `SweepError` when the grid or
     the session list is unusable; a grid value the engine refuses is named with its field."""
@@ -153,7 +155,7 @@ def plan_sweep(
     record = record or RecordSetup()
     return [
         SweepJob(str(session), policy_id, overrides, base, shape, model, prices,
-                 record.calibration, record.given_offset, record.as_recorded)  # fmt: skip
+                 record.calibration, record.given_offset, record.as_recorded, fmt)  # fmt: skip
         for session in sessions
         for policy_id, overrides in grid
     ]
@@ -172,7 +174,7 @@ def run_job(job: SweepJob) -> dict[str, Any]:
     """Replay one session under one grid policy: a row of totals (or `error`). Runs in a worker."""
     row: dict[str, Any] = {"session": job.session, "policy": job.policy_id, **dict(job.overrides)}
     try:
-        inputs = load_inputs(job.session, job.base_policy)
+        inputs = load_inputs(job.session, job.base_policy, fmt=job.fmt)
         if not inputs.session.messages:
             return {**row, "error": "no messages"}
         setup = RecordSetup(job.calibration, job.given_offset, job.as_recorded)

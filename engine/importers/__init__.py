@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.importers._common import ImportResult, Problem, UnknownFormatError
+from engine.importers._common import EmptyImportError, ImportResult, Problem, UnknownFormatError
 from engine.importers.aider import detect_aider, import_aider
 from engine.importers.anthropic_messages import import_anthropic
-from engine.importers.claude_code import import_claude_code
+from engine.importers.claude_code import import_claude_code, import_claude_code_file
 from engine.importers.codex import detect_codex, import_codex
 from engine.importers.detect import (
     LINN_SESSION_KIND,
@@ -35,8 +35,10 @@ from engine.importers.openai_chat import import_openai
 from engine.importers.openhands import detect_openhands, import_openhands
 from engine.importers.registry import (
     ENTRY_POINT_GROUP,
+    Claim,
     Importer,
     Sniff,
+    claims,
     find,
     format_names,
     importers,
@@ -49,24 +51,31 @@ from engine.importers.swe_agent import detect_swe_agent, import_swe_agent
 from engine.messages import AiMessage
 
 __all__ = [
+    "Claim",
     "ENTRY_POINT_GROUP",
+    "EmptyImportError",
     "FolderError",
     "ImportResult",
     "Importer",
     "Problem",
     "Sniff",
     "UnknownFormatError",
+    "claims",
     "detect_format",
     "detect_sniff",
+    "detect_text",
     "folder_format",
     "format_names",
     "import_file",
+    "import_large",
     "import_text",
     "importers",
     "unrecognised",
 ]
 
 SYSTEM_PROMPT_ID = "system-prompt"
+STREAM_BYTES = 16 * 2**20  # a file this large is read a line at a time when its format can be
+HEAD_BYTES = 2**20  # how much of such a file detection reads
 
 BUILTIN = [
     *NEW_FORMATS,  # newer agents' formats (engine/importers/new_formats.py): each claims by its own fields
@@ -76,6 +85,7 @@ BUILTIN = [
         "hooks and UI lines left out",
         detect_claude_code,
         import_claude_code,
+        read_file=import_claude_code_file,
     ),
     Importer(
         "codex",
@@ -175,13 +185,39 @@ def import_file(
     negative counts from the end; None is the format's default. `system_prompt`, when given, becomes the
     first message (for transcripts that have none).
     """
-    if Path(path).is_dir():  # a transcript kept as a folder (engine/importers/folders.py)
-        result = import_folder(Path(path), fmt, conversation)
+    # a transcript kept as a folder (engine/importers/folders.py), or one too large to read as one string
+    whole = import_folder(Path(path), fmt, conversation) if Path(path).is_dir() else None
+    whole = whole or import_large(Path(path), fmt, conversation)
+    if whole is not None:
         if system_prompt is not None:
-            _prepend_system_prompt(result, system_prompt, str(path))
-        return result
+            _prepend_system_prompt(whole, system_prompt, str(path))
+        return whole
     text, name = read_source(Path(path))
     return import_text(text, fmt, name=name, conversation=conversation, system_prompt=system_prompt)
+
+
+def import_large(path: Path, fmt: str | None, conversation: int | None) -> ImportResult | None:
+    """A large file (16 MB or more) in a format that reads it a line at a time (detected on its first MB),
+    read so; None for any other file (read its text as usual)."""
+    if not path.is_file() or path.stat().st_size < STREAM_BYTES:
+        return None
+    with path.open("rb") as file:
+        head = file.read(HEAD_BYTES)
+    text = head[: head.rfind(b"\n") + 1].decode("utf-8-sig", errors="replace")
+    sniff = Sniff.of(text, str(path))
+    if detect_sniff(sniff) == LINN_SESSION_KIND:
+        return None
+    found = None if fmt is not None else claims(sniff)
+    chosen = fmt or (found[0].importer.name if found else None)
+    importer = find(chosen) if chosen else None
+    if importer is None or importer.read_file is None:
+        return None
+    result = importer.read_file(path, conversation)
+    others = [c.importer.name for c in (found or []) if c.importer.name != importer.name]
+    result.runner_up = others[0] if others else None
+    if not result.messages:
+        raise _opened_empty(result, text, str(path), importer.name, found)
+    return result
 
 
 def import_text(
@@ -192,17 +228,50 @@ def import_text(
     conversation: int | None = None,
     system_prompt: str | None = None,
 ) -> ImportResult:
-    """As `import_file`, for text already in memory; `name` is used in problem reports."""
+    """As `import_file`, for text already in memory; `name` is used in problem reports.
+
+    A detected format names its runner-up (`ImportResult.runner_up`) when another importer claims the text
+    too. Non-blank text from which no message comes in raises `EmptyImportError`, naming the format tried
+    and the one to try next, rather than opening an empty session."""
+    found: list[Claim] | None = None
     if fmt is None:
-        fmt = detect_text(text, name)
-        if fmt is None:
-            raise unrecognised(name)
+        sniff = Sniff.of(text, name)
+        if detect_sniff(sniff) == LINN_SESSION_KIND:
+            fmt = LINN_SESSION_KIND
+        else:
+            found = claims(sniff)
+            if not found:
+                raise unrecognised(name)
+            fmt = found[0].importer.name
     if fmt == LINN_SESSION_KIND:
         raise ValueError(f"{name} is already a linn session: open it with engine.session.load_session")
     result = find(fmt).read(text, name, conversation)
+    others = [c.importer.name for c in (found or []) if c.importer.name != fmt]
+    result.runner_up = others[0] if others else None
+    if not result.messages and text.strip():
+        raise _opened_empty(result, text, name, fmt, found)
     if system_prompt is not None:
         _prepend_system_prompt(result, system_prompt, name)
     return result
+
+
+def _opened_empty(
+    result: ImportResult, text: str, name: str, fmt: str, found: list[Claim] | None
+) -> EmptyImportError:
+    """The one line for a non-blank file that gave no message: what was tried, what to try next."""
+    if found is None:
+        found = claims(Sniff.of(text, name))
+    others = [c.importer.name for c in found if c.importer.name != fmt]
+    why = f"; {len(result.problems)} problem(s), the first: {result.problems[0]}" if result.problems else ""
+    skipped = result.skipped
+    if skipped and not why:
+        why = "; left out: " + ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items())[:3])
+    then = (
+        f"next format that claims it: {others[0]} (--from {others[0]})"
+        if others
+        else f"no other format claims it (--from NAME to force one of {', '.join(format_names())})"
+    )
+    return EmptyImportError(f"{name}: read as {fmt}, no message came in{why}; {then}")
 
 
 def _prepend_system_prompt(result: ImportResult, text: str, name: str) -> None:

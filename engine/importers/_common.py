@@ -5,12 +5,18 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from engine.importers._jsonio import (  # noqa: F401 - re-exported: the importers read JSON through here
+    iter_json_array,
+    iter_jsonl,
+    iter_jsonl_file,
+    load_json_document,
+)
 from engine.messages import AiMessage
 from engine.usage import RecordedUsage, UsageProblem
 
@@ -20,6 +26,10 @@ T = TypeVar("T")
 
 class UnknownFormatError(ValueError):
     """The input matches none of the importable formats."""
+
+
+class EmptyImportError(ValueError):
+    """A non-blank input from which the chosen format read no message (never an empty session)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +59,10 @@ class ImportResult:
     # billed model calls that no imported message carries (another branch, a sub-agent): `metadata.usage`
     # entries plus `why` and `line` (and `file` when not this one); they count in the recorded cost
     other_calls: list[dict[str, Any]] = field(default_factory=list)
+    runner_up: str | None = None  # the next format that claims the input, when detection chose this one
+    # line/item types the importer does not know (format drift): label → how it was carried (a message
+    # type, or None when left out) and its line numbers
+    unknown: dict[str, tuple[str | None, list[int]]] = field(default_factory=dict)
 
     @property
     def skipped(self) -> dict[str, int]:
@@ -78,6 +92,7 @@ class ImportResult:
         """The import report: what came in, what did not and why (with its first line numbers)."""
         return {
             "format": self.format,
+            "runnerUp": self.runner_up,
             "title": self.title,
             "messages": len(self.messages),
             "conversations": self.conversations,
@@ -88,6 +103,10 @@ class ImportResult:
             ],
             "problems": [str(p) for p in self.problems],
             "unpaired": list(self.unpaired),
+            "unknownTypes": [
+                {"type": label, "count": len(lines), "firstLines": lines[:first_lines], "carriedAs": carried}
+                for label, (carried, lines) in self.unknown.items()
+            ],
         }
 
     def header(self, source: str, chosen: int | None = None) -> dict[str, Any]:
@@ -131,6 +150,7 @@ class Collector:
         self.skipped_lines: dict[str, list[int]] = {}
         self.problems: list[Problem] = []
         self.other_calls: list[dict[str, Any]] = []
+        self.unknown: dict[str, tuple[str | None, list[int]]] = {}
         self._ids: set[str] = set()
 
     def unique_id(self, candidate: str) -> str:
@@ -144,6 +164,14 @@ class Collector:
 
     def skip(self, reason: str, line: int) -> None:
         self.skipped_lines.setdefault(reason, []).append(line)
+
+    def drift(self, label: str, line: int, carried_as: str | None = None) -> None:
+        """A line or item type this importer does not know (`label`, e.g. `line type 'x'`): carried as a
+        message of type `carried_as` (the caller adds it), or, when None, left out as bookkeeping."""
+        carried, lines = self.unknown.setdefault(label, (carried_as, []))
+        lines.append(line)
+        if carried_as is None:
+            self.skip(f"unknown {label}", line)
 
     def problem(self, line: int | None, reason: str) -> None:
         self.problems.append(Problem(self.path, line, reason))
@@ -180,6 +208,7 @@ class Collector:
             unpaired=find_unpaired(self.messages),
             title=fields.pop("title", None) or first_user_title(self.messages),
             other_calls=self.other_calls,
+            unknown=self.unknown,
             **fields,
         )
 
@@ -248,64 +277,9 @@ def find_unpaired(messages: list[AiMessage]) -> list[str]:
     return [cid for cid in declared if cid not in answered] + orphans
 
 
-def iter_jsonl(text: str) -> Iterator[tuple[int, Any, str | None]]:
-    """(line number, value, error) for each non-blank line; value is None when error is set.
-
-    Lines end at "\n" only: JSON strings may hold a raw U+2028 or form feed, which `splitlines` would cut.
-    """
-    for number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line), None
-        except json.JSONDecodeError as exc:
-            yield number, None, f"invalid JSON ({exc.msg} at column {exc.colno})"
-
-
-def iter_json_array(text: str, start: int | None = None) -> Iterator[tuple[int, Any, str | None]]:
-    """(line number, value, error) for each element of the JSON array at `start` (default: the first).
-
-    Elements are decoded one by one so each keeps the line it starts on. A syntax error ends the walk:
-    its line is reported, and nothing after it can be trusted.
-    """
-    decoder = json.JSONDecoder()
-    pos = (text.index("[") if start is None else start) + 1
-    line, counted = 1, 0
-    while True:
-        pos = _skip_space(text, pos)
-        if pos < len(text) and text[pos] == "]":
-            return
-        line += text.count("\n", counted, pos)
-        counted = pos
-        try:
-            value, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            yield exc.lineno, None, f"invalid JSON ({exc.msg} at column {exc.colno})"
-            return
-        yield line, value, None
-        pos = _skip_space(text, pos)
-        if pos < len(text) and text[pos] == ",":
-            pos += 1
-        elif pos >= len(text) or text[pos] != "]":
-            bad_line = line + text.count("\n", counted, pos)
-            yield bad_line, None, "invalid JSON (expected ',' or ']' between array elements)"
-            return
-
-
-def _skip_space(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos] in " \t\r\n":
-        pos += 1
-    return pos
-
-
-def load_json_document(text: str) -> tuple[Any, str | None, int | None]:
-    """(value, error, error line) for a whole-document JSON input."""
-    try:
-        return json.loads(text), None, None
-    except json.JSONDecodeError as exc:
-        return None, f"invalid JSON ({exc.msg} at column {exc.colno})", exc.lineno
-
-
+# the message lists one item may hold: a request's, or LLaMA-Factory's preference pair (v1 DPO data)
+CONVERSATION_KEYS = ("messages", "chosen_messages", "rejected_messages")
+PREFERENCE = {"chosen_messages": {"preference": "chosen"}, "rejected_messages": {"preference": "rejected"}}
 UNMAPPED_KEEP_CHARS = 1000
 MESSAGES_KEY = re.compile(r'"messages"\s*:\s*\[')
 
@@ -385,12 +359,13 @@ def group_conversations(
         if not isinstance(item, dict):
             out.problem(line, f"expected a JSON object, found {type(item).__name__}")
             continue
-        messages = item.get("messages")
-        if isinstance(messages, list):
-            header = {k: v for k, v in item.items() if k != "messages"}
-            conv = Conversation(line, header)
-            conv.entries = [(line, f"messages[{i}]", m) for i, m in enumerate(messages)]
-            conversations.append(conv)
+        lists = [key for key in CONVERSATION_KEYS if isinstance(item.get(key), list)]
+        if lists:  # a request, or a preference pair: the chosen, then the rejected conversation
+            header = {k: v for k, v in item.items() if k not in CONVERSATION_KEYS}
+            for key in lists:
+                conv = Conversation(line, {**header, **PREFERENCE.get(key, {})})
+                conv.entries = [(line, f"{key}[{i}]", m) for i, m in enumerate(item[key])]
+                conversations.append(conv)
             continue
         message = response_message(item) or (item if "role" in item else None)
         if message is None:

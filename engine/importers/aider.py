@@ -2,7 +2,8 @@
 
 The file is Markdown appended to by every aider run: `# aider chat started at …` opens a session, `#### `
 lines are what the user typed (`/` commands to aider itself are counted, not imported), `> ` lines are
-aider's console output (shown to the user, never sent as such to the model: counted, not imported), and the
+aider's console output (shown to the user, never sent as such to the model: counted, not imported) — as are
+`####` lines that only echo the answer to one of aider's own questions (`… (Y)es/(N)o [Yes]: y`) — and the
 other lines are the model's replies. Aider records no structured tool calls (edits are inside the reply
 text) and no system prompt. A file holds many sessions: `conversation` picks one, the last by default; the
 text before the first header is a session too.
@@ -21,6 +22,8 @@ HEADER = re.compile(r"^# aider chat started at (.+?)\s*$")
 MODEL = re.compile(r"^> Models?: (\S+)")
 USER_PREFIX = "#### "
 CONSOLE_PREFIX = ">"
+# aider's answer to its own question, echoed as a `####` line (`Add file to the chat? (Y)es/(N)o [Yes]: y`)
+PROMPT_ECHO = re.compile(r"\(Y\)es/\(N\)o|\[(Yes|No)\]:\s*\S*\s*$|\? - (all|skip|yes|no)\s*$", re.IGNORECASE)
 
 
 def detect_aider(sniff: Any) -> bool:
@@ -63,6 +66,8 @@ def _read(
         text = "\n".join(block).strip("\n")
         if kind == "user" and text.startswith("/"):  # /add, /diff, /run…: commands to aider itself
             out.skip("aider command (not sent to the model)", block_line + 1)
+        elif kind == "user" and _is_prompt_echo(text):
+            out.skip("aider console output: answer to its own prompt (not sent to the model)", block_line + 1)
         elif kind and text.strip():
             role, type_ = ("user", "user_input") if kind == "user" else ("assistant", "final_answer")
             stamp = (start_ms or 0) + len(out.messages)
@@ -85,3 +90,9 @@ def _read(
             kind, block_line = now, number
         block.append(line[len(USER_PREFIX) :] if line.startswith(USER_PREFIX) else line.removeprefix("####"))
     flush()
+
+
+def _is_prompt_echo(text: str) -> bool:
+    """Every line of the block is aider asking and the answer given (console output, not a user turn)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return bool(lines) and all(PROMPT_ECHO.search(line) for line in lines)

@@ -18,6 +18,10 @@ Decisions:
   taken from them. `system` lines of subtype `local_command` only echo the command on screen: skipped.
   `[Request interrupted by user...]` lines are kept as `user_input` (the model saw them) with
   `metadata.interrupted`.
+- `attachment` lines (2.1.x: todo/task reminders, nested memory, edited-file notices, @-file contents, hook
+  context, plan mode) are context the model received: `user_input` marked `metadata.generated:
+  "attachment"` (see `claude_attachments`); those never sent are left out by type.
+- Line types not known here are drift: left out, and named in the import report.
 - A compaction written as a `compact_boundary` system line followed by a `summary` line is a
   `history_summary` too (the boundary's `compactMetadata` kept on it).
 - Usage: a model call (one `message.id`, often written over several lines) counts once, with its last
@@ -31,6 +35,7 @@ Decisions:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +46,11 @@ from engine.importers._common import (
     Problem,
     iso_to_ms,
     iter_jsonl,
+    iter_jsonl_file,
     summary_metadata,
     with_usage,
 )
+from engine.importers.claude_attachments import attachment_text
 from engine.importers.claude_branches import select, subagent_files
 from engine.messages import AiMessage
 from engine.usage import UsageProblem, anthropic_usage
@@ -59,20 +66,41 @@ COMMAND_TAGS = (
     "<local-command-caveat>",
 )
 INTERRUPTED_PREFIX = "[Request interrupted by user"
+SLIM_TYPES = frozenset({"progress", "file-history-snapshot", "queue-operation"})
+SLIM_KEYS = ("type", "uuid", "parentUuid", "isSidechain", "agentId", "timestamp", "sessionId")
+# line types that are bookkeeping of Claude Code's own (UI, resume list, history); others are drift
+KNOWN_LINE_TYPES = frozenset(
+    {"progress", "file-history-snapshot", "queue-operation", "custom-title", "ai-title", "last-prompt"}
+    | {"agent-name", "tag", "pr-link", "mode", "cost-state", "worktree-state"}
+)
+
+# what `claude_stream` leaves of a stream-json run's own lines (init, result, partial events): counted
+STREAM_BOOKKEEPING = "stream:"
 
 
 def import_claude_code(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
     """Read a Claude Code transcript: its live branch (see `claude_branches`), or one of its sidechains.
     Malformed lines are reported in `problems` and skipped."""
+    return _import_lines(iter_jsonl(text), path, conversation)
+
+
+def import_claude_code_file(path: Path, conversation: int | None = None) -> ImportResult:
+    """As `import_claude_code`, reading the file a line at a time (a 100 MB file is never one string)."""
+    return _import_lines(iter_jsonl_file(path), str(path), conversation)
+
+
+def _import_lines(
+    lines: Iterator[tuple[int, Any, str | None]], path: str, conversation: int | None
+) -> ImportResult:
     reader = _Reader(Collector(path))
     entries: list[tuple[int, dict[str, Any]]] = []
-    for number, entry, error in iter_jsonl(text):
+    for number, entry, error in lines:
         if error:
             reader.out.problem(number, error)
         elif not isinstance(entry, dict):
             reader.out.problem(number, f"expected a JSON object, found {type(entry).__name__}")
         else:
-            entries.append((number, entry))
+            entries.append((number, _slim(entry)))
     selection = select(entries, conversation, path)
     if selection.subagent_file is not None:
         chosen = selection.subagent_file
@@ -92,6 +120,16 @@ def import_claude_code(text: str, path: str = "<text>", conversation: int | None
         for file in subagent_files(path):
             reader.subagent_calls(file)
     return reader.finish(selection.conversations)
+
+
+def _slim(entry: dict[str, Any]) -> dict[str, Any]:
+    """The line without what no reader here uses: the UI's copy of each tool result (`toolUseResult`, a
+    quarter of a transcript) and the payload of bookkeeping lines (progress, file snapshots), so a 100 MB
+    transcript is held in memory at about half its parsed size."""
+    entry.pop("toolUseResult", None)
+    if entry.get("type") in SLIM_TYPES:
+        return {k: entry[k] for k in SLIM_KEYS if k in entry}
+    return entry
 
 
 def _call_usage(entry: dict[str, Any]) -> tuple[str, Any, str | None] | None:
@@ -135,8 +173,12 @@ class _Reader:
             self.out.skip("session_title", number)
         elif kind == "system":
             self._system(number, entry)
-        elif kind not in ("user", "assistant"):
+        elif kind == "attachment" and isinstance(entry.get("attachment"), dict):
+            self._attachment(number, entry, entry["attachment"])
+        elif kind in KNOWN_LINE_TYPES or str(kind).startswith(STREAM_BOOKKEEPING):
             self.out.skip(kind, number)
+        elif kind not in ("user", "assistant"):
+            self.out.drift(f"line type {kind!r}", number)
         elif not isinstance(entry.get("message"), dict):
             self.out.problem(number, f"'{kind}' line without a message object")
         else:
@@ -157,6 +199,21 @@ class _Reader:
             self.compact_metadata = meta if isinstance(meta, dict) else {}
             self.boundary = (number, entry)
         self.out.skip(f"system:{subtype}" if subtype else "system", number)
+
+    def _attachment(self, number: int, entry: dict[str, Any], attachment: dict[str, Any]) -> None:
+        kind = str(attachment.get("type"))
+        text, known = attachment_text(attachment)
+        if not known:
+            self.out.drift(f"attachment type {kind!r}", number, "user_input" if text else None)
+        if not text:
+            if known:
+                self.out.skip(f"attachment {kind} (not sent to the model)", number)
+            return
+        self._close_turn()
+        meta = {"generated": "attachment", "attachment": kind, "source": self._source(number, entry)}
+        self.out.add(
+            AiMessage(self._id(number, entry), "user", "user_input", text, self._ts(number, entry), meta)
+        )
 
     def _missing_summary(self) -> None:
         """A compact_boundary with no summary after it: what came before is still gone from the model's

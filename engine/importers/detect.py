@@ -14,6 +14,7 @@ CLAUDE_ONLY_TYPES = frozenset({"summary", "progress", "file-history-snapshot", "
 ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
 OPENAI_ROLES = frozenset({"system", "developer", "tool", "function"})
 OPENAI_PARTS = frozenset({"image_url", "input_audio", "input_text", "input_image", "refusal", "file"})
+CHAT_BODY_KEYS = ("content", "tool_calls", "function_call")
 MAX_PATH_CHARS = 4096
 LINN_SESSION_KIND = "linn-session"  # the header line of an engine.session file
 
@@ -72,14 +73,22 @@ def detect_anthropic(sniff: Sniff) -> bool:
 
 
 def detect_openai(sniff: Sniff) -> bool:
-    return any(m.get("role") in CHAT_ROLES for m in _messages(list(sniff.items)))
+    """Chat messages: a chat role AND the message's own text or calls (a `role` beside a nested `message`,
+    as Cursor and OpenCode write, is not a chat message)."""
+    return any(_is_chat_message(m) for m in _messages(list(sniff.items)))
+
+
+def _is_chat_message(message: dict[str, Any]) -> bool:
+    if _is_linn_message(message):  # a linn session's own messages: not a transcript to import
+        return False
+    return message.get("role") in CHAT_ROLES and any(key in message for key in CHAT_BODY_KEYS)
 
 
 def _messages(samples: list[Any]) -> Iterator[dict[str, Any]]:
     for sample in samples:
         if not isinstance(sample, dict):
             continue
-        inner = sample.get("messages")
+        inner = sample.get("messages", sample.get("chosen_messages"))
         if isinstance(inner, list):
             yield from (m for m in inner[:SAMPLE_ITEMS] if isinstance(m, dict))
         elif isinstance(sample.get("choices"), list):
@@ -91,9 +100,12 @@ def _messages(samples: list[Any]) -> Iterator[dict[str, Any]]:
 def _is_claude_line(sample: Any) -> bool:
     if not isinstance(sample, dict):
         return False
-    kind = sample.get("type")
+    kind, message = sample.get("type"), sample.get("message")
+    if "session_id" in sample and "sessionId" not in sample:  # `--output-format stream-json` lines
+        return False
+    # an Anthropic message inside: Qwen Code's lines look alike but hold Gemini `parts`
     return kind in CLAUDE_ONLY_TYPES or (
-        kind in ("user", "assistant") and isinstance(sample.get("message"), dict)
+        kind in ("user", "assistant") and isinstance(message, dict) and "content" in message
     )
 
 

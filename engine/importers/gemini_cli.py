@@ -26,6 +26,7 @@ from engine.messages import AiMessage
 from engine.usage import UsageProblem, gemini_usage
 
 FORMAT = "gemini-cli"
+CLI_NOTICES = frozenset({"info", "error", "warning"})  # the CLI's own notices, never sent
 MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
 
 
@@ -107,8 +108,11 @@ def _message(out: Collector, index: int, where: int, message: dict[str, Any]) ->
     if kind == "user":
         add("", "user", "user_input", text)
         return
-    if kind != "gemini":
+    if kind in CLI_NOTICES:
         out.skip(f"{kind} notice (shown by the CLI, not sent to the model)", where)
+        return
+    if kind != "gemini":  # a newer message type: named, left out
+        out.drift(f"message type {kind!r}", where)
         return
     thoughts = message.get("thoughts") if isinstance(message.get("thoughts"), list) else []
     for n, thought in enumerate(thoughts):

@@ -2,9 +2,10 @@
 
 An agent file is JSON — sometimes a JSON string holding the JSON — with `agents[]` (newer) or one agent at
 the top (older), each with its `system` prompt and `messages` in Letta's schema (`role`, `content` parts or
-`text`, OpenAI-shaped `tool_calls`, `tool_call_id`). The first agent's messages are read as OpenAI chat
-messages; a user message Letta wrapped as JSON (`{"type": "user_message", "message": …}`) is unwrapped to
-what the user wrote. The agent's memory blocks and tools stay in the file (they are in the system message).
+`text`, OpenAI-shaped `tool_calls`, `tool_call_id`). Each agent of a multi-agent file is a conversation
+(`conversation` picks one, default the first); its messages are read as OpenAI chat messages; a user
+message Letta wrapped as JSON (`{"type": "user_message", "message": …}`) is unwrapped to what the user
+wrote. The agent's memory blocks and tools stay in the file (they are in the system message).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.importers._common import Collector, ImportResult, load_json_document
+from engine.importers._common import Collector, ImportResult, load_json_document, pick_conversation
 from engine.importers.openai_chat import convert_chat_messages
 
 FORMAT = "letta"
@@ -29,23 +30,26 @@ def _unwrap(value: Any) -> Any:
     return value
 
 
-def _agent(value: Any) -> dict[str, Any] | None:
+def _agents(value: Any) -> list[dict[str, Any]]:
+    """The file's agents that hold a conversation (one for an older single-agent file)."""
     doc = _unwrap(value)
-    if isinstance(doc, dict) and isinstance(doc.get("agents"), list) and doc["agents"]:
-        doc = doc["agents"][0]
-    if isinstance(doc, dict) and isinstance(doc.get("messages"), list) and AGENT_KEYS & doc.keys():
-        return doc
-    return None
+    found = doc["agents"] if isinstance(doc, dict) and isinstance(doc.get("agents"), list) else [doc]
+    return [
+        a
+        for a in found
+        if isinstance(a, dict) and isinstance(a.get("messages"), list) and AGENT_KEYS & a.keys()
+    ]
 
 
 def detect_letta(sniff: Any) -> bool:
-    return _agent(sniff.document) is not None
+    return bool(_agents(sniff.document))
 
 
 def import_letta(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
     out = Collector(path)
     value, error, line = load_json_document(text)
-    agent = _agent(value) if error is None else None
+    agents = _agents(value) if error is None else []
+    agent = pick_conversation(agents, conversation or 0, path)
     if agent is None:
         out.problem(line, error or "expected a Letta agent file (an agent with 'messages')")
         return out.result(FORMAT)
@@ -60,14 +64,15 @@ def import_letta(text: str, path: str = "<text>", conversation: int | None = Non
     )
     if isinstance(model, str):
         session["model"] = model
-    return out.result(FORMAT, session=session)
+    return out.result(FORMAT, session=session, conversations=len(agents))
 
 
 def _chat(message: Any) -> Any:
     if not isinstance(message, dict):
         return message
     content = message.get("content") if message.get("content") is not None else message.get("text")
-    chat: dict[str, Any] = {"role": message.get("role"), "content": _user_text(content)}
+    role = message.get("role")
+    chat: dict[str, Any] = {"role": role, "content": _user_text(content) if role == "user" else content}
     for key in ("id", "tool_call_id"):
         if isinstance(message.get(key), str):
             chat[key] = message[key]

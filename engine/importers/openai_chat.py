@@ -2,18 +2,28 @@
 
 Accepted shapes: a JSON array of messages, JSONL of messages, a request `{messages: [...]}`, and
 fine-tuning JSONL (one `{"messages": [...]}` conversation a line; `conversation` picks one, default the
-first; `ImportResult.conversations` tells how many there are). A chat completion response
-(`{choices: [{message}]}`) after a request joins its conversation.
+first; `ImportResult.conversations` tells how many there are). A chat completion response (`{choices:
+[{message}]}`) after a request joins its conversation.
 
 Mapping: `system`/`developer` → `system_prompt`; `user` → `user_input`; assistant with `tool_calls` →
 `tool_calls` (content kept), other assistant text → `final_answer`; `reasoning_content`/`reasoning` text →
 a `thought` before it; `reasoning_details` stays on the message; `tool` → `tool_output` with the tool name
 of its call. Content given as parts is flattened to its text; images are noted in `metadata.images`.
 Messages have no ids: `oa-<index>` (`#n` for a second message from the same source message).
+
+LLaMA-Factory's `{type, value}` parts (its v1 data format) are read too: `text`, `reasoning` (a thought),
+`tool_call` (a call; ids made up, as the format has none, and each `tool` message answers the oldest
+unanswered one), images by their path. A request's top-level `system_prompt` (Hermes Agent sessions) is the
+system prompt when no message is; a side `images` list (LLaMA-Factory) fills the `<image>` tags in order. A
+role this importer does not know is drift: with text and before the model's last message it is carried as a
+user-side message (`metadata.generated`), else it is left out; both are named in the report. The records
+agents write for themselves (mini-swe-agent's `exit`, Hermes' `session_meta`, which names the model) are
+bookkeeping: left out by role, wherever they are.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from engine.importers._common import (
@@ -26,11 +36,15 @@ from engine.importers._common import (
     iso_to_ms,
     unmapped_note,
 )
+from engine.importers._media import SideImages
 from engine.messages import AiMessage
 
 FORMAT = "openai"
-HEADER_KEYS = ("model",)
+HEADER_KEYS = ("model", "preference")
 TEXT_PARTS = ("text", "input_text", "output_text")
+# records agents write beside their messages, never sent to a model
+BOOKKEEPING_ROLES = {"exit": "mini-swe-agent's exit record", "session_meta": "Hermes Agent's session record"}
+VALUE_MEDIA = ("image", "video", "audio", "image_url", "video_url", "audio_url")
 IMAGE_PARTS = ("image_url", "input_image")
 PART_SEPARATOR = "\n\n"
 # Keys with a place in the message model; any other key of a source message goes to metadata.source.
@@ -73,8 +87,12 @@ def flatten_parts(content: Any) -> tuple[str, dict[str, Any]] | None:
     notes: dict[str, list[Any]] = {}
     for part in content:
         kind = part.get("type") if isinstance(part, dict) else None
-        if kind in TEXT_PARTS and isinstance(part.get("text"), str):
+        if isinstance(part, dict) and "value" in part and "text" not in part:  # LLaMA-Factory {type, value}
+            _value_part(kind, part["value"], texts, notes)
+        elif kind in TEXT_PARTS and isinstance(part.get("text"), str):
             texts.append(part["text"])
+        elif kind == "reasoning" and isinstance(part.get("reasoning"), str):  # Letta's reasoning parts
+            notes.setdefault("reasoning", []).append(part["reasoning"])
         elif kind == "refusal" and isinstance(part.get("refusal"), str):
             texts.append(part["refusal"])
         elif kind in IMAGE_PARTS:
@@ -85,6 +103,31 @@ def flatten_parts(content: Any) -> tuple[str, dict[str, Any]] | None:
         else:
             notes.setdefault("unmappedParts", []).append(unmapped_note(part))
     return PART_SEPARATOR.join(t for t in texts if t), notes
+
+
+def _value_part(kind: Any, value: Any, texts: list[str], notes: dict[str, list[Any]]) -> None:
+    if kind == "text":
+        texts.append(value if isinstance(value, str) else compact_json(value))
+    elif kind == "reasoning":
+        notes.setdefault("reasoning", []).append(value if isinstance(value, str) else compact_json(value))
+    elif kind == "tool_call":
+        notes.setdefault("valueToolCalls", []).append(value)
+    elif kind in VALUE_MEDIA:
+        notes.setdefault("images" if kind.startswith("image") else "media", []).append({"url": value})
+    else:
+        notes.setdefault("unmappedParts", []).append(unmapped_note({"type": kind, "value": value}))
+
+
+def _value_call(value: Any, call_id: str) -> dict[str, Any]:
+    """A LLaMA-Factory `tool_call` value (`{"name", "arguments"}`, often as a JSON string) as a call."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            value = {"name": "", "arguments": value}
+    value = value if isinstance(value, dict) else {"name": "", "arguments": value}
+    function = {"name": value.get("name") or "", "arguments": value.get("arguments", {})}
+    return normalize_call({"id": value.get("id") or call_id, "type": "function", "function": function})
 
 
 def normalize_call(call: Any) -> dict[str, Any]:
@@ -108,20 +151,52 @@ class _Converter:
         self.out = out
         self.conversation = conversation
         self.tool_names: dict[str, str] = {}
+        self.open_calls: list[str] = []  # made-up call ids not yet answered (LLaMA-Factory tool_call parts)
+        self.last_model = -1  # index of the model's last message: unknown roles after it are bookkeeping
+        texts = [m.get("content") for _, _, m in conversation.entries if isinstance(m, dict)]
+        self.images = SideImages(conversation.header.get("images"), texts)
 
     def run(self) -> None:
-        for index, (line, label, message) in enumerate(self.conversation.entries):
+        entries = self.conversation.entries
+        self.last_model = max(
+            (
+                i
+                for i, (_, _, m) in enumerate(entries)
+                if isinstance(m, dict) and m.get("role") == "assistant"
+            ),
+            default=-1,
+        )
+        prompt = self.conversation.header.get("system_prompt")
+        has_system = any(
+            isinstance(m, dict) and m.get("role") in ("system", "developer") for _, _, m in entries
+        )
+        if isinstance(prompt, str) and prompt.strip() and not has_system:  # Hermes Agent sessions
+            meta = {"source": {"field": "system_prompt"}}
+            self._add({"id": "system-prompt"}, 0, "system", "system_prompt", prompt, meta)
+        for index, (line, label, message) in enumerate(entries):
             self._message(index, line, label, message)
 
     def _message(self, index: int, line: int | None, label: str | None, message: Any) -> None:
         if not isinstance(message, dict):
             self._problem(line, label, f"expected a message object, found {type(message).__name__}")
             return
+        if message.get("role") in BOOKKEEPING_ROLES:
+            self._bookkeeping(message, line if line is not None else index + 1)
+            return
         flat = flatten_parts(message.get("content"))
         if flat is None:
             self._problem(line, label, "content is neither text nor a list of parts")
             return
         text, notes = flat
+        text, side = self.images.fill(text)
+        if side:
+            notes.setdefault("images", []).extend(side)
+        reasoning = notes.pop("reasoning", None)
+        value_calls = notes.pop("valueToolCalls", None)
+        if reasoning and not message.get("reasoning_content"):
+            message = {**message, "reasoning_content": "\n\n".join(reasoning)}
+        if value_calls and not message.get("tool_calls"):
+            message = {**message, "tool_calls": [self._made_up(v) for v in value_calls]}
         role = message.get("role")
         extras = {k: unmapped_note(v) for k, v in message.items() if k not in MAPPED_KEYS}
         if role in ("system", "developer"):
@@ -135,7 +210,29 @@ class _Converter:
         elif role == "tool":
             self._tool(message, index, line, label, text, _meta(notes, extras))
         else:
-            self._problem(line, label, f"unknown role {role!r}")
+            self._unknown_role(message, index, line, text)
+
+    def _bookkeeping(self, message: dict[str, Any], where: int) -> None:
+        """A record the agent wrote for itself (never sent): left out; Hermes' names the session's model."""
+        role = message["role"]
+        if role == "session_meta" and isinstance(message.get("model"), str):
+            self.conversation.header.setdefault("model", message["model"])
+        self.out.skip(f"role {role} ({BOOKKEEPING_ROLES[role]}, not sent to the model)", where)
+
+    def _unknown_role(self, message: dict[str, Any], index: int, line: int | None, text: str) -> None:
+        where = line if line is not None else index + 1
+        label = f"role {message.get('role')!r}"
+        if text.strip() and index < self.last_model:  # the model saw what came before its last call
+            self.out.drift(label, where, "user_input")
+            meta = {"generated": str(message.get("role")), "source": {"role": message.get("role")}}
+            self._add(message, index, "user", "user_input", text, meta)
+        else:
+            self.out.drift(label, where)
+
+    def _made_up(self, value: Any) -> dict[str, Any]:
+        call = _value_call(value, f"lf-call-{len(self.tool_names) + len(self.open_calls) + 1}")
+        self.open_calls.append(call["id"])
+        return call
 
     def _assistant(
         self, message: dict[str, Any], index: int, line: int | None, label: str | None, text: str, meta: dict
@@ -154,7 +251,7 @@ class _Converter:
                     self._problem(line, label, "tool call without an id")
                 self.tool_names[call["id"]] = call["function"]["name"]
             self._add(message, index, "assistant", "tool_calls", text, meta)
-        elif text.strip() or meta:
+        elif text.strip() or any(key != "source" for key in meta):  # not a reasoning-only reply
             self._add(message, index, "assistant", "final_answer", text, meta)
         else:
             self.out.skip("empty", line if line is not None else index)
@@ -163,6 +260,10 @@ class _Converter:
         self, message: dict[str, Any], index: int, line: int | None, label: str | None, text: str, meta: dict
     ) -> None:
         call_id = message.get("tool_call_id")
+        if not call_id and self.open_calls:  # LLaMA-Factory: results answer the calls in order
+            call_id = self.open_calls[0]
+        if call_id in self.open_calls:
+            self.open_calls.remove(call_id)
         if not isinstance(call_id, str) or not call_id:
             self._problem(line, label, "tool message without a tool_call_id")
             call_id = ""

@@ -8,6 +8,12 @@ with `tool_call_metadata` → the `tool_output` of that call; `finish` and agent
 `final_answer`; a `system` action → `system_prompt`. Actions without metadata (older streams) become a call
 named after the action, answered by the observation whose `cause` is that action. State changes, recalls
 and other bookkeeping events are counted, not imported.
+
+OpenHands V1 (the agent SDK) writes events whose `action`/`observation` is an object and whose `kind` names
+the event (`ActionEvent`, `ObservationEvent`, `MessageEvent`, `SystemPromptEvent`, ...). Detection claims
+them with half a score (a V1 importer, when registered, is preferred); read here, they give what can be
+read without crashing: the system prompt, messages, each model response's tool calls and their results.
+Other V1 event kinds are left out by kind.
 """
 
 from __future__ import annotations
@@ -39,9 +45,14 @@ def _is_event(item: Any) -> bool:
 
 
 def detect_openhands(sniff: Any) -> bool:
+    """V0 events (`action`/`observation` names); V1 SDK events (objects) are `openhands-v1`'s."""
     events = _events(sniff.document)
-    sample = events[:50] if events is not None else list(sniff.items)
-    return any(_is_event(e) for e in sample)
+    sample = [e for e in (events[:50] if events is not None else list(sniff.items)) if _is_event(e)]
+    return any(not _is_v1(e) for e in sample)
+
+
+def _is_v1(event: dict[str, Any]) -> bool:
+    return isinstance(event.get("action"), dict) or isinstance(event.get("observation"), dict)
 
 
 def import_openhands(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
@@ -54,6 +65,8 @@ def import_openhands(text: str, path: str = "<text>", conversation: int | None =
         where = line if line is not None else index + 1
         if not isinstance(event, dict):
             out.problem(line, f"event {index}: expected an object, found {type(event).__name__}")
+        elif isinstance(event.get("kind"), str) and event["kind"].endswith("Event"):
+            reader.v1_event(where, event)
         elif "observation" in event:
             reader.observation(where, event)
         elif "action" in event:
@@ -69,6 +82,47 @@ class _Reader:
         self.responses: set[str] = set()  # model responses already written as a tool_calls message
         self.names: dict[str, str] = {}  # call id -> tool name
         self.session: dict[str, Any] = {}
+
+    def v1_event(self, where: int, event: dict[str, Any]) -> None:
+        """An OpenHands V1 SDK event: what can be read of it (see the module's doc)."""
+        kind = event["kind"]
+        if kind == "SystemPromptEvent":
+            self._add(where, event, "system", "system_prompt", _v1_text(event.get("system_prompt")))
+        elif kind == "MessageEvent" and isinstance(event.get("llm_message"), dict):
+            message = event["llm_message"]
+            role = "user" if message.get("role") == "user" else "assistant"
+            kind_of = "user_input" if role == "user" else "final_answer"
+            self._add(where, event, role, kind_of, _v1_text(message.get("content")))
+        elif kind == "ActionEvent" and isinstance(event.get("tool_call"), dict):
+            call = normalize_call(_v1_call(event["tool_call"]))
+            self.names[call["id"]] = call["function"]["name"]
+            key = event.get("llm_response_id")
+            last = self.out.messages[-1] if self.out.messages else None
+            if key and key in self.responses and last is not None and last.type == "tool_calls":
+                calls = [*last.tool_calls, call]  # a parallel call of the same model response
+                self.out.messages[-1] = last.with_(metadata={**(last.metadata or {}), "tool_calls": calls})
+                return
+            self.responses.add(key)
+            self._add(
+                where,
+                event,
+                "assistant",
+                "tool_calls",
+                _v1_text(event.get("thought")),
+                {"tool_calls": [call]},
+            )
+        elif kind in ("ObservationEvent", "UserRejectObservation", "AgentErrorEvent") and event.get(
+            "tool_call_id"
+        ):
+            observation = event.get("observation")
+            text = _v1_text(
+                observation.get("content") if isinstance(observation, dict) else event.get("error")
+            )
+            call_id = event["tool_call_id"]
+            head = {"tool_call_id": call_id, "raw_output": text, "tool_name": self.names.get(call_id, "")}
+            self._add(where, event, "tool", "tool_output", text, head)
+        else:
+            self.out.skip(f"V1 event {kind} (not read)", where)
 
     def action(self, where: int, event: dict[str, Any]) -> None:
         kind, args = event.get("action"), event.get("args") if isinstance(event.get("args"), dict) else {}
@@ -135,3 +189,20 @@ class _Reader:
         ts = iso_to_ms(event.get("timestamp"))
         message_id = self.out.unique_id(f"oh-{event.get('id', where)}" + ("-out" if role == "tool" else ""))
         self.out.add(AiMessage(message_id, role, kind, text, where if ts is None else ts, meta))
+
+
+def _v1_text(value: Any) -> str:
+    """Text of a V1 content value: a string, a `{type: text, text}` part, or a list of parts."""
+    if isinstance(value, str):
+        return value
+    parts = value if isinstance(value, list) else [value]
+    texts = [p.get("text") for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    return "\n\n".join(t for t in texts if t) if texts else ("" if value is None else compact_json(value))
+
+
+def _v1_call(call: dict[str, Any]) -> dict[str, Any]:
+    """A V1 `tool_call` (`{id, name, arguments}`, or already OpenAI-shaped) in OpenAI's shape."""
+    if isinstance(call.get("function"), dict):
+        return call
+    function = {"name": call.get("name") or "", "arguments": call.get("arguments") or "{}"}
+    return {"id": call.get("id") or "", "type": "function", "function": function}

@@ -1,11 +1,14 @@
 """The importer protocol: one small record per format, built-ins and plug-ins alike.
 
 An `Importer` says whether it recognises a file (`detect`, given a `Sniff` of its first items) and reads it
-(`read` → `ImportResult`: messages plus the account of what did not come in). Built-in formats are listed
-in `BUILTIN`, in detection order: specific formats first, the generic API-payload shapes last. Other
-packages add formats through the entry point group `linn_playground.importers`; each entry point names an
-`Importer` (or a function returning one). Plug-ins are tried after the specific built-ins and before the
-generic ones, so a plug-in cannot take a Claude Code file but can claim what would pass for OpenAI chat.
+(`read` → `ImportResult`: messages plus the account of what did not come in). `detect` returns True/False or
+a score in (0, 1]: how surely the fields that define the format are there (True is 1.0). Every importer is
+asked; the highest score wins, ties going to the earlier importer, and the runner-up is named (`claims`).
+Built-in formats are listed in `BUILTIN`, in detection order: specific formats first, the generic
+API-payload shapes last. Other packages add formats through the entry point group
+`linn_playground.importers`; each entry point names an `Importer` (or a function returning one). Plug-ins
+are tried after the specific built-ins and before the generic ones, so a plug-in cannot take a Claude Code
+file but can claim what would pass for OpenAI chat.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 from engine.importers._common import ImportResult, UnknownFormatError, iter_jsonl, load_json_document
@@ -71,9 +75,11 @@ class Importer:
 
     name: str
     summary: str
-    detect: Callable[[Sniff], bool]
+    detect: Callable[[Sniff], bool | float]
     read: Reader
     generic: bool = False  # a shape many tools share (API payloads): tried after every specific format
+    # reads a large file without holding it as one string (JSONL formats); None: `read` on its text
+    read_file: Callable[[Path, int | None], ImportResult] | None = None
 
 
 _builtins: list[Importer] = []
@@ -135,13 +141,40 @@ def unrecognised(name: str) -> UnknownFormatError:
     )
 
 
-def detect(sniff: Sniff) -> Importer | None:
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """An importer that recognises a text, and how surely (0 < score <= 1)."""
+
+    importer: Importer
+    score: float
+
+
+def claims(sniff: Sniff) -> list[Claim]:
+    """Every importer that claims the text, best first (a higher score; on a tie, detection order)."""
+    found: list[Claim] = []
     for importer in importers():
         try:
-            if importer.detect(sniff):
-                return importer
+            value = importer.detect(sniff)
         except Exception as exc:  # noqa: BLE001 - a plug-in's detect must not break detection
             if importer in _builtins:
                 raise
             warnings.warn(f"importer plug-in {importer.name!r} failed to detect: {exc}", stacklevel=2)
-    return None
+            continue
+        score = 1.0 if value is True else float(value) if _is_number(value) else 0.0
+        if score > 0:
+            found.append(Claim(importer, min(score, 1.0)))
+    # an agent's own format embeds the API's message shapes (a Cline task is Anthropic messages with its
+    # own stamps): the generic shapes claim only what no specific format claims
+    if any(not claim.importer.generic for claim in found):
+        found = [claim for claim in found if not claim.importer.generic]
+    return sorted(found, key=lambda claim: -claim.score)  # stable: ties keep detection order
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def detect(sniff: Sniff) -> Importer | None:
+    """The importer whose claim is best, or None when no importer claims the text."""
+    found = claims(sniff)
+    return found[0].importer if found else None

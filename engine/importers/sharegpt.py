@@ -5,6 +5,11 @@ picks one (default the first). `system`/a `system` turn → `system_prompt`; `hu
 `gpt`/`assistant` → `final_answer`; `function_call` (its value `{"name", "arguments"}`) → a `tool_calls`
 message, answered by the `observation` that follows (call ids are made up: ShareGPT has none). The
 `tools` declarations are kept in the session header, not as messages.
+
+Preference items (`chosen` / `rejected` beside the conversation, as in LLaMA-Factory's DPO data) are two
+conversations: the turns with the `chosen` answer, then the same turns with the `rejected` one (the next
+`conversation` index; the import report names it). A side `images` list fills the `<image>` tags of the
+turns, in order, as image placeholders (`metadata.images`).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import json
 from typing import Any
 
 from engine.importers._common import Collector, ImportResult, compact_json, pick_conversation, read_items
+from engine.importers._media import SideImages
 from engine.messages import AiMessage
 
 FORMAT = "sharegpt"
@@ -41,21 +47,47 @@ def import_sharegpt(text: str, path: str = "<text>", conversation: int | None = 
     items = read_items(text, out)
     if len(items) == 1 and isinstance(items[0][1], list):  # a whole-document array
         items = [(None, item) for item in items[0][1]]
-    found = [(line, item) for line, item in items if isinstance(item, dict) and "conversations" in item]
-    chosen = pick_conversation(found, conversation or 0, path) if found else None
+    found = [
+        (line, item, answer)
+        for line, item in items
+        if isinstance(item, dict) and "conversations" in item
+        for answer in _answers(item)
+    ]
+    index = conversation or 0
+    chosen = pick_conversation(found, index, path) if found else None
     session: dict[str, Any] = {}
     if chosen is not None:
-        line, record = chosen
-        _Reader(out, line).read(record)
+        line, record, answer = chosen
+        turns = record.get("conversations") if isinstance(record.get("conversations"), list) else []
+        texts = [t.get("value") for t in turns if isinstance(t, dict)]
+        reader = _Reader(out, line, SideImages(record.get("images"), texts))
+        reader.read(record)
+        if answer is not None:
+            session["preference"] = answer
+            reader.answer(record[answer], len(turns))
+            if answer == "chosen" and "rejected" in record:
+                where = index % len(found) + 1
+                out.skip(
+                    f"rejected answer: conversation {where} of the file (--conversation {where})", line or 1
+                )
+        if reader.images.unused:
+            out.problem(line, f"{reader.images.unused} of the listed images have no <image> tag in the turns")
         if record.get("tools"):
             session["tools"] = record["tools"]
     return out.result(FORMAT, session=session, conversations=len(found))
 
 
+def _answers(item: dict[str, Any]) -> list[str | None]:
+    """The conversations one item holds: one, or one per preference answer (`chosen`, `rejected`)."""
+    answers = [key for key in ("chosen", "rejected") if isinstance(item.get(key), dict | str)]
+    return list(answers) if answers else [None]
+
+
 class _Reader:
-    def __init__(self, out: Collector, line: int | None) -> None:
+    def __init__(self, out: Collector, line: int | None, images: SideImages) -> None:
         self.out = out
         self.line = line
+        self.images = images
         self.open_calls: list[tuple[str, str]] = []  # (id, name) of calls not yet answered
         self.calls = 0
 
@@ -71,10 +103,19 @@ class _Reader:
                 continue
             self._turn(index, turn["from"], turn["value"])
 
+    def answer(self, value: Any, index: int) -> None:
+        """A preference item's answer (`{from, value}` or text): the model's last turn."""
+        turn = value if isinstance(value, dict) else {"from": "gpt", "value": value}
+        if isinstance(turn.get("value"), str):
+            self._turn(index, turn.get("from", "gpt"), turn["value"])
+        else:
+            self.out.problem(self.line, "a preference answer without a text value")
+
     def _turn(self, index: int, speaker: Any, value: str) -> None:
         if speaker in SPEAKERS:
             role, kind = SPEAKERS[speaker]
-            self._add(f"sg-{index}", role, kind, value, None)
+            text, images = self.images.fill(value)
+            self._add(f"sg-{index}", role, kind, text, {"images": images} if images else None)
         elif speaker in ("function_call", "tool_call"):
             self._call(index, value)
         elif speaker in ("observation", "tool"):
@@ -83,8 +124,11 @@ class _Reader:
                 self.out.problem(self.line, f"conversations[{index}]: an observation with no call before it")
             head = {"tool_call_id": call_id, "raw_output": value, **({"tool_name": name} if name else {})}
             self._add(f"sg-{index}", "tool", "tool_output", value, head)
+        elif value.strip():  # a speaker this importer does not know: what it said reached the model
+            self.out.drift(f"speaker {speaker!r}", self.line or 1, "user_input")
+            self._add(f"sg-{index}", "user", "user_input", value, {"generated": str(speaker)})
         else:
-            self.out.problem(self.line, f"conversations[{index}]: unknown speaker {speaker!r}")
+            self.out.drift(f"speaker {speaker!r}", self.line or 1)
 
     def _call(self, index: int, value: str) -> None:
         try:

@@ -55,7 +55,8 @@ def test_usage_for_a_call_with_no_message_is_an_other_call() -> None:
     data = {"model": "gpt-5", "apiCallId": "x", "inputTokens": 10, "outputTokens": 2}
     usage = {"type": "assistant.usage", "id": "e1", "data": data}
     start = {"type": "session.start", "id": "e0", "data": {"sessionId": "s", "producer": "copilot-agent"}}
-    result = import_text("\n".join(json.dumps(e) for e in (start, usage)), name="events.jsonl")
+    asked = {"type": "user.message", "id": "e00", "data": {"content": "hello"}}
+    result = import_text("\n".join(json.dumps(e) for e in (start, asked, usage)), name="events.jsonl")
     assert result.other_calls[0]["why"] == "assistant.usage with no message of its apiCallId"
     assert result.other_calls[0]["promptTokens"] == 10
 

@@ -394,8 +394,10 @@ def test_openai_jsonl_of_messages_with_a_malformed_line() -> None:
     assert dicts(result) == OA_EXPECTED
     assert [str(p) for p in result.problems] == [
         "chat.jsonl:4: invalid JSON (Expecting property name enclosed in double quotes at column 2)",
-        "chat.jsonl:7: unknown role 'wizard'",
     ]
+    # a role no chat format has, after the model's last message: bookkeeping, left out and named
+    assert result.unknown == {"role 'wizard'": (None, [7])}
+    assert result.skipped_lines["unknown role 'wizard'"] == [7]
 
 
 def test_openai_array_problem_has_the_line_of_its_element() -> None:
