@@ -16,11 +16,13 @@ from engine.errors import EngineError
 from engine.fences import FenceError, FenceRegistry, load_fences_checked, parse_fences
 from engine.importers import (
     LINN_SESSION_KIND,
+    Problem,
     Sniff,
     UnknownFormatError,
     detect_format,
     detect_sniff,
     import_text,
+    read_transcript,
     unrecognised,
 )
 from engine.messages import AiMessage
@@ -36,7 +38,7 @@ from engine.policy import (
 )
 from engine.policy.lint import layer_warnings
 from engine.reminders import DEFAULT_MAX_STEPS
-from engine.safe_input import MAX_FILE_BYTES, InputError, decode_utf8, read_regular_file
+from engine.safe_input import MAX_FILE_BYTES, InputError, decode_utf8, file_kind_problem, read_regular_file
 from engine.session import (
     LoadProblem,
     Session,
@@ -113,7 +115,7 @@ def open_session(path: Path, conversation: int | None = None) -> Session:
     A file no importer recognises raises `UnknownFormatError` (one line naming the supported formats); a
     file that cannot even be read as text goes to the session loader, which says line by line what is wrong.
     """
-    sniff = _sniff(path)
+    sniff, unreadable = _sniff(path)
     fmt = detect_sniff(sniff) if sniff is not None else LINN_SESSION_KIND
     if fmt is None:
         if any(True for _ in sniff.objects()):  # JSON of no format we know
@@ -123,7 +125,7 @@ def open_session(path: Path, conversation: int | None = None) -> Session:
         return load_session(path)
     imported = import_text(sniff.text, fmt, name=str(path), conversation=conversation)
     header = SessionHeader.from_dict(imported.header(str(path), conversation))
-    problems = [LoadProblem(str(path), p.line, "import", p.reason) for p in imported.problems]
+    problems = [LoadProblem(str(path), p.line, "import", p.reason) for p in unreadable + imported.problems]
     return Session(path, header, list(imported.messages), problems)
 
 
@@ -144,15 +146,13 @@ def with_system_prompt(session: Session, path: Path) -> Session:
     return Session(session.path, session.header, [prompt, *session.messages], session.problems, lines)
 
 
-def _sniff(path: Path) -> Sniff | None:
-    """The file read once and sniffed; None when it is not a readable text file (the session loader then
-    names the problem: bad UTF-8, a 5,000-digit number, a FIFO, a missing file)."""
-    if not path.is_file():
-        return None
-    try:
-        return Sniff.of(path.read_text(encoding="utf-8-sig"), str(path))
-    except (ValueError, RecursionError):
-        return None
+def _sniff(path: Path) -> tuple[Sniff | None, list[Problem]]:
+    """The file read once and sniffed, with its lines of invalid UTF-8; None when it is not a regular file
+    (the session loader then names the problem: a FIFO, a directory, a missing file)."""
+    if file_kind_problem(path) is not None:
+        return None, []
+    text, unreadable = read_transcript(path)
+    return Sniff.of(text, str(path)), unreadable
 
 
 def _header_policy_error(path: Path, err: PolicyValidationError) -> PolicyFileError:

@@ -24,7 +24,7 @@ from engine.importers.detect import (
     detect_openai,
     detect_sniff,
     detect_text,
-    read_source,
+    read_transcript,
 )
 from engine.importers.gemini_cli import detect_gemini, import_gemini
 from engine.importers.langchain import detect_langchain, import_langchain
@@ -59,6 +59,7 @@ __all__ = [
     "import_file",
     "import_text",
     "importers",
+    "read_transcript",
     "unrecognised",
 ]
 
@@ -168,8 +169,10 @@ def import_file(
     negative counts from the end; None is the format's default. `system_prompt`, when given, becomes the
     first message (for transcripts that have none).
     """
-    text, name = read_source(Path(path))
-    return import_text(text, fmt, name=name, conversation=conversation, system_prompt=system_prompt)
+    text, unreadable = read_transcript(Path(path))
+    result = import_text(text, fmt, name=str(path), conversation=conversation, system_prompt=system_prompt)
+    result.problems[:0] = unreadable
+    return result
 
 
 def import_text(

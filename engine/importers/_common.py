@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -12,6 +13,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from engine.messages import AiMessage
+from engine.safe_input import (
+    MAX_TRANSCRIPT_BYTES,
+    JsonLimitError,
+    decode_json,
+    decode_utf8_lines,
+    read_regular_file,
+)
 from engine.usage import RecordedUsage, UsageProblem
 
 TITLE_CHARS = 80
@@ -248,6 +256,14 @@ def find_unpaired(messages: list[AiMessage]) -> list[str]:
     return [cid for cid in declared if cid not in answered] + orphans
 
 
+def read_transcript(path: Path) -> tuple[str, list[Problem]]:
+    """The text of a transcript file and a problem per line holding invalid UTF-8 (read as U+FFFD, so the
+    line's message still comes in). Only a regular file is opened: a FIFO or a device raises InputError
+    before it could block."""
+    text, bad = decode_utf8_lines(read_regular_file(path, max_bytes=MAX_TRANSCRIPT_BYTES))
+    return text, [Problem(str(path), line, f"encoding: {reason}") for line, reason in bad]
+
+
 def iter_jsonl(text: str) -> Iterator[tuple[int, Any, str | None]]:
     """(line number, value, error) for each non-blank line; value is None when error is set.
 
@@ -257,9 +273,11 @@ def iter_jsonl(text: str) -> Iterator[tuple[int, Any, str | None]]:
         if not line.strip():
             continue
         try:
-            yield number, json.loads(line), None
+            yield number, json_loads(line), None
         except json.JSONDecodeError as exc:
             yield number, None, f"invalid JSON ({exc.msg} at column {exc.colno})"
+        except JsonLimitError as exc:
+            yield number, None, f"json: {exc}"
 
 
 def iter_json_array(text: str, start: int | None = None) -> Iterator[tuple[int, Any, str | None]]:
@@ -278,9 +296,12 @@ def iter_json_array(text: str, start: int | None = None) -> Iterator[tuple[int, 
         line += text.count("\n", counted, pos)
         counted = pos
         try:
-            value, pos = decoder.raw_decode(text, pos)
+            value, pos = _raw_decode(decoder, text, pos)
         except json.JSONDecodeError as exc:
             yield exc.lineno, None, f"invalid JSON ({exc.msg} at column {exc.colno})"
+            return
+        except JsonLimitError as exc:
+            yield line, None, f"json: {exc}"
             return
         yield line, value, None
         pos = _skip_space(text, pos)
@@ -301,9 +322,31 @@ def _skip_space(text: str, pos: int) -> int:
 def load_json_document(text: str) -> tuple[Any, str | None, int | None]:
     """(value, error, error line) for a whole-document JSON input."""
     try:
-        return json.loads(text), None, None
+        return json_loads(text), None, None
     except json.JSONDecodeError as exc:
         return None, f"invalid JSON ({exc.msg} at column {exc.colno})", exc.lineno
+    except JsonLimitError as exc:
+        return None, f"json: {exc}", None
+
+
+_PLAIN = json.JSONDecoder()  # transcripts may hold NaN (Python agents write it); only the bounds are added
+
+
+def json_loads(text: str) -> Any:
+    """`json.loads` within `engine.safe_input`'s bounds: a 10,000-deep nesting or a 5,000-digit integer
+    raises JsonLimitError (a ValueError) instead of RecursionError or Python's message naming nothing."""
+    return decode_json(text, _PLAIN)
+
+
+def _raw_decode(decoder: json.JSONDecoder, text: str, pos: int) -> tuple[Any, int]:
+    try:
+        return decoder.raw_decode(text, pos)
+    except RecursionError:
+        raise JsonLimitError("nested too deeply") from None
+    except ValueError as exc:
+        if isinstance(exc, json.JSONDecodeError) or not str(exc).startswith("Exceeds the limit"):
+            raise
+        raise JsonLimitError(f"number too large: more than {sys.get_int_max_str_digits()} digits") from None
 
 
 UNMAPPED_KEEP_CHARS = 1000

@@ -14,7 +14,6 @@ output. Images become a placeholder text with their size, so their tokens can be
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -25,6 +24,7 @@ from engine.importers._common import (
     image_note,
     image_placeholder,
     iso_to_ms,
+    json_loads,
     read_items,
     summary_metadata,
 )
@@ -85,7 +85,7 @@ def _output_text(output: Any) -> tuple[str, dict[str, Any]]:
     """A tool output: a string (Codex 0.40 wraps it as JSON `{output, metadata}`), parts, or an object."""
     if isinstance(output, str):
         try:
-            inner = json.loads(output)
+            inner = json_loads(output)
         except ValueError:
             return output, {}
         if isinstance(inner, dict) and isinstance(inner.get("output"), str):

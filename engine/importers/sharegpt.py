@@ -9,10 +9,16 @@ message, answered by the `observation` that follows (call ids are made up: Share
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from engine.importers._common import Collector, ImportResult, compact_json, pick_conversation, read_items
+from engine.importers._common import (
+    Collector,
+    ImportResult,
+    compact_json,
+    json_loads,
+    pick_conversation,
+    read_items,
+)
 from engine.messages import AiMessage
 
 FORMAT = "sharegpt"
@@ -88,7 +94,7 @@ class _Reader:
 
     def _call(self, index: int, value: str) -> None:
         try:
-            parsed = json.loads(value)
+            parsed = json_loads(value)
         except ValueError:
             parsed = {"name": "", "arguments": value}
         calls = parsed if isinstance(parsed, list) else [parsed]

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from engine.fences import FenceError, load_fences
+from engine.importers import import_file
 from engine.policy import PolicyFileError, PolicyValidationError, define_context_policy, read_policy_file
 from engine.session import SessionLoadError, load_session
 from playground.cli import main
@@ -105,17 +106,43 @@ def _cli(*args: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.mark.parametrize("option", ["session", "--policy", "--fences"])
-def test_a_fifo_is_refused_before_it_is_opened(tmp_path, option):
+# every command and option that reads a file, with the FIFO as that file (`{fifo}`)
+FIFO_RUNS = [
+    ("validate {fifo}", "file: "),
+    ("validate good_session.jsonl --policy {fifo}", ""),
+    ("validate good_session.jsonl --fences {fifo}", ""),
+    ("build good_session.jsonl --calibration {fifo}", ""),
+    ("build good_session.jsonl --system-prompt {fifo}", ""),
+    ("replay good_session.jsonl --prices {fifo}", ""),
+    ("replay good_session.jsonl --tools {fifo}", ""),
+    ("conformance {fifo}", ""),
+    ("import {fifo}", ""),
+    ("calibrate {fifo}", "file: "),
+]
+
+
+@pytest.mark.parametrize("run", [run for run, _ in FIFO_RUNS], ids=[run for run, _ in FIFO_RUNS])
+def test_a_fifo_is_refused_before_it_is_opened(tmp_path, run):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    args = ["validate", str(fifo)]
-    if option != "session":
-        args = ["validate", "good_session.jsonl", option, str(fifo)]
-    done = _cli(*args)  # would block forever on open()
+    done = _cli(*run.format(fifo=fifo).split())  # would block forever on open(); _cli times out instead
+    assert done.returncode == 2, done.stderr
+    field = dict(FIFO_RUNS)[run]
+    assert done.stderr.splitlines()[-1] == f"error: {fifo}: {field}is a FIFO (named pipe), not a regular file"
+
+
+@pytest.mark.parametrize("device", ["/dev/null", "/dev/zero"])
+def test_import_refuses_a_device(device):
+    done = _cli("import", device)
     assert done.returncode == 2
-    field = "file: " if option == "session" else ""
-    assert done.stderr == f"error: {fifo}: {field}is a FIFO (named pipe), not a regular file\n"
+    assert done.stderr == f"error: {device}: is a character device, not a regular file\n"
+
+
+def test_a_transcript_keeps_its_readable_lines(tmp_path):
+    imported = import_file(CORPUS / "i_invalid_utf8.jsonl")
+    assert len(imported.messages) == 5  # the bad byte's message too, with U+FFFD in its place
+    assert imported.messages[3].content == "a\ufffd.txt"
+    assert len(import_file(CORPUS / "i_huge_int.jsonl").messages) == 4  # all but the bad line
 
 
 def test_the_api_refuses_a_fifo(tmp_path):
