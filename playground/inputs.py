@@ -13,7 +13,7 @@ from typing import Any
 
 from engine.copyset import check_copy
 from engine.errors import EngineError
-from engine.fences import FenceError, FenceRegistry, load_fences_checked, parse_fences
+from engine.fences import FenceError, FenceRegistry, load_fences_checked, parse_fences_skipping
 from engine.importers import (
     LINN_SESSION_KIND,
     Problem,
@@ -209,7 +209,7 @@ def load_inputs(
         fences, fence_warnings = load_fences_checked(fences_path)
         warnings += fence_warnings
     else:
-        fences = parse_fences(header["fences"], f"{path}:1") if header.get("fences") else None
+        fences = _header_fences(header.get("fences"), path)
     return PlaygroundInputs(
         session=session,
         policy=policy,
@@ -218,6 +218,17 @@ def load_inputs(
         copy=check_copy(copy),
         policy_warnings=warnings,
     )
+
+
+def _header_fences(data: Any, path: Path) -> FenceRegistry | None:
+    """The session header's fences; a bad one is left out (the loader named it: `file:1: fences[i]...`),
+    and fences that are no list at all are ignored (named too)."""
+    if not data:
+        return None
+    try:
+        return parse_fences_skipping(data, f"{path}:1")[0]
+    except FenceError:
+        return None
 
 
 def find_sessions(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:

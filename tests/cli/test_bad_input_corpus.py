@@ -4,6 +4,7 @@ closed pipe, a full disk)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -16,8 +17,9 @@ import yaml
 from engine.fences import FenceError, load_fences
 from engine.importers import import_file
 from engine.policy import PolicyFileError, PolicyValidationError, define_context_policy, read_policy_file
-from engine.session import SessionLoadError, load_session
+from engine.session import SessionLoadError, load_session, save_session
 from playground.cli import main
+from playground.inputs import load_inputs
 
 CORPUS = Path(__file__).resolve().parents[1] / "badinput"
 RUNS = yaml.safe_load((CORPUS / "expected.yaml").read_text(encoding="utf-8"))
@@ -173,3 +175,28 @@ def test_a_full_disk_ends_with_one_line():
         done = _cli("build", "good_session.jsonl", "--json", stdout=full)
     assert done.returncode == 1
     assert done.stderr == "error: cannot write the output: No space left on device\n"
+
+
+def test_one_bad_fence_of_a_header_costs_that_fence_only():
+    inputs = load_inputs(CORPUS / "s_header_one_bad_fence.jsonl")
+    assert inputs.fences is not None and inputs.fences.kinds() == ["memory"]
+    assert len(inputs.session.messages) == 6
+    assert [p.field for p in inputs.session.problems] == ["fences[1].llmRole"]
+
+
+@pytest.mark.parametrize("name", ["s_tool_calls_strings.jsonl", "s_function_string.jsonl"])
+def test_a_line_with_unreadable_tool_calls_loads_and_is_written_back_as_it_was(name, tmp_path):
+    session = load_session(CORPUS / name)
+    assert [m.id for m in session.messages] == ["s", "u1", "d", "a1", "t1", "f1"]  # 6, where 5 loaded
+    calls = session.messages[2].tool_calls
+    assert calls == ([] if name == "s_tool_calls_strings.jsonl" else [{"id": "c9"}])
+    written = save_session(session, tmp_path / "out.jsonl")
+    line = json.loads(written.read_text(encoding="utf-8").splitlines()[3])
+    assert line["metadata"] == json.loads((CORPUS / name).read_text(encoding="utf-8").splitlines()[3])["metadata"]
+
+
+def test_an_imported_message_with_unreadable_tool_calls_comes_in():
+    for name in ("i_tool_calls_not_list.jsonl", "i_tool_calls_strings.jsonl"):
+        imported = import_file(CORPUS / name)
+        assert [m.type for m in imported.messages][2] == "final_answer"  # its text, no call
+        assert len(imported.messages) == 6
