@@ -401,23 +401,28 @@ def _print_sweep_summary(summary: list[dict[str, Any]]) -> None:
 
 
 def run_conformance(args) -> int:
-    from engine import load_cases, run_all
+    from engine import case_files, read_case, run_all
 
-    try:
-        cases = load_cases(args.cases)
-    except (OSError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
+    files, cases, unreadable = case_files(args.cases), [], 0
+    for path in files:  # a malformed case file is named; the other cases still run
+        try:
+            cases.append((path, read_case(path)))
+        except (OSError, ValueError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            unreadable += 1
+    if not cases:
         return 2
-    outcomes = run_all(cases)
-    for outcome in outcomes:
+    outcomes = run_all([case for _, case in cases])
+    for (path, _), outcome in zip(cases, outcomes, strict=True):
         if args.json:
             print(json.dumps(outcome.actual, ensure_ascii=False))
         elif not outcome.passed:
-            print(f"FAIL {outcome.name}: {outcome.difference}")
+            print(f"FAIL {outcome.name} ({path}): {outcome.difference}")
     passed = sum(o.passed for o in outcomes)
     if not args.json:
-        print(f"{passed} passed, {len(outcomes) - passed} failed")
-    return 0 if passed == len(outcomes) else 1
+        unread = f", {unreadable} not read" if unreadable else ""
+        print(f"{passed} passed, {len(outcomes) - passed} failed{unread}")
+    return 0 if passed == len(outcomes) and not unreadable else 1
 
 
 def run_import(args) -> int:

@@ -192,7 +192,8 @@ def test_a_line_with_unreadable_tool_calls_loads_and_is_written_back_as_it_was(n
     assert calls == ([] if name == "s_tool_calls_strings.jsonl" else [{"id": "c9"}])
     written = save_session(session, tmp_path / "out.jsonl")
     line = json.loads(written.read_text(encoding="utf-8").splitlines()[3])
-    assert line["metadata"] == json.loads((CORPUS / name).read_text(encoding="utf-8").splitlines()[3])["metadata"]
+    source = json.loads((CORPUS / name).read_text(encoding="utf-8").splitlines()[3])
+    assert line["metadata"] == source["metadata"]
 
 
 def test_an_imported_message_with_unreadable_tool_calls_comes_in():
