@@ -109,7 +109,8 @@ def run_validate(args) -> int:
     print(f"total tokens: {total}  (tokenizer: {result.tokens.backend})")
     changed = policy_diff(inputs.policy, inputs.defaults)
     print("policy, non-default fields: " + (json.dumps(changed, ensure_ascii=False) if changed else "none"))
-    problems = _input_problems(inputs) + list(result.warnings)
+    said = {f"{w.field.removeprefix('contextPolicy.')}: {w.reason}" for w in inputs.policy_warnings}
+    problems = _input_problems(inputs) + [w for w in result.warnings if w not in said]  # each said once
     if result.error:
         problems.append(f"build failed: {result.error.code}: {result.error.message}")
     problems += [f"{f.id}: {f.message}" for f in check_invariants(result).failures]
