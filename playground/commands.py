@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -38,7 +39,7 @@ from playground.recorded import (
     recorded_totals,
     truths,
 )
-from playground.report import build_json, print_build_table, printable
+from playground.report import build_json, print_build_table, print_import_report, printable
 
 
 def _load(args) -> PlaygroundInputs | None:
@@ -437,41 +438,28 @@ def run_import(args) -> int:
     if args.json:
         print(json.dumps(imported.report(), ensure_ascii=False))
     else:
-        _print_import_report(imported)
+        print_import_report(imported)
     if args.output:
-        refusal = _output_refusal(Path(args.file), Path(args.output), force=args.force)
+        output = _import_target(Path(args.file), Path(args.output))
+        refusal = _output_refusal(Path(args.file), output, force=args.force)
+        if args.output.endswith(("/", os.sep)) and not Path(args.output).is_dir():
+            refusal = f"{args.output}: no such folder"
         if refusal:
             print(f"error: {refusal}", file=sys.stderr)
             return 2
         header = imported.header(str(args.file), args.conversation)
         try:
-            save_session(imported.messages, args.output, header=header, overwrite=args.force)
+            save_session(imported.messages, output, header=header, overwrite=args.force)
         except LOAD_ERRORS as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
-        print(f"wrote {args.output}")
+        print(f"wrote {output}")
     return 1 if imported.problems else 0
 
 
-def _print_import_report(imported) -> None:
-    report = imported.report()
-    print(f"detected format: {imported.format}; {len(imported.messages)} messages")
-    if imported.conversations > 1:
-        print(f"  one of {imported.conversations} conversations in the file (choose with --conversation N)")
-    print("  came in: " + ", ".join(f"{n} {_words(kind)}" for kind, n in report["cameIn"].items()))
-    for left in report["leftOut"]:
-        more = "…" if left["count"] > len(left["firstLines"]) else ""
-        shown = ", ".join(map(str, left["firstLines"])) + more
-        print(f"  left out {left['count']}: {left['reason']}" + (f" (lines {shown})" if shown else ""))
-    for problem in report["problems"]:
-        print(f"  problem: {printable(problem)}")
-    if report["unpaired"]:
-        print(f"  unpaired tool ids: {', '.join(report['unpaired'][:10])}")
-
-
-def _words(camel: str) -> str:
-    """`toolCalls` → `tool calls`."""
-    return "".join(f" {c.lower()}" if c.isupper() else c for c in camel)
+def _import_target(source: Path, output: Path) -> Path:
+    """`-o DIR` writes into the folder, named after the transcript (`DIR/<name>.jsonl`), as `cp` does."""
+    return output / f"{source.stem}.jsonl" if output.is_dir() else output
 
 
 def _output_refusal(source: Path, output: Path, *, force: bool) -> str | None:

@@ -1,4 +1,4 @@
-"""Text and JSON renderings of a BuildResult for the headless commands."""
+"""Text and JSON renderings of a BuildResult and of an import report for the headless commands."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from engine.importers import ImportResult
 from engine.invariants import InvariantReport
 from engine.result import BuildResult
 from engine.wire import to_anthropic
@@ -84,3 +85,25 @@ def print_build_table(result: BuildResult, invariants: InvariantReport, wire_sha
     print(f"\nwire ({wire_shape}): {len(result.wire)} messages")
     if wire_shape == "anthropic":
         print(json.dumps(wire, ensure_ascii=False)[:2000])
+
+
+def print_import_report(imported: ImportResult) -> None:
+    """What `import` read: the format, what came in, what was left out and why, problems, unpaired ids."""
+    report = imported.report()
+    print(f"detected format: {imported.format}; {len(imported.messages)} messages")
+    if imported.conversations > 1:
+        print(f"  one of {imported.conversations} conversations in the file (choose with --conversation N)")
+    print("  came in: " + ", ".join(f"{n} {_words(kind)}" for kind, n in report["cameIn"].items()))
+    for left in report["leftOut"]:
+        more = "…" if left["count"] > len(left["firstLines"]) else ""
+        shown = ", ".join(map(str, left["firstLines"])) + more
+        print(f"  left out {left['count']}: {left['reason']}" + (f" (lines {shown})" if shown else ""))
+    for problem in report["problems"]:
+        print(f"  problem: {printable(problem)}")
+    if report["unpaired"]:
+        print(f"  unpaired tool ids: {', '.join(report['unpaired'][:10])}")
+
+
+def _words(camel: str) -> str:
+    """`toolCalls` → `tool calls`."""
+    return "".join(f" {c.lower()}" if c.isupper() else c for c in camel)

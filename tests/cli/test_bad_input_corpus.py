@@ -39,6 +39,7 @@ def _timeout(signum, frame):
 @pytest.mark.parametrize("run", RUNS, ids=[f"{r['file']}-{r['run'].split()[0]}" for r in RUNS])
 def test_corpus_file(run, monkeypatch, capsys):
     monkeypatch.chdir(CORPUS)
+    before = {path.name: path.read_bytes() for path in CORPUS.iterdir()}
     previous = signal.signal(signal.SIGALRM, _timeout)
     signal.alarm(SECONDS)
     try:
@@ -48,6 +49,7 @@ def test_corpus_file(run, monkeypatch, capsys):
         signal.signal(signal.SIGALRM, previous)
     captured = capsys.readouterr()
     output = captured.out + captured.err
+    assert {path.name: path.read_bytes() for path in CORPUS.iterdir()} == before  # nothing written
     lines = [line.strip() for line in output.splitlines()]
     assert "Traceback" not in output and "internal error" not in output and " at at " not in output
     assert "\x1b" not in output  # control characters from the input never reach the terminal raw
@@ -201,3 +203,22 @@ def test_an_imported_message_with_unreadable_tool_calls_comes_in():
         imported = import_file(CORPUS / name)
         assert [m.type for m in imported.messages][2] == "final_answer"  # its text, no call
         assert len(imported.messages) == 6
+
+
+def test_import_into_a_folder_writes_a_file_named_after_the_transcript(tmp_path, capsys):
+    source = CORPUS / "i_tool_calls_not_list.jsonl"
+    before = source.read_bytes()
+    assert main(["import", str(source), "-o", str(tmp_path)]) == 1  # written; the import names a problem
+    target = tmp_path / "i_tool_calls_not_list.jsonl"
+    assert capsys.readouterr().out.splitlines()[-1] == f"wrote {target}"
+    assert len(load_session(target).messages) == 6
+    assert main(["import", str(source), "-o", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"error: {target}: already exists; pass --force to replace it\n"
+    assert main(["import", str(source), "-o", str(tmp_path), "--force"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == f"wrote {target}"
+    assert main(["import", str(source), "-o", str(CORPUS)]) == 2  # would be the transcript itself
+    refusal = "is the transcript being imported; write the session elsewhere"
+    assert capsys.readouterr().err == f"error: {source}: {refusal}\n"
+    assert main(["import", str(source), "-o", f"{tmp_path}/missing/"]) == 2
+    assert capsys.readouterr().err == f"error: {tmp_path}/missing/: no such folder\n"
+    assert not (tmp_path / "missing").exists() and source.read_bytes() == before
