@@ -29,6 +29,7 @@ from engine import (
     tokenizer_from_policy,
 )
 from playground.costing import price_choice, price_table
+from playground.explain import ordinary_warnings
 from playground.html_report import build_report, replay_report, steps_of, write_report
 from playground.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
 from playground.recorded import (
@@ -111,12 +112,13 @@ def run_validate(args) -> int:
     changed = policy_diff(inputs.policy, inputs.defaults)
     print("policy, non-default fields: " + (json.dumps(changed, ensure_ascii=False) if changed else "none"))
     said = {f"{w.field.removeprefix('contextPolicy.')}: {w.reason}" for w in inputs.policy_warnings}
-    problems = _input_problems(inputs) + [w for w in result.warnings if w not in said]  # each said once
+    ordinary = ordinary_warnings(messages)  # an empty tool result, a call the session ends on
+    problems = _input_problems(inputs) + [w for w in result.warnings if w not in said and w not in ordinary]
     if result.error:
         problems.append(f"build failed: {result.error.code}: {result.error.message}")
     problems += [f"{f.id}: {f.message}" for f in check_invariants(result).failures]
     problems += [str(p) for p in result.provider_problems]
-    warnings = _policy_warnings(inputs)
+    warnings = _policy_warnings(inputs) + [ordinary[w] for w in result.warnings if w in ordinary]
     if args.strict:
         problems, warnings = problems + warnings, []
     print(f"problems: {len(problems)}")

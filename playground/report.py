@@ -10,6 +10,7 @@ from engine.importers import ImportResult
 from engine.invariants import InvariantReport
 from engine.result import BuildResult
 from engine.wire import to_anthropic
+from playground.explain import incomplete_groups
 
 
 def printable(text: str) -> str:
@@ -57,13 +58,15 @@ def build_json(result: BuildResult, invariants: InvariantReport) -> dict[str, An
 
 def print_build_table(result: BuildResult, invariants: InvariantReport, wire_shape: str = "openai") -> None:
     print(f"{'#':>4}  {'id':<28} {'type':<18} {'fate':<8} {'phase':<18} {'tokens':>7}  reason")
+    incomplete = incomplete_groups(result.preprocessed)
     for d in result.decisions:
         fate = "kept" if d.kept else "dropped"
         where = f" → wire[{d.wire_index}]" if d.wire_index is not None else ""
         via = f" (via {printable(d.replaced_by)})" if d.replaced_by else ""
+        why = incomplete.get(d.message_id) if d.reason == "dropped_by_budget_or_priority" else None
         print(
             f"{d.index:>4}  {printable(d.message_id)[:28]:<28} {d.type:<18} {fate:<8} {(d.phase or '-'):<18} "
-            f"{d.tokens:>7}  {d.reason}{via}{where}"
+            f"{d.tokens:>7}  {d.reason}{via}{where}" + (f" — {printable(why)}" if why else "")
         )
     t = result.tokens
     print()

@@ -9,16 +9,20 @@ import os
 import signal
 import subprocess
 import sys
+from html import escape
 from pathlib import Path
 
 import pytest
 import yaml
 
+from engine import AiMessage, build_context
 from engine.fences import FenceError, load_fences
 from engine.importers import import_file
 from engine.policy import PolicyFileError, PolicyValidationError, define_context_policy, read_policy_file
 from engine.session import SessionLoadError, load_session, save_session
 from playground.cli import main
+from playground.explain import decision_rows, incomplete_groups, why_dropped
+from playground.html_views import trace_view
 from playground.inputs import load_inputs
 
 CORPUS = Path(__file__).resolve().parents[1] / "badinput"
@@ -222,3 +226,21 @@ def test_import_into_a_folder_writes_a_file_named_after_the_transcript(tmp_path,
     assert main(["import", str(source), "-o", f"{tmp_path}/missing/"]) == 2
     assert capsys.readouterr().err == f"error: {tmp_path}/missing/: no such folder\n"
     assert not (tmp_path / "missing").exists() and source.read_bytes() == before
+
+
+def test_the_trace_says_why_a_call_awaiting_its_result_is_dropped():
+    inputs = load_inputs(CORPUS / "s_ends_awaiting_call.jsonl")
+    result = build_context(inputs.session.messages, inputs.policy, **inputs.build_options)
+    decision = result.decision_for("a1")
+    assert decision.reason == "dropped_by_budget_or_priority"  # linnkit's own reason, kept
+    why = "call c1 awaits its result (the session ends on it); a call is sent only with its result"
+    assert ("why", why) in decision_rows(decision, str, why_dropped(result, decision))
+    assert escape(why) in trace_view(result, "a1")
+    assert why_dropped(result, result.decision_for("u1")) is None
+
+
+def test_a_call_answered_nowhere_but_not_last_is_named_as_such():
+    orphan = AiMessage("a0", "assistant", "tool_calls", "", 0, {"tool_calls": [{"id": "c0", "function": {}}]})
+    later = AiMessage("u9", "user", "user_input", "next", 1)
+    why = "call c0 has no result; a call is sent only with its result"
+    assert incomplete_groups([orphan, later]) == {"a0": why}
