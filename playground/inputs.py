@@ -113,7 +113,8 @@ def open_session(path: Path, conversation: int | None = None) -> Session:
     """A linn session file, or an agent transcript converted on the fly (any format an importer reads).
 
     A file no importer recognises raises `UnknownFormatError` (one line naming the supported formats); a
-    file that cannot even be read as text goes to the session loader, which says line by line what is wrong.
+    file that is not JSON at all, or not a regular file, goes to the session loader, which says line by
+    line what is wrong.
     """
     sniff, unreadable = _sniff(path)
     fmt = detect_sniff(sniff) if sniff is not None else LINN_SESSION_KIND

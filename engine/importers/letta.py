@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.importers._common import Collector, ImportResult, json_loads, load_json_document
+from engine.importers._common import Collector, ImportResult, load_json_document
+from engine.importers._json import json_loads
 from engine.importers.openai_chat import convert_chat_messages
 
 FORMAT = "letta"

@@ -10,6 +10,7 @@ generic ones, so a plug-in cannot take a Claude Code file but can claim what wou
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -17,7 +18,8 @@ from functools import cache
 from importlib.metadata import entry_points
 from typing import Any
 
-from engine.importers._common import ImportResult, UnknownFormatError, iter_jsonl, load_json_document
+from engine.importers._common import ImportResult, UnknownFormatError
+from engine.importers._json import iter_json_array, iter_jsonl, load_json_document
 
 ENTRY_POINT_GROUP = "linn_playground.importers"
 SAMPLE_ITEMS = 200
@@ -42,6 +44,11 @@ class Sniff:
         if error is None:
             items = tuple(value[:SAMPLE_ITEMS]) if isinstance(value, list) else (value,)
             return cls(name, text, value, items)
+        if text.lstrip().startswith("["):  # an array with a bad element: its readable elements tell
+            elements = (item for _, item, err in iter_json_array(text) if err is None)
+            items = tuple(itertools.islice(elements, SAMPLE_ITEMS))
+            if items:
+                return cls(name, text, None, items)
         return cls(name, text, None, tuple(_jsonl_items(text)))
 
     def objects(self) -> Iterator[dict[str, Any]]:

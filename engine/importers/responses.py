@@ -24,10 +24,10 @@ from engine.importers._common import (
     image_note,
     image_placeholder,
     iso_to_ms,
-    json_loads,
     read_items,
     summary_metadata,
 )
+from engine.importers._json import json_loads
 from engine.messages import AiMessage
 from engine.usage import RecordedUsage, openai_usage
 

@@ -15,10 +15,10 @@ from engine.importers._common import (
     Collector,
     ImportResult,
     compact_json,
-    json_loads,
     pick_conversation,
     read_items,
 )
+from engine.importers._json import json_loads
 from engine.messages import AiMessage
 
 FORMAT = "sharegpt"

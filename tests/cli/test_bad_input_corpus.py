@@ -151,6 +151,7 @@ def test_a_transcript_keeps_its_readable_lines(tmp_path):
     assert len(imported.messages) == 5  # the bad byte's message too, with U+FFFD in its place
     assert imported.messages[3].content == "a\ufffd.txt"
     assert len(import_file(CORPUS / "i_huge_int.jsonl").messages) == 4  # all but the bad line
+    assert [m.content for m in import_file(CORPUS / "i_array_deep_element.json").messages] == ["hi", "ok"]
 
 
 def test_the_api_refuses_a_fifo(tmp_path):
