@@ -20,6 +20,7 @@ from typing import Any
 
 from engine.importers._common import ImportResult, UnknownFormatError
 from engine.importers._json import iter_json_array, iter_jsonl, load_json_document
+from engine.safe_input import InputError
 
 ENTRY_POINT_GROUP = "linn_playground.importers"
 SAMPLE_ITEMS = 200
@@ -49,7 +50,11 @@ class Sniff:
             items = tuple(itertools.islice(elements, SAMPLE_ITEMS))
             if items:
                 return cls(name, text, None, items)
-        return cls(name, text, None, tuple(_jsonl_items(text)))
+        items = tuple(_jsonl_items(text))
+        if error.startswith("json: ") and not any(isinstance(item, dict) for item in items):
+            # one document over a bound (its lines are no JSONL either): say so, not "unrecognised"
+            raise InputError(name, error)
+        return cls(name, text, None, items)
 
     def objects(self) -> Iterator[dict[str, Any]]:
         return (item for item in self.items if isinstance(item, dict))
