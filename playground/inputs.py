@@ -210,7 +210,7 @@ def load_inputs(
         fences, fence_warnings = load_fences_checked(fences_path)
         warnings += fence_warnings
     else:
-        fences = _header_fences(header.get("fences"), path)
+        fences = header_fences(header.get("fences"), f"{path}:1")
     return PlaygroundInputs(
         session=session,
         policy=policy,
@@ -221,13 +221,13 @@ def load_inputs(
     )
 
 
-def _header_fences(data: Any, path: Path) -> FenceRegistry | None:
-    """The session header's fences; a bad one is left out (the loader named it: `file:1: fences[i]...`),
+def header_fences(data: Any, source: str = "<header>") -> FenceRegistry | None:
+    """A session header's fences; a bad one is left out (the loader named it: `file:1: fences[i]...`),
     and fences that are no list at all are ignored (named too)."""
     if not data:
         return None
     try:
-        return parse_fences_skipping(data, f"{path}:1")[0]
+        return parse_fences_skipping(data, source)[0]
     except FenceError:
         return None
 

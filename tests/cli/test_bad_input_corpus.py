@@ -24,6 +24,7 @@ from playground.cli import main
 from playground.explain import decision_rows, incomplete_groups, why_dropped
 from playground.html_views import trace_view
 from playground.inputs import load_inputs
+from playground.notebook.sources import open_sources
 
 CORPUS = Path(__file__).resolve().parents[1] / "badinput"
 RUNS = yaml.safe_load((CORPUS / "expected.yaml").read_text(encoding="utf-8"))
@@ -187,6 +188,8 @@ def test_a_full_disk_ends_with_one_line():
 def test_one_bad_fence_of_a_header_costs_that_fence_only():
     inputs = load_inputs(CORPUS / "s_header_one_bad_fence.jsonl")
     assert inputs.fences is not None and inputs.fences.kinds() == ["memory"]
+    in_memory = open_sources(load_session(CORPUS / "s_header_one_bad_fence.jsonl"), None, None, "seed")
+    assert in_memory.fences.kinds() == ["memory"]  # the notebook given a Session object
     assert len(inputs.session.messages) == 6
     assert [p.field for p in inputs.session.problems] == ["fences[1].llmRole"]
 
