@@ -12,7 +12,7 @@ the CLI) import the engine only from here, and `tests/test_engine_exports.py` pi
 
 from engine.build import build_context
 from engine.calibration import CalibrationSample, TokenRoute
-from engine.conformance import load_cases, run_all
+from engine.conformance import case_files, load_cases, read_case, run_all
 from engine.copyset import check_copy
 from engine.cost import MECHANISMS, CostTracker, SessionCost, StepCost, iter_step_costs, session_cost
 from engine.errors import ConfigurationError, ContextProviderError, EngineError
@@ -151,6 +151,7 @@ __all__ = [
     "build_context",
     "call_arguments",
     "call_name",
+    "case_files",
     "check_copy",
     "check_invariants",
     "check_wire",
@@ -176,6 +177,7 @@ __all__ = [
     "policy_controls",
     "policy_diff",
     "policy_groups",
+    "read_case",
     "read_policy_file",
     "read_policy_layer",
     "recorded_cost",

@@ -44,27 +44,78 @@ class CaseOutcome:
     actual: dict[str, Any]
 
 
-def load_cases(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+def case_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Each path given, and each folder's `*.json` files."""
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
         files.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
-    return [_read_case(f) for f in files]
+    return files
 
 
-def _read_case(path: Path) -> dict[str, Any]:
-    """One case file; a file that is not a JSON object raises InputError naming it. A case without a
-    name is named after its file, so that its failure says which file it was."""
+def load_cases(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    return [read_case(f) for f in case_files(paths)]
+
+
+def read_case(path: Path) -> dict[str, Any]:
+    """One case file; a file that is not a case raises InputError naming it and the field. A case without
+    a name is named after its file."""
     try:
         case = decode_json(decode_utf8(read_regular_file(path), str(path)))
-    except ValueError as exc:  # JSONDecodeError, JsonLimitError; InputError is raised as is
+    except json.JSONDecodeError as exc:
+        reason = f"not valid JSON: {exc.msg} (column {exc.colno})"
+        raise InputError(str(path), reason, line=exc.lineno) from None
+    except ValueError as exc:  # JsonLimitError; InputError is raised as is
         if isinstance(exc, InputError):
             raise
         raise InputError(str(path), f"not valid JSON: {exc}") from None
     if not isinstance(case, dict):
         raise InputError(str(path), "not a conformance case: expected a JSON object")
+    missing = [key for key in ("messages", "expected") if key not in case]
+    if missing:
+        raise InputError(str(path), f"not a conformance case: no {', '.join(missing)}")
+    problem = _shape_problem(case)
+    if problem is not None:
+        raise InputError(str(path), problem[1], field=problem[0])
     case.setdefault("name", path.stem)
     return case
+
+
+_OBJECTS = ("expected", "tokenizer", "summary")  # a case's keys that must be objects
+_OPTIONAL_OBJECTS = ("contextPolicy", "hostFallbackPolicy", "tick", "options")
+
+
+def _shape_problem(case: dict[str, Any]) -> tuple[str, str] | None:
+    """(field, reason) for the first part of a case the runner could not read, or None."""
+    messages = case["messages"]
+    if not isinstance(messages, list):
+        return "messages", f"must be an array, got {_kind(messages)}"
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            return f"messages[{index}]", f"must be an object, got {_kind(message)}"
+        for key in ("id", "role", "type"):
+            if key not in message:
+                return f"messages[{index}].{key}", "missing"
+            if not isinstance(message[key], str):
+                return f"messages[{index}].{key}", f"must be a string, got {_kind(message[key])}"
+    for key in _OBJECTS + _OPTIONAL_OBJECTS:
+        value = case.get(key)
+        if key in _OBJECTS and key not in case:
+            return key, "missing"
+        if (key in _OBJECTS or value is not None) and not isinstance(value, dict):
+            return key, f"must be an object, got {_kind(value)}"
+    if not isinstance(case.get("fences", []), list):
+        return "fences", f"must be an array, got {_kind(case['fences'])}"
+    if case.get("kind") == "replay" and not isinstance(case.get("steps"), list):
+        return "steps", f"must be an array, got {_kind(case.get('steps'))}"
+    return None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    kinds = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array"}
+    return kinds.get(type(value), "an object")
 
 
 def case_tokenizer(spec: dict[str, Any]) -> TokenizerPort | None:

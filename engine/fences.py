@@ -49,6 +49,7 @@ __all__ = [
     "load_fences",
     "load_fences_checked",
     "parse_fences",
+    "parse_fences_skipping",
 ]
 
 KIND_PATTERN = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
@@ -313,6 +314,18 @@ def parse_fences(data: Any, source: str = "<fences>") -> FenceRegistry:
 
     Errors name the source, the entry and the field: `fences.yaml: fences[2].llmRole: must be one of ...`.
     """
+    return _parse_fences(data, source, None)
+
+
+def parse_fences_skipping(data: Any, source: str = "<fences>") -> tuple[FenceRegistry, list[FenceError]]:
+    """As `parse_fences`, but an entry that is not a valid descriptor is left out and its error returned,
+    so that one bad fence of a session header costs that fence only. A `data` that is no list at all
+    still raises."""
+    skipped: list[FenceError] = []
+    return _parse_fences(data, source, skipped), skipped
+
+
+def _parse_fences(data: Any, source: str, skipped: list[FenceError] | None) -> FenceRegistry:
     if data is None:
         return FenceRegistry()
     if isinstance(data, Mapping):
@@ -324,20 +337,29 @@ def parse_fences(data: Any, source: str = "<fences>") -> FenceRegistry:
         raise FenceError(f"{source}: expected a list of fence descriptors or a mapping with a 'fences' list")
     registry = FenceRegistry()
     for index, entry in enumerate(data):
-        where = f"{source}: fences[{index}]"
-        if not isinstance(entry, Mapping):
-            raise FenceError(f"{where}: expected a mapping, got {_kind(entry)}")
         try:
-            descriptor = FenceDescriptor.from_dict(entry)
-        except FenceTemplateError as exc:
-            raise FenceTemplateError(f"{where}: {exc}", "formatter") from None
+            _register(registry, entry, f"{source}: fences[{index}]")
         except FenceError as exc:
-            raise FenceError(f"{where}.{exc}", exc.field) from None
-        try:
-            registry.register(descriptor)
-        except FenceError as exc:
-            raise FenceError(f"{where}.{exc.field}: {exc}", exc.field) from None
+            if skipped is None:
+                raise
+            skipped.append(exc)
     return registry
+
+
+def _register(registry: FenceRegistry, entry: Any, where: str) -> None:
+    """Register one entry; errors say `where` and the field."""
+    if not isinstance(entry, Mapping):
+        raise FenceError(f"{where}: expected a mapping, got {_kind(entry)}")
+    try:
+        descriptor = FenceDescriptor.from_dict(entry)
+    except FenceTemplateError as exc:
+        raise FenceTemplateError(f"{where}: {exc}", "formatter") from None
+    except FenceError as exc:
+        raise FenceError(f"{where}.{exc}", exc.field) from None
+    try:
+        registry.register(descriptor)
+    except FenceError as exc:
+        raise FenceError(f"{where}.{exc.field}: {exc}", exc.field) from None
 
 
 def _kind(value: Any) -> str:

@@ -25,22 +25,27 @@ MAX_DEPTH = 100  # nesting of arrays/objects; real sessions and policies stay un
 MAX_NUMBER_CHARS = 400  # a JS number has at most 309 integer digits
 MAX_FILE_BYTES = 16 * 1024 * 1024  # policy and fence files (sessions are bounded per line instead)
 MAX_YAML_NODES = 200_000  # nodes after expanding aliases: a 379-byte alias bomb expands to 10^9
+MAX_TRANSCRIPT_BYTES = 2 * 1024**3  # agent transcripts (a long Claude Code one is a few hundred MB)
 
 __all__ = [
     "MAX_DEPTH",
     "MAX_NUMBER_CHARS",
     "MAX_FILE_BYTES",
     "MAX_YAML_NODES",
+    "MAX_TRANSCRIPT_BYTES",
     "InputError",
     "LoadProblem",
     "JsonLimitError",
     "YamlDocument",
     "check_depth",
     "decode_json",
+    "decode_utf8",
+    "decode_utf8_lines",
     "file_kind_problem",
     "load_yaml",
     "make_json_decoder",
     "read_regular_file",
+    "read_text_file",
     "shorten",
 ]
 
@@ -141,6 +146,28 @@ def decode_utf8(data: bytes, source: str) -> str:
         raise InputError(
             source, f"invalid UTF-8 at byte {column} of the line", line=line, field="encoding"
         ) from None
+
+
+def decode_utf8_lines(data: bytes) -> tuple[str, list[tuple[int, str]]]:
+    """Text of UTF-8 bytes (a leading BOM dropped), each invalid byte read as U+FFFD, with (line, reason)
+    for each line that held one: a transcript keeps its other lines, and the line says where it was bad."""
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    try:
+        return data.decode("utf-8"), []
+    except UnicodeDecodeError:
+        pass
+    lines, bad = data.split(b"\n"), []
+    for number, line in enumerate(lines, start=1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad.append((number, f"invalid UTF-8 at byte {exc.start + 1} of the line; read as U+FFFD"))
+    return data.decode("utf-8", errors="replace"), bad
+
+
+def read_text_file(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """The UTF-8 text of a regular file (see `read_regular_file`); anything else raises InputError."""
+    return decode_utf8(read_regular_file(path, max_bytes=max_bytes), str(path))
 
 
 # -- JSON -----------------------------------------------------------------------------------------

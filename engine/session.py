@@ -22,15 +22,22 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from engine.fences import FenceError, parse_fences
-from engine.messages import ROLE_TYPES, AiMessage
+from engine.messages import AiMessage
 from engine.safe_input import JsonLimitError, LoadProblem, decode_json, file_kind_problem, make_json_decoder
+from engine.session_lines import (
+    SESSION_VERSION,
+    check_header,
+    json_type,
+    message_errors,
+    message_of,
+    message_warnings,
+    plainly_valid,
+)
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
@@ -48,7 +55,6 @@ __all__ = [
 ]
 
 HEADER_KIND = "linn-session"
-SESSION_VERSION = 1
 DEFAULT_MAX_LINE_BYTES = 20 * 1024 * 1024
 ERROR = "error"  # the line was skipped
 WARNING = "warning"  # the line was loaded
@@ -65,18 +71,6 @@ class SessionLoadError(Exception):
 
 class SessionSaveError(Exception):
     """A session was not saved; the target is untouched."""
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,152 +158,6 @@ class Session:
 
 
 _DECODER = make_json_decoder(check_numbers=False)
-_MAX_NUMBER = sys.float_info.max  # JS Number.MAX_VALUE
-_PAIRS = frozenset((role, type_) for role, types in ROLE_TYPES.items() for type_ in types)
-
-
-def _check_header(data: dict[str, Any]) -> list[tuple[str, str]]:
-    """(field, reason) warnings for a header; the header is kept as written either way."""
-    found: list[tuple[str, str]] = []
-    version = data.get("version")
-    if version != SESSION_VERSION or isinstance(version, bool):
-        found.append(("version", f"expected {SESSION_VERSION}, got {_scalar(version)}; read as version 1"))
-    for key in ("title", "lesson", "modelId"):
-        if key in data and not isinstance(data[key], str):
-            found.append((key, f"must be a string, got {_json_type(data[key])}; ignored"))
-    steps = data.get("maxSteps")
-    if "maxSteps" in data and (not isinstance(steps, int) or isinstance(steps, bool) or steps < 1):
-        found.append(("maxSteps", f"must be a positive integer, got {_scalar(steps)}; ignored"))
-    if "contextPolicy" in data and not isinstance(data["contextPolicy"], dict):
-        found.append(
-            ("contextPolicy", f"must be an object, got {_json_type(data['contextPolicy'])}; ignored")
-        )
-    if "fences" in data:
-        try:
-            parse_fences(data["fences"], "fences")
-        except FenceError as exc:
-            reason = str(exc).removeprefix("fences: ")
-            field_name, colon, rest = reason.partition(": ")
-            found.append(
-                (field_name, rest) if colon and field_name.startswith("fences[") else ("fences", reason)
-            )
-    return found
-
-
-def _scalar(value: Any) -> str:
-    """A JSON scalar as written (shortened), or what kind of value it is."""
-    if isinstance(value, dict | list):
-        return _json_type(value)
-    return _quoted(value) if isinstance(value, str) else json.dumps(value)
-
-
-def _role_type_problem(role: Any, type_: Any) -> tuple[str, str] | None:
-    for key, value in (("role", role), ("type", type_)):
-        if value is None:
-            return key, "missing"
-        if not isinstance(value, str):
-            return key, f"must be a string, got {_json_type(value)}"
-    if role in ROLE_TYPES and type_ in ROLE_TYPES[role]:
-        return None
-    owners = [r for r, types in ROLE_TYPES.items() if type_ in types]
-    shown_role, shown_type = _quoted(role), _quoted(type_)  # escaped: a value never adds a line
-    if role not in ROLE_TYPES:
-        hint = f"roles are {', '.join(ROLE_TYPES)}"
-    elif owners:
-        hint = f'{shown_type} goes with role {" or ".join(owners)}'
-    else:
-        hint = f"{shown_type} is not a message type"
-    return "role/type", f"unknown role/type pair {shown_role}/{shown_type}; {hint}"
-
-
-def _quoted(text: str) -> str:
-    return json.dumps(text if len(text) <= 60 else text[:59] + "…", ensure_ascii=False)
-
-
-def _plainly_valid(data: dict[str, Any]) -> bool:
-    """The common case, checked fast: nothing for `_message_errors` or `_message_warnings` to say."""
-    message_id, stamp, metadata = data.get("id"), data.get("timestamp"), data.get("metadata")
-    calls = metadata.get("tool_calls", []) if type(metadata) is dict else []
-    if metadata is not None and (
-        type(metadata) is not dict
-        or type(metadata.get("tool_call_id", "")) is not str
-        or "fenceAttrs" in metadata
-        or type(calls) is not list
-        or not all(type(c) is dict and type(c.get("function", {})) is dict for c in calls)
-    ):
-        return False
-    return (
-        type(message_id) is str
-        and message_id != ""
-        and type(data.get("role")) is str
-        and type(data.get("type")) is str
-        and (data["role"], data["type"]) in _PAIRS
-        and type(data.get("content")) is str
-        and (type(stamp) is int or type(stamp) is float)
-        and -_MAX_NUMBER <= stamp <= _MAX_NUMBER
-    )
-
-
-def _message_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
-    """What makes a line unusable as an AiMessage, as (field, reason)."""
-    found: list[tuple[str, str]] = []
-    if "id" not in data:
-        found.append(("id", "missing"))
-    elif not isinstance(data["id"], str) or not data["id"]:
-        shown = "an empty string" if data["id"] == "" else _json_type(data["id"])
-        found.append(("id", f"must be a non-empty string, got {shown}"))
-    pair = _role_type_problem(data.get("role"), data.get("type"))
-    if pair is not None:
-        found.append(pair)
-    content = data.get("content")
-    if content is not None and not isinstance(content, str):
-        found.append(("content", f"must be a string, got {_json_type(content)}"))
-    if "timestamp" in data:
-        stamp = data["timestamp"]
-        if isinstance(stamp, bool) or not isinstance(stamp, int | float):
-            found.append(("timestamp", f"must be a number, got {_json_type(stamp)}"))
-        elif not -_MAX_NUMBER <= stamp <= _MAX_NUMBER:  # 1e400 is read as infinity, 10**400 as an int
-            found.append(("timestamp", "out of range: beyond a JS number"))
-    metadata = data.get("metadata")
-    if metadata is not None and not isinstance(metadata, dict):
-        found.append(("metadata", f"must be an object or null, got {_json_type(metadata)}"))
-    elif metadata is not None:
-        found += _metadata_errors(metadata)
-    return found
-
-
-def _metadata_errors(metadata: dict[str, Any]) -> list[tuple[str, str]]:
-    """Shapes the pipeline reads as objects: tool calls and their `function`, fence attributes."""
-    found: list[tuple[str, str]] = []
-    calls = metadata.get("tool_calls")
-    for index, call in enumerate(calls if isinstance(calls, list) else ()):
-        where = f"metadata.tool_calls[{index}]"
-        if not isinstance(call, dict):
-            found.append((where, f"must be an object, got {_json_type(call)}"))
-        elif call.get("function") is not None and not isinstance(call["function"], dict):
-            found.append((f"{where}.function", f"must be an object, got {_json_type(call['function'])}"))
-    attrs = metadata.get("fenceAttrs")
-    if attrs is not None and not isinstance(attrs, dict):
-        found.append(("metadata.fenceAttrs", f"must be an object, got {_json_type(attrs)}"))
-    return found
-
-
-def _message_warnings(data: dict[str, Any]) -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
-    if data.get("content") is None:
-        found.append(("content", ("null" if "content" in data else "missing") + '; loaded as ""'))
-    if "timestamp" not in data:
-        found.append(("timestamp", "missing; loaded as 0"))
-    metadata = data.get("metadata") or {}
-    if "tool_calls" in metadata and not isinstance(metadata["tool_calls"], list):
-        found.append(("metadata.tool_calls", f"must be an array, got {_json_type(metadata['tool_calls'])}"))
-    if "tool_call_id" in metadata and not isinstance(metadata["tool_call_id"], str):
-        found.append(
-            ("metadata.tool_call_id", f"must be a string, got {_json_type(metadata['tool_call_id'])}")
-        )
-    return found
-
-
 class _Parser:
     """Turns decoded lines into a Session, collecting problems."""
 
@@ -344,7 +192,7 @@ class _Parser:
             self.problem(line, "json", f"not valid JSON: {detail}")
             return
         if not isinstance(data, dict):
-            self.problem(line, "line", f"expected a JSON object, got {_json_type(data)}")
+            self.problem(line, "line", f"expected a JSON object, got {json_type(data)}")
             return
         if data.get("kind") == HEADER_KIND and "role" not in data:
             self._header(line, data, first)
@@ -356,17 +204,18 @@ class _Parser:
             self.problem(line, "kind", "a linn-session header is allowed only on the first line; skipped")
             return
         self.header = SessionHeader(data)
-        for field_name, reason in _check_header(data):
+        for field_name, reason in check_header(data):
             self.problem(line, field_name, reason, WARNING)
 
     def _message(self, line: int, data: dict[str, Any]) -> None:
-        if not _plainly_valid(data):
-            errors = _message_errors(data)
+        plain = plainly_valid(data)
+        if not plain:
+            errors = message_errors(data)
             for field_name, reason in errors:
                 self.problem(line, field_name, reason)
             if errors:
                 return
-            for field_name, reason in _message_warnings(data):
+            for field_name, reason in message_warnings(data):
                 self.problem(line, field_name, reason, WARNING)
         message_id = data["id"]
         if message_id in self.first_line_of:
@@ -375,7 +224,7 @@ class _Parser:
             self.problem(line, "id", f"duplicate id {shown} (first on line {first}); kept", WARNING)
         else:
             self.first_line_of[message_id] = line
-        self.messages.append(AiMessage.from_dict(data))
+        self.messages.append(AiMessage.from_dict(data) if plain else message_of(data))
         self.lines.append(line)
 
     def finish(self, path: Path | None) -> Session:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ from engine import (
     tokenizer_from_policy,
 )
 from playground.costing import price_choice, price_table
+from playground.explain import ordinary_warnings
 from playground.html_report import build_report, replay_report, steps_of, write_report
 from playground.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
 from playground.recorded import (
@@ -38,7 +40,7 @@ from playground.recorded import (
     recorded_totals,
     truths,
 )
-from playground.report import build_json, print_build_table, printable
+from playground.report import build_json, print_build_table, print_import_report, printable
 
 
 def _load(args) -> PlaygroundInputs | None:
@@ -115,12 +117,14 @@ def run_validate(args) -> int:
     print(f"total tokens: {total}  (tokenizer: {result.tokens.backend})")
     changed = policy_diff(inputs.policy, inputs.defaults)
     print("policy, non-default fields: " + (json.dumps(changed, ensure_ascii=False) if changed else "none"))
-    problems = _input_problems(inputs) + list(result.warnings)
+    said = {f"{w.field.removeprefix('contextPolicy.')}: {w.reason}" for w in inputs.policy_warnings}
+    ordinary = ordinary_warnings(messages)  # an empty tool result, a call the session ends on
+    problems = _input_problems(inputs) + [w for w in result.warnings if w not in said and w not in ordinary]
     if result.error:
         problems.append(f"build failed: {result.error.code}: {result.error.message}")
     problems += [f"{f.id}: {f.message}" for f in check_invariants(result).failures]
     problems += [str(p) for p in result.provider_problems]
-    warnings = _policy_warnings(inputs)
+    warnings = _policy_warnings(inputs) + [ordinary[w] for w in result.warnings if w in ordinary]
     if args.strict:
         problems, warnings = problems + warnings, []
     print(f"problems: {len(problems)}")
@@ -407,23 +411,28 @@ def _print_sweep_summary(summary: list[dict[str, Any]]) -> None:
 
 
 def run_conformance(args) -> int:
-    from engine import load_cases, run_all
+    from engine import case_files, read_case, run_all
 
-    try:
-        cases = load_cases(args.cases)
-    except (OSError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
+    files, cases, unreadable = case_files(args.cases), [], 0
+    for path in files:  # a malformed case file is named; the other cases still run
+        try:
+            cases.append((path, read_case(path)))
+        except (OSError, ValueError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            unreadable += 1
+    if not cases:
         return 2
-    outcomes = run_all(cases)
-    for outcome in outcomes:
+    outcomes = run_all([case for _, case in cases])
+    for (path, _), outcome in zip(cases, outcomes, strict=True):
         if args.json:
             print(json.dumps(outcome.actual, ensure_ascii=False))
         elif not outcome.passed:
-            print(f"FAIL {outcome.name}: {outcome.difference}")
+            print(f"FAIL {outcome.name} ({path}): {outcome.difference}")
     passed = sum(o.passed for o in outcomes)
     if not args.json:
-        print(f"{passed} passed, {len(outcomes) - passed} failed")
-    return 0 if passed == len(outcomes) else 1
+        unread = f", {unreadable} not read" if unreadable else ""
+        print(f"{passed} passed, {len(outcomes) - passed} failed{unread}")
+    return 0 if passed == len(outcomes) and not unreadable else 1
 
 
 def run_import(args) -> int:
@@ -437,49 +446,28 @@ def run_import(args) -> int:
     if args.json:
         print(json.dumps(imported.report(), ensure_ascii=False))
     else:
-        _print_import_report(imported)
+        print_import_report(imported)
     if args.output:
-        refusal = _output_refusal(Path(args.file), Path(args.output), force=args.force)
+        output = _import_target(Path(args.file), Path(args.output))
+        refusal = _output_refusal(Path(args.file), output, force=args.force)
+        if args.output.endswith(("/", os.sep)) and not Path(args.output).is_dir():
+            refusal = f"{args.output}: no such folder"
         if refusal:
             print(f"error: {refusal}", file=sys.stderr)
             return 2
         header = imported.header(str(args.file), args.conversation)
         try:
-            save_session(imported.messages, args.output, header=header, overwrite=args.force)
+            save_session(imported.messages, output, header=header, overwrite=args.force)
         except LOAD_ERRORS as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
-        print(f"wrote {args.output}")
+        print(f"wrote {output}")
     return 1 if imported.problems else 0
 
 
-def _print_import_report(imported) -> None:
-    report = imported.report()
-    print(f"detected format: {imported.format}; {len(imported.messages)} messages")
-    if imported.runner_up:
-        print(f"  also claimed by {imported.runner_up} (read it that way with --from {imported.runner_up})")
-    if imported.conversations > 1:
-        print(f"  one of {imported.conversations} conversations in the file (choose with --conversation N)")
-    print("  came in: " + ", ".join(f"{n} {_words(kind)}" for kind, n in report["cameIn"].items()))
-    for left in report["leftOut"]:
-        if left["reason"].startswith("unknown "):
-            continue  # said once below, with the other unknown types
-        more = "…" if left["count"] > len(left["firstLines"]) else ""
-        shown = ", ".join(map(str, left["firstLines"])) + more
-        print(f"  left out {left['count']}: {left['reason']}" + (f" (lines {shown})" if shown else ""))
-    for unknown in report["unknownTypes"]:
-        how = f"carried as {unknown['carriedAs']}" if unknown["carriedAs"] else "left out"
-        lines = ", ".join(map(str, unknown["firstLines"])) + ("…" if unknown["count"] > 5 else "")
-        print(f"  unknown {printable(unknown['type'])}: {unknown['count']} (lines {lines}), {how}")
-    for problem in report["problems"]:
-        print(f"  problem: {printable(problem)}")
-    if report["unpaired"]:
-        print(f"  unpaired tool ids: {', '.join(report['unpaired'][:10])}")
-
-
-def _words(camel: str) -> str:
-    """`toolCalls` → `tool calls`."""
-    return "".join(f" {c.lower()}" if c.isupper() else c for c in camel)
+def _import_target(source: Path, output: Path) -> Path:
+    """`-o DIR` writes into the folder, named after the transcript (`DIR/<name>.jsonl`), as `cp` does."""
+    return output / f"{source.stem}.jsonl" if output.is_dir() else output
 
 
 def _output_refusal(source: Path, output: Path, *, force: bool) -> str | None:

@@ -1,13 +1,19 @@
-"""How both front ends describe one decision: the rows of the trace explorer, in words."""
+"""How the front ends describe a decision in words: the rows of the trace explorer, why a message fell out of
+an incomplete tool group, and which hygiene warnings are ordinary in real sessions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from engine.hygiene import hygiene_checks
+from engine.messages import AiMessage, call_id
 from engine.result import BuildResult, Decision
 
 
-def decision_rows(decision: Decision, tokens: Callable[[int], str] = str) -> list[tuple[str, str]]:
+def decision_rows(
+    decision: Decision, tokens: Callable[[int], str] = str, why: str | None = None
+) -> list[tuple[str, str]]:
+    """The trace explorer's rows; `why` (see `why_dropped`) follows the engine's reason."""
     rows = [
         ("fate", "kept" if decision.kept else "dropped"),
         ("message", f"{decision.role} · {decision.type}"),
@@ -21,9 +27,20 @@ def decision_rows(decision: Decision, tokens: Callable[[int], str] = str) -> lis
     ]
     if decision.replaced_by:
         rows.append(("replaced by", decision.replaced_by))
+    if why:
+        rows.insert(6, ("why", why))
     if decision.note:
         rows.append(("note", decision.note))
     return rows
+
+
+def why_dropped(result: BuildResult, decision: Decision) -> str | None:
+    """Why a message fell out of an incomplete tool group, in words. linnkit names a drop by its phase
+    only, so a tool call with no result and a result of no call are both `dropped_by_budget_or_priority`
+    (the engine keeps linnkit's reason); working memory never sends half a group."""
+    if decision.kept or decision.reason != "dropped_by_budget_or_priority":
+        return None
+    return incomplete_groups(result.preprocessed).get(decision.message_id)
 
 
 def summarization_verdict(result: BuildResult, tokens: Callable[[int], str] = str) -> str:
@@ -54,3 +71,49 @@ def summarization_verdict(result: BuildResult, tokens: Callable[[int], str] = st
     if "ai_history_summarization_failed_continue" in result.strategies_applied:
         return "no summary: the summarizer failed; the build went on without one (continue-if-within-budget)"
     return "no summary: the trigger fired but there were fewer than 5 candidates to summarise"
+
+
+AWAITS = "awaits its result (the session ends on it)"
+
+
+def incomplete_groups(messages: Sequence[AiMessage]) -> dict[str, str]:
+    """message id -> why its tool group is incomplete, for the calls no later output answers and the
+    outputs no earlier call declares (one pass each way: a long session's table asks once)."""
+    last_answer: dict[str, int] = {}
+    last_other = -1  # the last message that is not a tool output: a call at or after it awaits its result
+    for index, message in enumerate(messages):
+        if message.type == "tool_output" and message.tool_call_id is not None:
+            last_answer[message.tool_call_id] = index
+        elif message.type != "tool_output":
+            last_other = index
+    found: dict[str, str] = {}
+    declared: set[str] = set()
+    for index, message in enumerate(messages):
+        if message.type == "tool_calls":
+            ids = [call_id(call) for call in message.tool_calls]
+            declared.update(ids)
+            missing = ", ".join(cid for cid in ids if last_answer.get(cid, -1) < index)
+            if missing:
+                state = AWAITS if index >= last_other else "has no result"
+                found[message.id] = f"call {missing} {state}; a call is sent only with its result"
+        elif message.type == "tool_output":
+            cid = message.tool_call_id
+            if cid is not None and cid not in declared:
+                found[message.id] = f"no call before it declares {cid}; a result is sent only with its call"
+    return found
+
+
+def ordinary_warnings(messages: Sequence[AiMessage]) -> dict[str, str]:
+    """The hygiene warnings (by their text) that real sessions show in normal use, each with the line to
+    print as a warning instead of a problem: an empty tool result (a command that printed nothing), and a
+    call awaiting its result because the session ends on it (a transcript saved mid-call)."""
+    last_other = max((i for i, m in enumerate(messages) if m.type != "tool_output"), default=-1)
+    position = {m.id: i for i, m in enumerate(messages)}
+    found: dict[str, str] = {}
+    for warning in hygiene_checks(messages):
+        if warning.kind == "empty" and warning.text == "empty tool_output message":
+            found[str(warning)] = f"{warning.message_id}: empty tool result"
+        elif warning.kind == "orphan_call" and position.get(warning.message_id, -1) >= last_other:
+            cid = warning.text.removeprefix("orphan tool call ").split(": ")[0]
+            found[str(warning)] = f"{warning.message_id}: call {cid} {AWAITS}"
+    return found

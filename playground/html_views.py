@@ -22,7 +22,7 @@ from engine import (
     call_name,
 )
 from playground.compare import BuildComparison
-from playground.explain import decision_rows
+from playground.explain import decision_rows, why_dropped
 from playground.views import CHANGE_SIGNS, StepSample, WireRow, category_names, tokens_delta, wire_rows
 
 __all__ = [
@@ -359,7 +359,7 @@ def trace_view(result: BuildResult, message_id: str) -> str:
     title = f"<b>trace {escape(message_id)}</b>"
     if decision is None:
         return f'{STYLE}<div class="lp-view">{title}<div class="lp-muted">no decision recorded</div></div>'
-    rows = _rows(decision_rows(decision, tokens_text))
+    rows = _rows(decision_rows(decision, tokens_text, why_dropped(result, decision)))
     carriers = result.cards_carrying(message_id)
     if carriers:
         rows += _rows([("on the wire", ", ".join(f"#{i}" for i in carriers))])

@@ -14,10 +14,11 @@ from typing import Any
 
 from engine.copyset import check_copy
 from engine.errors import EngineError
-from engine.fences import FenceError, FenceRegistry, load_fences_checked, parse_fences
+from engine.fences import FenceError, FenceRegistry, load_fences_checked, parse_fences_skipping
 from engine.importers import (
     LINN_SESSION_KIND,
     ImportResult,
+    Problem,
     Sniff,
     UnknownFormatError,
     detect_format,
@@ -26,6 +27,7 @@ from engine.importers import (
     import_file,
     import_large,
     import_text,
+    read_transcript,
     unrecognised,
 )
 from engine.messages import AiMessage
@@ -41,7 +43,7 @@ from engine.policy import (
 )
 from engine.policy.lint import layer_warnings
 from engine.reminders import DEFAULT_MAX_STEPS
-from engine.safe_input import MAX_FILE_BYTES, InputError, decode_utf8, read_regular_file
+from engine.safe_input import MAX_FILE_BYTES, InputError, decode_utf8, file_kind_problem, read_regular_file
 from engine.session import (
     LoadProblem,
     Session,
@@ -117,14 +119,15 @@ def open_session(path: Path, conversation: int | None = None, fmt: str | None = 
     `fmt` names the importer instead of detecting it, for any file that is not a linn session).
 
     A file no importer recognises raises `UnknownFormatError` (one line naming the supported formats); a
-    file that cannot even be read as text goes to the session loader, which says line by line what is wrong.
+    file that is not JSON at all, or not a regular file, goes to the session loader, which says line by
+    line what is wrong.
     """
     if path.is_dir():  # a transcript kept as a folder: the folder format that claims it reads it
         return _imported(path, import_file(path, fmt, conversation=conversation), conversation)
     large = import_large(path, fmt, conversation)  # a 100 MB transcript is never read as one string
     if large is not None:
         return _imported(path, large, conversation)
-    sniff = _sniff(path)
+    sniff, unreadable = _sniff(path)
     detected = detect_sniff(sniff) if sniff is not None else LINN_SESSION_KIND
     if detected is None and fmt is None:
         if any(True for _ in sniff.objects()):  # JSON of no format we know
@@ -133,6 +136,7 @@ def open_session(path: Path, conversation: int | None = None, fmt: str | None = 
     if detected == LINN_SESSION_KIND:
         return load_session(path)
     imported = import_text(sniff.text, fmt or detected, name=str(path), conversation=conversation)
+    imported.problems[:0] = unreadable
     return _imported(path, imported, conversation)
 
 
@@ -159,15 +163,13 @@ def with_system_prompt(session: Session, path: Path) -> Session:
     return Session(session.path, session.header, [prompt, *session.messages], session.problems, lines)
 
 
-def _sniff(path: Path) -> Sniff | None:
-    """The file read once and sniffed; None when it is not a readable text file (the session loader then
-    names the problem: bad UTF-8, a 5,000-digit number, a FIFO, a missing file)."""
-    if not path.is_file():
-        return None
-    try:
-        return Sniff.of(path.read_text(encoding="utf-8-sig"), str(path))
-    except (ValueError, RecursionError):
-        return None
+def _sniff(path: Path) -> tuple[Sniff | None, list[Problem]]:
+    """The file read once and sniffed, with its lines of invalid UTF-8; None when it is not a regular file
+    (the session loader then names the problem: a FIFO, a directory, a missing file)."""
+    if file_kind_problem(path) is not None:
+        return None, []
+    text, unreadable = read_transcript(path)
+    return Sniff.of(text, str(path)), unreadable
 
 
 def _header_policy_error(path: Path, err: PolicyValidationError) -> PolicyFileError:
@@ -226,7 +228,7 @@ def load_inputs(
         fences, fence_warnings = load_fences_checked(fences_path)
         warnings += fence_warnings
     else:
-        fences = parse_fences(header["fences"], f"{path}:1") if header.get("fences") else None
+        fences = header_fences(header.get("fences"), f"{path}:1")
     return PlaygroundInputs(
         session=session,
         policy=policy,
@@ -235,6 +237,17 @@ def load_inputs(
         copy=check_copy(copy),
         policy_warnings=warnings,
     )
+
+
+def header_fences(data: Any, source: str = "<header>") -> FenceRegistry | None:
+    """A session header's fences; a bad one is left out (the loader named it: `file:1: fences[i]...`),
+    and fences that are no list at all are ignored (named too)."""
+    if not data:
+        return None
+    try:
+        return parse_fences_skipping(data, source)[0]
+    except FenceError:
+        return None
 
 
 def find_sessions(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:

@@ -35,6 +35,7 @@ from engine.build import build_context
 from engine.policy import ContextPolicy, effective_policy
 from engine.replay import StepBuild, replay_session
 from engine.result import BuildResult
+from engine.safe_input import InputError, read_text_file
 from engine.session import Session
 
 __all__ = [
@@ -133,9 +134,9 @@ def load_lesson_for(session_path: str | Path) -> Lesson | None:
 
 def load_lesson(path: str | Path) -> Lesson:
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LessonError(f"{path}: cannot read: {exc}") from None
+        text = read_text_file(path)  # a regular file only: a FIFO would block
+    except InputError as exc:
+        raise LessonError(str(exc)) from None
     return parse_lesson(text, str(path))
 
 

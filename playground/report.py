@@ -1,4 +1,4 @@
-"""Text and JSON renderings of a BuildResult for the headless commands."""
+"""Text and JSON renderings of a BuildResult and of an import report for the headless commands."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from engine.importers import ImportResult
 from engine.invariants import InvariantReport
 from engine.result import BuildResult
 from engine.wire import to_anthropic
+from playground.explain import incomplete_groups
 
 
 def printable(text: str) -> str:
@@ -56,13 +58,15 @@ def build_json(result: BuildResult, invariants: InvariantReport) -> dict[str, An
 
 def print_build_table(result: BuildResult, invariants: InvariantReport, wire_shape: str = "openai") -> None:
     print(f"{'#':>4}  {'id':<28} {'type':<18} {'fate':<8} {'phase':<18} {'tokens':>7}  reason")
+    incomplete = incomplete_groups(result.preprocessed)
     for d in result.decisions:
         fate = "kept" if d.kept else "dropped"
         where = f" → wire[{d.wire_index}]" if d.wire_index is not None else ""
         via = f" (via {printable(d.replaced_by)})" if d.replaced_by else ""
+        why = incomplete.get(d.message_id) if d.reason == "dropped_by_budget_or_priority" else None
         print(
             f"{d.index:>4}  {printable(d.message_id)[:28]:<28} {d.type:<18} {fate:<8} {(d.phase or '-'):<18} "
-            f"{d.tokens:>7}  {d.reason}{via}{where}"
+            f"{d.tokens:>7}  {d.reason}{via}{where}" + (f" — {printable(why)}" if why else "")
         )
     t = result.tokens
     print()
@@ -84,3 +88,34 @@ def print_build_table(result: BuildResult, invariants: InvariantReport, wire_sha
     print(f"\nwire ({wire_shape}): {len(result.wire)} messages")
     if wire_shape == "anthropic":
         print(json.dumps(wire, ensure_ascii=False)[:2000])
+
+
+def print_import_report(imported: ImportResult) -> None:
+    """What `import` read: the format, the runner-up, what came in, what was left out and why, each unknown
+    type once, problems, unpaired ids."""
+    report = imported.report()
+    print(f"detected format: {imported.format}; {len(imported.messages)} messages")
+    if imported.runner_up:
+        print(f"  also claimed by {imported.runner_up} (read it that way with --from {imported.runner_up})")
+    if imported.conversations > 1:
+        print(f"  one of {imported.conversations} conversations in the file (choose with --conversation N)")
+    print("  came in: " + ", ".join(f"{n} {_words(kind)}" for kind, n in report["cameIn"].items()))
+    for left in report["leftOut"]:
+        if left["reason"].startswith("unknown "):
+            continue  # said once below, with the other unknown types
+        more = "…" if left["count"] > len(left["firstLines"]) else ""
+        shown = ", ".join(map(str, left["firstLines"])) + more
+        print(f"  left out {left['count']}: {left['reason']}" + (f" (lines {shown})" if shown else ""))
+    for unknown in report["unknownTypes"]:
+        how = f"carried as {unknown['carriedAs']}" if unknown["carriedAs"] else "left out"
+        lines = ", ".join(map(str, unknown["firstLines"])) + ("…" if unknown["count"] > 5 else "")
+        print(f"  unknown {printable(unknown['type'])}: {unknown['count']} (lines {lines}), {how}")
+    for problem in report["problems"]:
+        print(f"  problem: {printable(problem)}")
+    if report["unpaired"]:
+        print(f"  unpaired tool ids: {', '.join(report['unpaired'][:10])}")
+
+
+def _words(camel: str) -> str:
+    """`toolCalls` → `tool calls`."""
+    return "".join(f" {c.lower()}" if c.isupper() else c for c in camel)

@@ -32,6 +32,7 @@ from engine.errors import EngineError
 from engine.policy import ContextPolicy, PolicyValidationError, control_for, set_value, write_atomic
 from engine.prices import BUILTIN_PRICES, PriceTable, resolve_price
 from engine.recorded import recorded_cost
+from engine.safe_input import MAX_TRANSCRIPT_BYTES, InputError, read_text_file
 from engine.tokens import set_count_threads
 from engine.truth import Calibration
 from playground.inputs import LOAD_ERRORS, find_sessions, load_inputs
@@ -321,7 +322,10 @@ class ResultStore:
         return {(str(r["session"]), str(r["policy"])): r for r in rows}
 
     def _read_journal(self) -> Iterator[dict[str, Any]]:
-        text = self.journal.read_text(encoding="utf-8")
+        try:
+            text = read_text_file(self.journal, max_bytes=MAX_TRANSCRIPT_BYTES)
+        except InputError as exc:
+            raise SweepError(str(exc)) from None
         if self.journal.suffix == ".csv":
             reader = csv.DictReader(io.StringIO(text))
             if reader.fieldnames and list(reader.fieldnames) != self.columns:

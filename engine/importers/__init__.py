@@ -24,7 +24,7 @@ from engine.importers.detect import (
     detect_openai,
     detect_sniff,
     detect_text,
-    read_source,
+    read_transcript,
 )
 from engine.importers.folders import FolderError, folder_format, import_folder
 from engine.importers.gemini_cli import detect_gemini, import_gemini
@@ -70,6 +70,7 @@ __all__ = [
     "import_large",
     "import_text",
     "importers",
+    "read_transcript",
     "unrecognised",
 ]
 
@@ -192,8 +193,10 @@ def import_file(
         if system_prompt is not None:
             _prepend_system_prompt(whole, system_prompt, str(path))
         return whole
-    text, name = read_source(Path(path))
-    return import_text(text, fmt, name=name, conversation=conversation, system_prompt=system_prompt)
+    text, unreadable = read_transcript(Path(path))
+    result = import_text(text, fmt, name=str(path), conversation=conversation, system_prompt=system_prompt)
+    result.problems[:0] = unreadable
+    return result
 
 
 def import_large(path: Path, fmt: str | None, conversation: int | None) -> ImportResult | None:

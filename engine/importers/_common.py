@@ -11,13 +11,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from engine.importers._jsonio import (  # noqa: F401 - re-exported: the importers read JSON through here
+from engine.importers._json import (  # noqa: F401 - re-exported: the importers read JSON through here
     iter_json_array,
     iter_jsonl,
     iter_jsonl_file,
     load_json_document,
 )
 from engine.messages import AiMessage
+from engine.safe_input import MAX_TRANSCRIPT_BYTES, decode_utf8_lines, read_regular_file
 from engine.usage import RecordedUsage, UsageProblem
 
 TITLE_CHARS = 80
@@ -280,6 +281,16 @@ def find_unpaired(messages: list[AiMessage]) -> list[str]:
 # the message lists one item may hold: a request's, or LLaMA-Factory's preference pair (v1 DPO data)
 CONVERSATION_KEYS = ("messages", "chosen_messages", "rejected_messages")
 PREFERENCE = {"chosen_messages": {"preference": "chosen"}, "rejected_messages": {"preference": "rejected"}}
+
+
+def read_transcript(path: Path) -> tuple[str, list[Problem]]:
+    """The text of a transcript file and a problem per line holding invalid UTF-8 (read as U+FFFD, so the
+    line's message still comes in). Only a regular file is opened: a FIFO or a device raises InputError
+    before it could block."""
+    text, bad = decode_utf8_lines(read_regular_file(path, max_bytes=MAX_TRANSCRIPT_BYTES))
+    return text, [Problem(str(path), line, f"encoding: {reason}") for line, reason in bad]
+
+
 UNMAPPED_KEEP_CHARS = 1000
 MESSAGES_KEY = re.compile(r'"messages"\s*:\s*\[')
 

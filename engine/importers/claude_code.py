@@ -47,12 +47,14 @@ from engine.importers._common import (
     iso_to_ms,
     iter_jsonl,
     iter_jsonl_file,
+    read_transcript,
     summary_metadata,
     with_usage,
 )
 from engine.importers.claude_attachments import attachment_text
 from engine.importers.claude_branches import select, subagent_files
 from engine.messages import AiMessage
+from engine.safe_input import InputError
 from engine.usage import UsageProblem, anthropic_usage
 
 FORMAT = "claude-code"
@@ -104,7 +106,9 @@ def _import_lines(
     selection = select(entries, conversation, path)
     if selection.subagent_file is not None:
         chosen = selection.subagent_file
-        result = import_claude_code(chosen.read_text(encoding="utf-8-sig"), str(chosen))
+        text, unreadable = read_transcript(chosen)
+        result = import_claude_code(text, str(chosen))
+        result.problems[:0] = unreadable
         result.conversations = selection.conversations
         return result
     for number, entry in entries:
@@ -343,9 +347,9 @@ class _Reader:
         own import's business: they are skipped here)."""
         calls: dict[str, tuple[int, Any, str | None]] = {}
         try:
-            text = file.read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as error:
-            self.out.problems.append(Problem(str(file), None, f"not read for its usage ({error})"))
+            text, _ = read_transcript(file)  # a bad byte is that file's own import's business
+        except InputError as error:
+            self.out.problems.append(Problem(str(file), None, f"not read for its usage ({error.reason})"))
             return
         for number, entry, error in iter_jsonl(text):
             call = None if error or not isinstance(entry, dict) else _call_usage(entry)

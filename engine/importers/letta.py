@@ -10,10 +10,10 @@ wrote. The agent's memory blocks and tools stay in the file (they are in the sys
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from engine.importers._common import Collector, ImportResult, load_json_document, pick_conversation
+from engine.importers._json import json_loads
 from engine.importers.openai_chat import convert_chat_messages
 
 FORMAT = "letta"
@@ -24,7 +24,7 @@ def _unwrap(value: Any) -> Any:
     """The document inside a JSON string, when the file is one."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return json_loads(value)
         except ValueError:
             return value
     return value

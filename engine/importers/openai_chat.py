@@ -243,8 +243,8 @@ class _Converter:
         details = message.get("reasoning_details")
         if details:
             meta["reasoning_details"] = details
-        calls = message.get("tool_calls")
-        if isinstance(calls, list) and calls:
+        calls = self._calls(message.get("tool_calls"), line, label)
+        if calls:
             meta["tool_calls"] = [normalize_call(c) for c in calls]
             for call in meta["tool_calls"]:
                 if not call["id"]:
@@ -279,6 +279,24 @@ class _Converter:
         )
         self.out.add(message)
 
+    def _calls(self, calls: Any, line: int | None, label: str | None) -> list[dict[str, Any]]:
+        """The message's tool calls that are objects; anything else is named and left out."""
+        if calls is None:
+            return []
+        if not isinstance(calls, list):
+            reason = f"must be an array, got {_json_kind(calls)}; read as no calls"
+            self._problem(line, label, f"tool_calls: {reason}")
+            return []
+        for index, call in enumerate(calls):
+            if not isinstance(call, dict):
+                reason = f"must be an object, got {_json_kind(call)}; the call is left out"
+                self._problem(line, label, f"tool_calls[{index}]: {reason}")
+            elif call.get("function") is not None and not isinstance(call["function"], dict):
+                kind = _json_kind(call["function"])
+                reason = f"must be an object, got {kind}; read as a call of no function"
+                self._problem(line, label, f"tool_calls[{index}].function: {reason}")
+        return [call for call in calls if isinstance(call, dict)]
+
     def _problem(self, line: int | None, label: str | None, reason: str) -> None:
         self.out.problem(line, f"{label}: {reason}" if label else reason)
 
@@ -290,3 +308,8 @@ def _meta(notes: dict[str, Any], extras: dict[str, Any]) -> dict[str, Any]:
 def convert_chat_messages(out: Collector, entries: list[tuple[int | None, str | None, Any]]) -> None:
     """Convert (line, label, message) entries already in chat shape; for formats that map onto it."""
     _Converter(out, Conversation(None, {}, entries)).run()
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array"}
+    return "null" if value is None else kinds.get(type(value), "an object")

@@ -13,6 +13,7 @@ file but can claim what would pass for OpenAI chat.
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -21,7 +22,9 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from engine.importers._common import ImportResult, UnknownFormatError, iter_jsonl, load_json_document
+from engine.importers._common import ImportResult, UnknownFormatError
+from engine.importers._json import iter_json_array, iter_jsonl, load_json_document
+from engine.safe_input import InputError
 
 ENTRY_POINT_GROUP = "linn_playground.importers"
 SAMPLE_ITEMS = 200
@@ -46,7 +49,16 @@ class Sniff:
         if error is None:
             items = tuple(value[:SAMPLE_ITEMS]) if isinstance(value, list) else (value,)
             return cls(name, text, value, items)
-        return cls(name, text, None, tuple(_jsonl_items(text)))
+        if text.lstrip().startswith("["):  # an array with a bad element: its readable elements tell
+            elements = (item for _, item, err in iter_json_array(text) if err is None)
+            items = tuple(itertools.islice(elements, SAMPLE_ITEMS))
+            if items:
+                return cls(name, text, None, items)
+        items = tuple(_jsonl_items(text))
+        if error.startswith("json: ") and not any(isinstance(item, dict) for item in items):
+            # one document over a bound (its lines are no JSONL either): say so, not "unrecognised"
+            raise InputError(name, error)
+        return cls(name, text, None, items)
 
     def objects(self) -> Iterator[dict[str, Any]]:
         return (item for item in self.items if isinstance(item, dict))

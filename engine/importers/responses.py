@@ -22,7 +22,6 @@ with text is carried (user side, or assistant text), anything else left out; bot
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -36,6 +35,7 @@ from engine.importers._common import (
     read_items,
     summary_metadata,
 )
+from engine.importers._json import json_loads
 from engine.messages import AiMessage
 from engine.usage import RecordedUsage, openai_usage
 
@@ -107,7 +107,7 @@ def _output_text(output: Any) -> tuple[str, dict[str, Any]]:
     metadata also as `outputMetadata`."""
     if isinstance(output, str):
         try:
-            inner = json.loads(output)
+            inner = json_loads(output)
         except ValueError:
             return output, {}
         if isinstance(inner, dict) and isinstance(inner.get("output"), str):

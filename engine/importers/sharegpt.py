@@ -14,10 +14,10 @@ turns, in order, as image placeholders (`metadata.images`).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from engine.importers._common import Collector, ImportResult, compact_json, pick_conversation, read_items
+from engine.importers._json import json_loads
 from engine.importers._media import SideImages
 from engine.messages import AiMessage
 
@@ -132,7 +132,7 @@ class _Reader:
 
     def _call(self, index: int, value: str) -> None:
         try:
-            parsed = json.loads(value)
+            parsed = json_loads(value)
         except ValueError:
             parsed = {"name": "", "arguments": value}
         calls = parsed if isinstance(parsed, list) else [parsed]

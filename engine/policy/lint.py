@@ -7,6 +7,7 @@ budget at its default. These are warnings (the layer still loads); `validate --s
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,6 +15,7 @@ from pydantic import BaseModel
 
 from engine.policy.merge import _fields
 from engine.policy.model import ContextPolicy
+from engine.reminders.policy import reminder_policy_warnings
 from engine.safe_input import LoadProblem, YamlDocument
 
 WARNING = "warning"
@@ -76,4 +78,25 @@ def layer_warnings(
     for path, where, first in document.duplicates if document is not None else ():
         reason = f"written twice (first on line {first}); the last value is used"
         warnings.append(LoadProblem(source, where, prefix + dotted(path), reason, WARNING))
+    for path, reason in dropped_rules(data):
+        where = document.line_of(path) if document is not None else line
+        warnings.append(LoadProblem(source, where, prefix + dotted(path), reason, WARNING))
     return sorted(warnings, key=lambda w: (w.line or 0, w.field))
+
+
+_RULE_FIELD = re.compile(r"systemReminder\.extraRules\[(\d+)\]\.([\w.]+)")
+
+
+def dropped_rules(data: Any) -> list[tuple[tuple[Any, ...], str]]:
+    """(path, reason) for each extra reminder rule of a layer that a build drops, as linnkit does, for
+    its unknown trigger kind or template (the build's own warning, said when the file is read)."""
+    group = data.get("systemReminder") if isinstance(data, Mapping) else None
+    if not isinstance(group, Mapping) or not isinstance(group.get("extraRules"), list):
+        return []
+    found = []
+    for warning in reminder_policy_warnings(group):
+        field, _, reason = warning.partition(": ")
+        match = _RULE_FIELD.fullmatch(field)
+        if match is not None:
+            found.append((("systemReminder", "extraRules", int(match[1]), *match[2].split(".")), reason))
+    return found

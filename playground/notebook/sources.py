@@ -25,7 +25,7 @@ from engine import (
     load_fences,
     read_policy_layer,
 )
-from playground.inputs import PlaygroundInputs, header_dict, load_inputs
+from playground.inputs import PlaygroundInputs, header_dict, header_fences, load_inputs
 
 __all__ = ["Sources", "open_sources"]
 
@@ -101,7 +101,7 @@ def open_sources(session: SessionInput, policy: PolicyInput, fences: FencesInput
         layer = read_policy_layer(policy_file) if policy_file else header.get("contextPolicy") or {}
         chosen_policy = effective_policy(layer, None, defaults)
         listed = header.get("fences")
-        chosen_fences = load_fences(fence_file) if fence_file else as_registry(listed) if listed else None
+        chosen_fences = load_fences(fence_file) if fence_file else header_fences(listed)
     if isinstance(policy, ContextPolicy):
         chosen_policy = policy
     elif isinstance(policy, dict):

@@ -4,19 +4,27 @@ closed pipe, a full disk)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
+from html import escape
 from pathlib import Path
 
 import pytest
 import yaml
 
+from engine import AiMessage, build_context
 from engine.fences import FenceError, load_fences
+from engine.importers import import_file
 from engine.policy import PolicyFileError, PolicyValidationError, define_context_policy, read_policy_file
-from engine.session import SessionLoadError, load_session
+from engine.session import SessionLoadError, load_session, save_session
 from playground.cli import main
+from playground.explain import decision_rows, incomplete_groups, why_dropped
+from playground.html_views import trace_view
+from playground.inputs import load_inputs
+from playground.notebook.sources import open_sources
 
 CORPUS = Path(__file__).resolve().parents[1] / "badinput"
 RUNS = yaml.safe_load((CORPUS / "expected.yaml").read_text(encoding="utf-8"))
@@ -36,6 +44,7 @@ def _timeout(signum, frame):
 @pytest.mark.parametrize("run", RUNS, ids=[f"{r['file']}-{r['run'].split()[0]}" for r in RUNS])
 def test_corpus_file(run, monkeypatch, capsys):
     monkeypatch.chdir(CORPUS)
+    before = {path.name: path.read_bytes() for path in CORPUS.iterdir()}
     previous = signal.signal(signal.SIGALRM, _timeout)
     signal.alarm(SECONDS)
     try:
@@ -45,6 +54,7 @@ def test_corpus_file(run, monkeypatch, capsys):
         signal.signal(signal.SIGALRM, previous)
     captured = capsys.readouterr()
     output = captured.out + captured.err
+    assert {path.name: path.read_bytes() for path in CORPUS.iterdir()} == before  # nothing written
     lines = [line.strip() for line in output.splitlines()]
     assert "Traceback" not in output and "internal error" not in output and " at at " not in output
     assert "\x1b" not in output  # control characters from the input never reach the terminal raw
@@ -105,17 +115,44 @@ def _cli(*args: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.mark.parametrize("option", ["session", "--policy", "--fences"])
-def test_a_fifo_is_refused_before_it_is_opened(tmp_path, option):
+# every command and option that reads a file, with the FIFO as that file (`{fifo}`)
+FIFO_RUNS = [
+    ("validate {fifo}", "file: "),
+    ("validate good_session.jsonl --policy {fifo}", ""),
+    ("validate good_session.jsonl --fences {fifo}", ""),
+    ("build good_session.jsonl --calibration {fifo}", ""),
+    ("build good_session.jsonl --system-prompt {fifo}", ""),
+    ("replay good_session.jsonl --prices {fifo}", ""),
+    ("replay good_session.jsonl --tools {fifo}", ""),
+    ("conformance {fifo}", ""),
+    ("import {fifo}", ""),
+    ("calibrate {fifo}", "file: "),
+]
+
+
+@pytest.mark.parametrize("run", [run for run, _ in FIFO_RUNS], ids=[run for run, _ in FIFO_RUNS])
+def test_a_fifo_is_refused_before_it_is_opened(tmp_path, run):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    args = ["validate", str(fifo)]
-    if option != "session":
-        args = ["validate", "good_session.jsonl", option, str(fifo)]
-    done = _cli(*args)  # would block forever on open()
+    done = _cli(*run.format(fifo=fifo).split())  # would block forever on open(); _cli times out instead
+    assert done.returncode == 2, done.stderr
+    field = dict(FIFO_RUNS)[run]
+    assert done.stderr.splitlines()[-1] == f"error: {fifo}: {field}is a FIFO (named pipe), not a regular file"
+
+
+@pytest.mark.parametrize("device", ["/dev/null", "/dev/zero"])
+def test_import_refuses_a_device(device):
+    done = _cli("import", device)
     assert done.returncode == 2
-    field = "file: " if option == "session" else ""
-    assert done.stderr == f"error: {fifo}: {field}is a FIFO (named pipe), not a regular file\n"
+    assert done.stderr == f"error: {device}: is a character device, not a regular file\n"
+
+
+def test_a_transcript_keeps_its_readable_lines(tmp_path):
+    imported = import_file(CORPUS / "i_invalid_utf8.jsonl")
+    assert len(imported.messages) == 5  # the bad byte's message too, with U+FFFD in its place
+    assert imported.messages[3].content == "a\ufffd.txt"
+    assert len(import_file(CORPUS / "i_huge_int.jsonl").messages) == 4  # all but the bad line
+    assert [m.content for m in import_file(CORPUS / "i_array_deep_element.json").messages] == ["hi", "ok"]
 
 
 def test_the_api_refuses_a_fifo(tmp_path):
@@ -146,3 +183,68 @@ def test_a_full_disk_ends_with_one_line():
         done = _cli("build", "good_session.jsonl", "--json", stdout=full)
     assert done.returncode == 1
     assert done.stderr == "error: cannot write the output: No space left on device\n"
+
+
+def test_one_bad_fence_of_a_header_costs_that_fence_only():
+    inputs = load_inputs(CORPUS / "s_header_one_bad_fence.jsonl")
+    assert inputs.fences is not None and inputs.fences.kinds() == ["memory"]
+    in_memory = open_sources(load_session(CORPUS / "s_header_one_bad_fence.jsonl"), None, None, "seed")
+    assert in_memory.fences.kinds() == ["memory"]  # the notebook given a Session object
+    assert len(inputs.session.messages) == 6
+    assert [p.field for p in inputs.session.problems] == ["fences[1].llmRole"]
+
+
+@pytest.mark.parametrize("name", ["s_tool_calls_strings.jsonl", "s_function_string.jsonl"])
+def test_a_line_with_unreadable_tool_calls_loads_and_is_written_back_as_it_was(name, tmp_path):
+    session = load_session(CORPUS / name)
+    assert [m.id for m in session.messages] == ["s", "u1", "d", "a1", "t1", "f1"]  # 6, where 5 loaded
+    calls = session.messages[2].tool_calls
+    assert calls == ([] if name == "s_tool_calls_strings.jsonl" else [{"id": "c9"}])
+    written = save_session(session, tmp_path / "out.jsonl")
+    line = json.loads(written.read_text(encoding="utf-8").splitlines()[3])
+    source = json.loads((CORPUS / name).read_text(encoding="utf-8").splitlines()[3])
+    assert line["metadata"] == source["metadata"]
+
+
+def test_an_imported_message_with_unreadable_tool_calls_comes_in():
+    for name in ("i_tool_calls_not_list.jsonl", "i_tool_calls_strings.jsonl"):
+        imported = import_file(CORPUS / name)
+        assert [m.type for m in imported.messages][2] == "final_answer"  # its text, no call
+        assert len(imported.messages) == 6
+
+
+def test_import_into_a_folder_writes_a_file_named_after_the_transcript(tmp_path, capsys):
+    source = CORPUS / "i_tool_calls_not_list.jsonl"
+    before = source.read_bytes()
+    assert main(["import", str(source), "-o", str(tmp_path)]) == 1  # written; the import names a problem
+    target = tmp_path / "i_tool_calls_not_list.jsonl"
+    assert capsys.readouterr().out.splitlines()[-1] == f"wrote {target}"
+    assert len(load_session(target).messages) == 6
+    assert main(["import", str(source), "-o", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"error: {target}: already exists; pass --force to replace it\n"
+    assert main(["import", str(source), "-o", str(tmp_path), "--force"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == f"wrote {target}"
+    assert main(["import", str(source), "-o", str(CORPUS)]) == 2  # would be the transcript itself
+    refusal = "is the transcript being imported; write the session elsewhere"
+    assert capsys.readouterr().err == f"error: {source}: {refusal}\n"
+    assert main(["import", str(source), "-o", f"{tmp_path}/missing/"]) == 2
+    assert capsys.readouterr().err == f"error: {tmp_path}/missing/: no such folder\n"
+    assert not (tmp_path / "missing").exists() and source.read_bytes() == before
+
+
+def test_the_trace_says_why_a_call_awaiting_its_result_is_dropped():
+    inputs = load_inputs(CORPUS / "s_ends_awaiting_call.jsonl")
+    result = build_context(inputs.session.messages, inputs.policy, **inputs.build_options)
+    decision = result.decision_for("a1")
+    assert decision.reason == "dropped_by_budget_or_priority"  # linnkit's own reason, kept
+    why = "call c1 awaits its result (the session ends on it); a call is sent only with its result"
+    assert ("why", why) in decision_rows(decision, str, why_dropped(result, decision))
+    assert escape(why) in trace_view(result, "a1")
+    assert why_dropped(result, result.decision_for("u1")) is None
+
+
+def test_a_call_answered_nowhere_but_not_last_is_named_as_such():
+    orphan = AiMessage("a0", "assistant", "tool_calls", "", 0, {"tool_calls": [{"id": "c0", "function": {}}]})
+    later = AiMessage("u9", "user", "user_input", "next", 1)
+    why = "call c0 has no result; a call is sent only with its result"
+    assert incomplete_groups([orphan, later]) == {"a0": why}

@@ -274,7 +274,7 @@ def test_conformance_reports_a_failing_case(tmp_path, capsys):
     path.write_text(json.dumps(case), encoding="utf-8")
     assert main(["conformance", str(path)]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "FAIL broken: wire: expected 0 items | actual 2 items"
+    assert out[0] == f"FAIL broken ({path}): wire: expected 0 items | actual 2 items"
     assert out[-1] == "0 passed, 1 failed"
 
 

@@ -23,7 +23,7 @@ def test_streamed_import_equals_the_text_import(small_threshold, monkeypatch):
     def never(*_):
         raise AssertionError("the whole file was read as one string")
 
-    monkeypatch.setattr(importers, "read_source", never)
+    monkeypatch.setattr(importers, "read_transcript", never)
     streamed = import_file(SAMPLE)
     monkeypatch.undo()
     whole = import_text(SAMPLE.read_text(encoding="utf-8"), name=str(SAMPLE))

@@ -214,7 +214,7 @@ def test_warnings_load_the_line():
         'w.jsonl:1: content: missing; loaded as ""',
         "w.jsonl:1: timestamp: missing; loaded as 0",
         'w.jsonl:2: content: null; loaded as ""',
-        "w.jsonl:3: metadata.tool_calls: must be an array, got an object",
+        "w.jsonl:3: metadata.tool_calls: must be an array, got an object; read as no calls",
         "w.jsonl:4: metadata.tool_call_id: must be a string, got a number",
     ]
     assert {p.severity for p in session.problems} == {"warning"}
@@ -236,7 +236,7 @@ def test_header_problems_are_warnings():
         "h.jsonl:1: title: must be a string, got a number; ignored",
         "h.jsonl:1: maxSteps: must be a positive integer, got 0; ignored",
         "h.jsonl:1: contextPolicy: must be an object, got an array; ignored",
-        'h.jsonl:1: fences[0].kind: Fence kind "Bad" must be kebab-case.',
+        'h.jsonl:1: fences[0].kind: Fence kind "Bad" must be kebab-case; the fence is left out',
     ]
     assert session.header.to_dict() == header  # kept as written
     assert (session.header.title, session.header.max_steps, session.header.context_policy) == (

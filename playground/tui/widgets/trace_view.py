@@ -6,7 +6,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from engine import BuildResult
-from playground.explain import decision_rows
+from playground.explain import decision_rows, why_dropped
 from playground.views import tokens_long
 
 
@@ -17,7 +17,7 @@ def trace_content(result: BuildResult, message_id: str) -> Content:
         return Content.assemble(("TRACE ", "bold"), message_id, ("\nno decision recorded for it", "$warning"))
     fate = "$success" if decision.kept else "$error"
     parts: list[Content | str | tuple[str, str]] = [("TRACE ", "bold"), (message_id, f"bold {fate}")]
-    for label, value in decision_rows(decision, tokens_long):
+    for label, value in decision_rows(decision, tokens_long, why_dropped(result, decision)):
         style = fate if label == "fate" else ""
         parts += [f"\n{label:<12}", (value, style) if style else value]
     if cards := result.cards_carrying(message_id):

@@ -1,11 +1,21 @@
-"""Reading JSON and JSONL with the line each value starts on, and problems as one line each."""
+"""Transcript JSON within `engine.safe_input`'s bounds: JSONL lines, array elements and whole documents,
+each unreadable part a (line, reason) instead of an exception (a 10,000-deep nesting, a 5,000-digit number).
+"""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from engine.safe_input import (
+    MAX_DEPTH,
+    JsonLimitError,
+    check_depth,
+    decode_json,
+)
 
 
 def iter_jsonl(text: str) -> Iterator[tuple[int, Any, str | None]]:
@@ -21,28 +31,32 @@ def iter_jsonl(text: str) -> Iterator[tuple[int, Any, str | None]]:
         number += 1
         line = text[start:end]
         start = end + 1
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line), None
-        except json.JSONDecodeError as exc:
-            yield number, None, f"invalid JSON ({exc.msg} at column {exc.colno})"
+        if line.strip():
+            yield (number, *_line_value(line))
 
 
 def iter_jsonl_file(path: Path) -> Iterator[tuple[int, Any, str | None]]:
     """As `iter_jsonl`, reading a file a line at a time: the whole file is never one string."""
-    decode = json.JSONDecoder().decode
     with path.open("rb") as file:
         for number, raw in enumerate(file, 1):
             line = raw.removeprefix(b"\xef\xbb\xbf") if number == 1 else raw
             if not line.strip():
                 continue
             try:
-                yield number, decode(line.decode("utf-8")), None
-            except json.JSONDecodeError as exc:
-                yield number, None, f"invalid JSON ({exc.msg} at column {exc.colno})"
+                text = line.decode("utf-8")
             except UnicodeDecodeError as exc:
                 yield number, None, f"invalid UTF-8 at byte {exc.start}"
+                continue
+            yield (number, *_line_value(text))
+
+
+def _line_value(line: str) -> tuple[Any, str | None]:
+    try:
+        return json_loads(line), None
+    except json.JSONDecodeError as exc:
+        return None, f"invalid JSON ({exc.msg} at column {exc.colno})"
+    except JsonLimitError as exc:
+        return None, f"json: {exc}"
 
 
 def iter_json_array(text: str, start: int | None = None) -> Iterator[tuple[int, Any, str | None]]:
@@ -61,12 +75,16 @@ def iter_json_array(text: str, start: int | None = None) -> Iterator[tuple[int, 
         line += text.count("\n", counted, pos)
         counted = pos
         try:
-            value, pos = decoder.raw_decode(text, pos)
+            value, end = _raw_decode(decoder, text, pos)
         except json.JSONDecodeError as exc:
             yield exc.lineno, None, f"invalid JSON ({exc.msg} at column {exc.colno})"
             return
-        yield line, value, None
-        pos = _skip_space(text, pos)
+        except JsonLimitError as exc:  # Python gave up inside the element: where it ends is unknown
+            yield line, None, f"json: {exc}"
+            return
+        deep = _depth_error(text, pos, end, value)
+        yield (line, None, deep) if deep else (line, value, None)  # too deep but whole: the walk goes on
+        pos = _skip_space(text, end)
         if pos < len(text) and text[pos] == ",":
             pos += 1
         elif pos >= len(text) or text[pos] != "]":
@@ -84,6 +102,41 @@ def _skip_space(text: str, pos: int) -> int:
 def load_json_document(text: str) -> tuple[Any, str | None, int | None]:
     """(value, error, error line) for a whole-document JSON input."""
     try:
-        return json.loads(text), None, None
+        return json_loads(text), None, None
     except json.JSONDecodeError as exc:
         return None, f"invalid JSON ({exc.msg} at column {exc.colno})", exc.lineno
+    except JsonLimitError as exc:
+        return None, f"json: {exc}", None
+
+
+_PLAIN = json.JSONDecoder()  # transcripts may hold NaN (Python agents write it); only the bounds are added
+
+
+def json_loads(text: str) -> Any:
+    """`json.loads` within `engine.safe_input`'s bounds: a 10,000-deep nesting or a 5,000-digit integer
+    raises JsonLimitError (a ValueError) instead of RecursionError or Python's message naming nothing."""
+    return decode_json(text, _PLAIN)
+
+
+def _depth_error(text: str, start: int, end: int, value: Any) -> str | None:
+    """The problem of an element of `text[start:end]` nested over the bound, else None."""
+    if text.count("[", start, end) + text.count("{", start, end) <= MAX_DEPTH:
+        return None
+    try:
+        check_depth(value)
+    except JsonLimitError as exc:
+        return f"json: {exc}"
+    return None
+
+
+def _raw_decode(decoder: json.JSONDecoder, text: str, pos: int) -> tuple[Any, int]:
+    """`decoder.raw_decode`, a RecursionError or Python's digit limit raised as JsonLimitError."""
+    try:
+        value, end = decoder.raw_decode(text, pos)
+    except RecursionError:
+        raise JsonLimitError(f"nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:
+        if isinstance(exc, json.JSONDecodeError) or not str(exc).startswith("Exceeds the limit"):
+            raise
+        raise JsonLimitError(f"number too large: more than {sys.get_int_max_str_digits()} digits") from None
+    return value, end

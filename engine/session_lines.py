@@ -1,0 +1,203 @@
+"""What a line of a session file may hold: the header's checks and each message line's errors (the line is
+skipped) and warnings (the line loads), as (field, reason) pairs; `engine.session` turns them into
+`file:line: field: reason` problems.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from typing import Any
+
+from engine.fences import FenceError, parse_fences_skipping
+from engine.messages import ROLE_TYPES, AiMessage
+
+SESSION_VERSION = 1
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+_MAX_NUMBER = sys.float_info.max  # JS Number.MAX_VALUE
+_PAIRS = frozenset((role, type_) for role, types in ROLE_TYPES.items() for type_ in types)
+
+
+def check_header(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, reason) warnings for a header; the header is kept as written either way."""
+    found: list[tuple[str, str]] = []
+    version = data.get("version")
+    if version != SESSION_VERSION or isinstance(version, bool):
+        found.append(("version", f"expected {SESSION_VERSION}, got {_scalar(version)}; read as version 1"))
+    for key in ("title", "lesson", "modelId"):
+        if key in data and not isinstance(data[key], str):
+            found.append((key, f"must be a string, got {json_type(data[key])}; ignored"))
+    steps = data.get("maxSteps")
+    if "maxSteps" in data and (not isinstance(steps, int) or isinstance(steps, bool) or steps < 1):
+        found.append(("maxSteps", f"must be a positive integer, got {_scalar(steps)}; ignored"))
+    if "contextPolicy" in data and not isinstance(data["contextPolicy"], dict):
+        found.append(
+            ("contextPolicy", f"must be an object, got {json_type(data['contextPolicy'])}; ignored")
+        )
+    if "fences" in data:
+        try:
+            skipped = parse_fences_skipping(data["fences"], "fences")[1]
+        except FenceError as exc:
+            skipped = [exc]
+        for exc in skipped:
+            reason = str(exc).removeprefix("fences: ")
+            field_name, colon, rest = reason.partition(": ")
+            if colon and field_name.startswith("fences["):
+                found.append((field_name, f"{rest.rstrip('.')}; the fence is left out"))
+            else:
+                found.append(("fences", f"{reason}; ignored"))
+    return found
+
+
+def _scalar(value: Any) -> str:
+    """A JSON scalar as written (shortened), or what kind of value it is."""
+    if isinstance(value, dict | list):
+        return json_type(value)
+    return _quoted(value) if isinstance(value, str) else json.dumps(value)
+
+
+def _role_type_problem(role: Any, type_: Any) -> tuple[str, str] | None:
+    for key, value in (("role", role), ("type", type_)):
+        if value is None:
+            return key, "missing"
+        if not isinstance(value, str):
+            return key, f"must be a string, got {json_type(value)}"
+    if role in ROLE_TYPES and type_ in ROLE_TYPES[role]:
+        return None
+    owners = [r for r, types in ROLE_TYPES.items() if type_ in types]
+    shown_role, shown_type = _quoted(role), _quoted(type_)  # escaped: a value never adds a line
+    if role not in ROLE_TYPES:
+        hint = f"roles are {', '.join(ROLE_TYPES)}"
+    elif owners:
+        hint = f'{shown_type} goes with role {" or ".join(owners)}'
+    else:
+        hint = f"{shown_type} is not a message type"
+    return "role/type", f"unknown role/type pair {shown_role}/{shown_type}; {hint}"
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(text if len(text) <= 60 else text[:59] + "…", ensure_ascii=False)
+
+
+def plainly_valid(data: dict[str, Any]) -> bool:
+    """The common case, checked fast: nothing for `message_errors` or `message_warnings` to say."""
+    message_id, stamp, metadata = data.get("id"), data.get("timestamp"), data.get("metadata")
+    calls = metadata.get("tool_calls", []) if type(metadata) is dict else []
+    if metadata is not None and (
+        type(metadata) is not dict
+        or type(metadata.get("tool_call_id", "")) is not str
+        or "fenceAttrs" in metadata
+        or type(calls) is not list
+        or not all(type(c) is dict and type(c.get("function", {})) is dict for c in calls)
+    ):
+        return False
+    return (
+        type(message_id) is str
+        and message_id != ""
+        and type(data.get("role")) is str
+        and type(data.get("type")) is str
+        and (data["role"], data["type"]) in _PAIRS
+        and type(data.get("content")) is str
+        and (type(stamp) is int or type(stamp) is float)
+        and -_MAX_NUMBER <= stamp <= _MAX_NUMBER
+    )
+
+
+def message_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """What makes a line unusable as an AiMessage, as (field, reason)."""
+    found: list[tuple[str, str]] = []
+    if "id" not in data:
+        found.append(("id", "missing"))
+    elif not isinstance(data["id"], str) or not data["id"]:
+        shown = "an empty string" if data["id"] == "" else json_type(data["id"])
+        found.append(("id", f"must be a non-empty string, got {shown}"))
+    pair = _role_type_problem(data.get("role"), data.get("type"))
+    if pair is not None:
+        found.append(pair)
+    content = data.get("content")
+    if content is not None and not isinstance(content, str):
+        found.append(("content", f"must be a string, got {json_type(content)}"))
+    if "timestamp" in data:
+        stamp = data["timestamp"]
+        if isinstance(stamp, bool) or not isinstance(stamp, int | float):
+            found.append(("timestamp", f"must be a number, got {json_type(stamp)}"))
+        elif not -_MAX_NUMBER <= stamp <= _MAX_NUMBER:  # 1e400 is read as infinity, 10**400 as an int
+            found.append(("timestamp", "out of range: beyond a JS number"))
+    metadata = data.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        found.append(("metadata", f"must be an object or null, got {json_type(metadata)}"))
+    elif metadata is not None:
+        found += _metadata_errors(metadata)
+    return found
+
+
+def _metadata_errors(metadata: dict[str, Any]) -> list[tuple[str, str]]:
+    """Shapes the pipeline reads as objects: fence attributes (tool calls are `_call_warnings`)."""
+    found: list[tuple[str, str]] = []
+    attrs = metadata.get("fenceAttrs")
+    if attrs is not None and not isinstance(attrs, dict):
+        found.append(("metadata.fenceAttrs", f"must be an object, got {json_type(attrs)}"))
+    return found
+
+
+def message_warnings(data: dict[str, Any]) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    if data.get("content") is None:
+        found.append(("content", ("null" if "content" in data else "missing") + '; loaded as ""'))
+    if "timestamp" not in data:
+        found.append(("timestamp", "missing; loaded as 0"))
+    metadata = data.get("metadata") or {}
+    if "tool_calls" in metadata and not isinstance(metadata["tool_calls"], list):
+        shown = json_type(metadata["tool_calls"])
+        found.append(("metadata.tool_calls", f"must be an array, got {shown}; read as no calls"))
+    if "tool_call_id" in metadata and not isinstance(metadata["tool_call_id"], str):
+        found.append(
+            ("metadata.tool_call_id", f"must be a string, got {json_type(metadata['tool_call_id'])}")
+        )
+    return found + _call_warnings(metadata.get("tool_calls"))
+
+
+def _call_warnings(calls: Any) -> list[tuple[str, str]]:
+    """Tool calls the pipeline cannot read as objects: the message loads without them (`message_of`)."""
+    found: list[tuple[str, str]] = []
+    for index, call in enumerate(calls if isinstance(calls, list) else ()):
+        where = f"metadata.tool_calls[{index}]"
+        if not isinstance(call, dict):
+            found.append((where, f"must be an object, got {json_type(call)}; the call is left out"))
+        elif call.get("function") is not None and not isinstance(call["function"], dict):
+            reason = f"must be an object, got {json_type(call['function'])}; read as a call of no function"
+            found.append((f"{where}.function", reason))
+    return found
+
+
+def message_of(data: dict[str, Any]) -> AiMessage:
+    """The line's message. When some of its tool calls are not objects (or their `function` is not), the
+    pipeline reads the usable calls only, and the line is written back as it was (`extra` holds it)."""
+    message = AiMessage.from_dict(data)
+    metadata = message.metadata
+    calls = metadata.get("tool_calls") if metadata is not None else None
+    if not isinstance(calls, list) or not _call_warnings(calls):
+        return message
+    usable = [_without_bad_function(call) for call in calls if isinstance(call, dict)]
+    as_written = {**message.extra, "metadata": metadata}  # to_dict() writes extra over the read metadata
+    return replace(message, metadata={**metadata, "tool_calls": usable}, extra=as_written)
+
+
+def _without_bad_function(call: dict[str, Any]) -> dict[str, Any]:
+    function = call.get("function")
+    if function is None or isinstance(function, dict):
+        return call
+    return {key: value for key, value in call.items() if key != "function"}
