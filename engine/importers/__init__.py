@@ -29,8 +29,10 @@ from engine.importers.detect import (
 from engine.importers.gemini_cli import detect_gemini, import_gemini
 from engine.importers.langchain import detect_langchain, import_langchain
 from engine.importers.letta import detect_letta, import_letta
+from engine.importers.linn_export import detect_linn_export, import_linn_export
 from engine.importers.openai_chat import import_openai
 from engine.importers.openhands import detect_openhands, import_openhands
+from engine.importers.otel import detect_otel, import_otel
 from engine.importers.registry import (
     ENTRY_POINT_GROUP,
     Importer,
@@ -133,6 +135,19 @@ BUILTIN = [
         "(default the last); console output and edits' results left out, no structured tool calls",
         detect_aider,
         import_aider,
+    ),
+    Importer(
+        "linn-export",
+        "Sessions exported by linn-playground (export --to openai|anthropic): every message as it was",
+        detect_linn_export,
+        import_linn_export,
+    ),
+    Importer(
+        "otel",
+        "OpenTelemetry GenAI and OpenInference traces (OTLP JSON): what the last model call received and "
+        "answered, each call's usage; agent and tool spans left out",
+        detect_otel,
+        import_otel,
     ),
     Importer(
         "anthropic",
