@@ -129,7 +129,8 @@ class _Conversation:
         start = len(self.out.messages)
         for message in last.outputs:
             self._message(message, last, timestamp)
-        self._usage(last, start, len(self.out.messages))
+        # earlier calls first: a wrapper span (LangChain's around OpenAI's) repeating the last call's
+        # messages then gives way to the last call's own usage
         for call in self.calls[:-1]:
             found = self._find(call.outputs)
             if found is None:
@@ -140,6 +141,7 @@ class _Conversation:
                     )
             else:
                 self._usage(call, *found)
+        self._usage(last, start, len(self.out.messages))
 
     def _message(self, message: Any, span: Span, timestamp: int) -> None:
         start = len(self.out.messages)
@@ -151,6 +153,9 @@ class _Conversation:
         self.count += 1
         base = message["id"] if isinstance(message.get("id"), str) else f"ot-{self.count - 1}"
         side = message.get(SIDE_KEY)
+        if "parts" in message and not isinstance(message["parts"], list):
+            self.out.problem(span.line, f"span {span.span_id}: message {self.count - 1}: parts is not a list")
+            return
         parts = _parts(message)
         if isinstance(side, dict) and isinstance(side.get("type"), str):
             self.out.add(_restored(base, parts, side))  # as exported, even a repeated id
