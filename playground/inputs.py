@@ -21,6 +21,8 @@ from engine.importers import (
     detect_format,
     detect_sniff,
     import_text,
+    is_zip,
+    read_transcript,
     unrecognised,
 )
 from engine.messages import AiMessage
@@ -149,6 +151,8 @@ def _sniff(path: Path) -> Sniff | None:
     names the problem: bad UTF-8, a 5,000-digit number, a FIFO, a missing file)."""
     if not path.is_file():
         return None
+    if is_zip(path):  # an archive is read here, whole or not at all: its problem is one line, raised
+        return Sniff.of(read_transcript(path), str(path))
     try:
         return Sniff.of(path.read_text(encoding="utf-8-sig"), str(path))
     except (ValueError, RecursionError):

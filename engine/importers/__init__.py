@@ -14,6 +14,7 @@ from pathlib import Path
 from engine.importers._common import ImportResult, Problem, UnknownFormatError
 from engine.importers.aider import detect_aider, import_aider
 from engine.importers.anthropic_messages import import_anthropic
+from engine.importers.archives import is_zip, read_transcript
 from engine.importers.claude_code import import_claude_code
 from engine.importers.codex import detect_codex, import_codex
 from engine.importers.detect import (
@@ -27,6 +28,7 @@ from engine.importers.detect import (
     read_source,
 )
 from engine.importers.gemini_cli import detect_gemini, import_gemini
+from engine.importers.inspect_ai import detect_inspect, import_inspect
 from engine.importers.langchain import detect_langchain, import_langchain
 from engine.importers.letta import detect_letta, import_letta
 from engine.importers.linn_export import detect_linn_export, import_linn_export
@@ -61,6 +63,8 @@ __all__ = [
     "import_file",
     "import_text",
     "importers",
+    "is_zip",
+    "read_transcript",
     "unrecognised",
 ]
 
@@ -135,6 +139,13 @@ BUILTIN = [
         "(default the last); console output and edits' results left out, no structured tool calls",
         detect_aider,
         import_aider,
+    ),
+    Importer(
+        "inspect-ai",
+        "Inspect AI eval logs (.json, .eval): each sample's messages with tool calls, results and "
+        "reasoning, each model call's usage; scores, store and other events left out",
+        detect_inspect,
+        import_inspect,
     ),
     Importer(
         "linn-export",

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from engine.importers.archives import read_transcript
 from engine.importers.registry import SAMPLE_ITEMS, Sniff, detect, unrecognised
 from engine.messages import ROLE_TYPES
 
@@ -21,14 +22,14 @@ LINN_SESSION_KIND = "linn-session"  # the header line of an engine.session file
 def read_source(path_or_text: str | Path) -> tuple[str, str]:
     """(text, name): a Path, or a string naming an existing file, is read; any other string is the text."""
     if isinstance(path_or_text, Path):
-        return path_or_text.read_text(encoding="utf-8-sig"), str(path_or_text)
+        return read_transcript(path_or_text), str(path_or_text)
     looks_like_path = (
         len(path_or_text) < MAX_PATH_CHARS
         and "\n" not in path_or_text
         and not path_or_text.lstrip().startswith(("{", "["))
     )
     if looks_like_path and Path(path_or_text).is_file():
-        return Path(path_or_text).read_text(encoding="utf-8-sig"), path_or_text
+        return read_transcript(Path(path_or_text)), path_or_text
     return path_or_text, "<text>"
 
 
