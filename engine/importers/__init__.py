@@ -15,6 +15,7 @@ from engine.importers._common import ImportResult, Problem, UnknownFormatError
 from engine.importers.aider import detect_aider, import_aider
 from engine.importers.anthropic_messages import import_anthropic
 from engine.importers.archives import is_zip, read_transcript
+from engine.importers.atif import detect_atif, import_atif
 from engine.importers.claude_code import import_claude_code
 from engine.importers.codex import detect_codex, import_codex
 from engine.importers.detect import (
@@ -139,6 +140,13 @@ BUILTIN = [
         "(default the last); console output and edits' results left out, no structured tool calls",
         detect_aider,
         import_aider,
+    ),
+    Importer(
+        "atif",
+        "Harbor ATIF trajectories (v1.x): system, user and agent steps, reasoning, tool calls with their "
+        "observations, each agent step's metrics as its usage; token ids and logprobs left out",
+        detect_atif,
+        import_atif,
     ),
     Importer(
         "inspect-ai",
