@@ -36,6 +36,7 @@ from engine.importers.linn_export import detect_linn_export, import_linn_export
 from engine.importers.openai_chat import import_openai
 from engine.importers.openhands import detect_openhands, import_openhands
 from engine.importers.otel import detect_otel, import_otel
+from engine.importers.pi import detect_pi, import_pi
 from engine.importers.registry import (
     ENTRY_POINT_GROUP,
     Importer,
@@ -147,6 +148,13 @@ BUILTIN = [
         "observations, each agent step's metrics as its usage; token ids and logprobs left out",
         detect_atif,
         import_atif,
+    ),
+    Importer(
+        "pi",
+        "pi coding agent sessions: the live branch's messages, thinking, tool calls and results, user bash "
+        "commands, compactions and branch summaries, each call's usage; model changes and labels left out",
+        detect_pi,
+        import_pi,
     ),
     Importer(
         "inspect-ai",
