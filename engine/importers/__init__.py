@@ -30,6 +30,7 @@ from engine.importers.detect import (
 )
 from engine.importers.gemini_cli import detect_gemini, import_gemini
 from engine.importers.inspect_ai import detect_inspect, import_inspect
+from engine.importers.kimi import detect_kimi, import_kimi
 from engine.importers.langchain import detect_langchain, import_langchain
 from engine.importers.letta import detect_letta, import_letta
 from engine.importers.linn_export import detect_linn_export, import_linn_export
@@ -155,6 +156,13 @@ BUILTIN = [
         "commands, compactions and branch summaries, each call's usage; model changes and labels left out",
         detect_pi,
         import_pi,
+    ),
+    Importer(
+        "kimi",
+        "Kimi CLI and Kimi Code wire.jsonl logs: user turns, streamed text and thinking, tool calls with "
+        "their results as sent, compactions, each call's usage; approvals, hooks and status left out",
+        detect_kimi,
+        import_kimi,
     ),
     Importer(
         "inspect-ai",
