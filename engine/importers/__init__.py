@@ -28,6 +28,7 @@ from engine.importers.detect import (
     detect_text,
     read_source,
 )
+from engine.importers.factory_droid import detect_factory_droid, import_factory_droid
 from engine.importers.gemini_cli import detect_gemini, import_gemini
 from engine.importers.inspect_ai import detect_inspect, import_inspect
 from engine.importers.kimi import detect_kimi, import_kimi
@@ -163,6 +164,13 @@ BUILTIN = [
         "their results as sent, compactions, each call's usage; approvals, hooks and status left out",
         detect_kimi,
         import_kimi,
+    ),
+    Importer(
+        "factory-droid",
+        "Factory Droid sessions: user queries with their reminders, thinking, text, tool uses and results; "
+        "todo states and other bookkeeping left out",
+        detect_factory_droid,
+        import_factory_droid,
     ),
     Importer(
         "inspect-ai",
