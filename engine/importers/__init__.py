@@ -51,6 +51,7 @@ from engine.importers.registry import (
 )
 from engine.importers.responses import detect_responses, import_responses
 from engine.importers.sharegpt import detect_sharegpt, import_sharegpt
+from engine.importers.specstory import detect_specstory, import_specstory
 from engine.importers.swe_agent import detect_swe_agent, import_swe_agent
 from engine.messages import AiMessage
 
@@ -136,6 +137,13 @@ BUILTIN = [
         "LangChain messages_to_dict dumps: human, ai (with tool calls), tool, system messages",
         detect_langchain,
         import_langchain,
+    ),
+    Importer(
+        "specstory",
+        "SpecStory Markdown exports (Cursor and others): user turns, thoughts, answers, each tool use as a "
+        "call with its exported result (arguments and often results are not in the export)",
+        detect_specstory,
+        import_specstory,
     ),
     Importer(
         "aider",
