@@ -149,10 +149,10 @@ def with_system_prompt(session: Session, path: Path) -> Session:
 def _sniff(path: Path) -> Sniff | None:
     """The file read once and sniffed; None when it is not a readable text file (the session loader then
     names the problem: bad UTF-8, a 5,000-digit number, a FIFO, a missing file)."""
+    if path.is_dir() or (path.is_file() and is_zip(path)):
+        return Sniff.of(read_transcript(path), str(path))  # a folder or an archive: its problem is one line
     if not path.is_file():
         return None
-    if is_zip(path):  # an archive is read here, whole or not at all: its problem is one line, raised
-        return Sniff.of(read_transcript(path), str(path))
     try:
         return Sniff.of(path.read_text(encoding="utf-8-sig"), str(path))
     except (ValueError, RecursionError):

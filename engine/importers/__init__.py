@@ -36,6 +36,7 @@ from engine.importers.langchain import detect_langchain, import_langchain
 from engine.importers.letta import detect_letta, import_letta
 from engine.importers.linn_export import detect_linn_export, import_linn_export
 from engine.importers.openai_chat import import_openai
+from engine.importers.opencode import detect_opencode, import_opencode
 from engine.importers.openhands import detect_openhands, import_openhands
 from engine.importers.otel import detect_otel, import_otel
 from engine.importers.pi import detect_pi, import_pi
@@ -179,6 +180,13 @@ BUILTIN = [
         "todo states and other bookkeeping left out",
         detect_factory_droid,
         import_factory_droid,
+    ),
+    Importer(
+        "opencode",
+        "OpenCode storage folders (session/, message/, part/): one session's messages as OpenCode sends "
+        "them, step by step with each call's usage; snapshots and patches left out",
+        detect_opencode,
+        import_opencode,
     ),
     Importer(
         "inspect-ai",

@@ -1,4 +1,5 @@
-"""Transcript files as text, zip archives included: an Inspect AI `.eval` log opens through `zipfile`.
+"""Transcript files as text, zip archives and folders included: an Inspect AI `.eval` log opens through
+`zipfile`, an OpenCode storage folder through `opencode_storage.py`.
 
 `read_transcript(path)` is how the importers read a file: text as UTF-8 (an invalid byte is one line naming
 its line), a zip archive as the JSON document the archive stands for. The only zip read today is Inspect
@@ -19,6 +20,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from engine.importers.opencode_storage import storage_document
 from engine.safe_input import InputError, decode_utf8
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -40,8 +42,10 @@ def is_zip(path: Path) -> bool:
 
 
 def read_transcript(path: Path) -> str:
-    """The text an importer reads: a zip archive's document, else the file as UTF-8 text (a leading BOM
-    dropped, line ends as `Path.read_text` gives them)."""
+    """The text an importer reads: an OpenCode storage folder's or a zip archive's document, else the file
+    as UTF-8 text (a leading BOM dropped, line ends as `Path.read_text` gives them)."""
+    if path.is_dir():
+        return json.dumps(storage_document(path), ensure_ascii=False)
     if path.is_file() and is_zip(path):
         return json.dumps(eval_log_document(path), ensure_ascii=False)
     text = decode_utf8(path.read_bytes(), str(path))

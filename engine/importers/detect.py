@@ -28,7 +28,7 @@ def read_source(path_or_text: str | Path) -> tuple[str, str]:
         and "\n" not in path_or_text
         and not path_or_text.lstrip().startswith(("{", "["))
     )
-    if looks_like_path and Path(path_or_text).is_file():
+    if looks_like_path and (Path(path_or_text).is_file() or Path(path_or_text).is_dir()):
         return read_transcript(Path(path_or_text)), path_or_text
     return path_or_text, "<text>"
 
