@@ -16,6 +16,7 @@ from engine.errors import EngineError
 from engine.fences import FenceError, FenceRegistry, load_fences_checked, parse_fences
 from engine.importers import (
     LINN_SESSION_KIND,
+    MAX_TRANSCRIPT_BYTES,
     Sniff,
     UnknownFormatError,
     detect_format,
@@ -151,8 +152,8 @@ def _sniff(path: Path) -> Sniff | None:
     names the problem: bad UTF-8, a 5,000-digit number, a FIFO, a missing file)."""
     if path.is_dir() or (path.is_file() and is_zip(path)):
         return Sniff.of(read_transcript(path), str(path))  # a folder or an archive: its problem is one line
-    if not path.is_file():
-        return None
+    if not path.is_file() or path.stat().st_size > MAX_TRANSCRIPT_BYTES:
+        return None  # too large to read whole: the session loader streams it, line by line
     try:
         return Sniff.of(path.read_text(encoding="utf-8-sig"), str(path))
     except (ValueError, RecursionError):

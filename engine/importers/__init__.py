@@ -14,7 +14,7 @@ from pathlib import Path
 from engine.importers._common import ImportResult, Problem, UnknownFormatError
 from engine.importers.aider import detect_aider, import_aider
 from engine.importers.anthropic_messages import import_anthropic
-from engine.importers.archives import is_zip, read_transcript
+from engine.importers.archives import MAX_TRANSCRIPT_BYTES, is_zip, read_transcript
 from engine.importers.atif import detect_atif, import_atif
 from engine.importers.claude_code import import_claude_code
 from engine.importers.codex import detect_codex, import_codex
@@ -58,6 +58,7 @@ from engine.messages import AiMessage
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "MAX_TRANSCRIPT_BYTES",
     "ImportResult",
     "Importer",
     "Problem",

@@ -28,6 +28,8 @@ EMPTY_ZIP_MAGIC = b"PK\x05\x06"
 MAX_MEMBERS = 10_000
 MAX_MEMBER_BYTES = 64 * 1024 * 1024
 MAX_TOTAL_BYTES = 512 * 1024 * 1024
+# a transcript is read whole (JSON documents cannot be read in pieces): a larger one is refused, not read
+MAX_TRANSCRIPT_BYTES = 160 * 1024 * 1024
 SAMPLE_MEMBER = re.compile(r"^samples/(.+)_epoch_(\d+)\.json$")
 MEMBER_ERRORS = (zipfile.BadZipFile, EOFError, zlib.error, OSError, NotImplementedError, RuntimeError)
 
@@ -48,6 +50,10 @@ def read_transcript(path: Path) -> str:
         return json.dumps(storage_document(path), ensure_ascii=False)
     if path.is_file() and is_zip(path):
         return json.dumps(eval_log_document(path), ensure_ascii=False)
+    size = path.stat().st_size
+    if size > MAX_TRANSCRIPT_BYTES:
+        limit = MAX_TRANSCRIPT_BYTES // 2**20
+        raise InputError(str(path), f"{size:,} bytes; transcripts over {limit} MB are refused, not read")
     text = decode_utf8(path.read_bytes(), str(path))
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
