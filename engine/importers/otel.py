@@ -118,12 +118,12 @@ class _Conversation:
     def run(self) -> None:
         last = self.calls[-1]
         timestamp = last.start // 1_000_000
-        for part_list in last.system:  # system instructions: a list of parts, or of messages
-            self._message(
-                {"role": "system", "parts": [part_list]} if "role" not in part_list else part_list,
-                last,
-                timestamp,
-            )
+        # system instructions: the conventions' list of parts is one system message (some SDKs write messages)
+        parts = [p for p in last.system if isinstance(p, dict) and "role" not in p]
+        if parts:
+            self._message({"role": "system", "parts": parts}, last, timestamp)
+        for message in (m for m in last.system if isinstance(m, dict) and "role" in m):
+            self._message(message, last, timestamp)
         for message in last.inputs:
             self._message(message, last, timestamp)
         start = len(self.out.messages)

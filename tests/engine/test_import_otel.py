@@ -123,3 +123,24 @@ def test_each_trace_is_a_conversation() -> None:
     assert import_text(text, "otel").conversations == 2
     second = import_text(text, "otel", conversation=1)
     assert [m.type for m in second.messages] == ["system_prompt", "user_input", "final_answer"]
+
+
+def test_system_instruction_parts_are_one_system_prompt() -> None:
+    instructions = [
+        {"type": "text", "content": "Be brief."},
+        {"type": "text", "content": "Answer in French."},
+    ]
+    attributes = [
+        {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+        {"key": "gen_ai.system_instructions", "value": {"stringValue": json.dumps(instructions)}},
+        {
+            "key": "gen_ai.input.messages",
+            "value": {"stringValue": '[{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]'},
+        },
+    ]
+    span = {"traceId": "t", "spanId": "s1", "attributes": attributes}
+    result = import_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}), "otel")
+    assert [(m.type, m.content) for m in result.messages] == [
+        ("system_prompt", "Be brief.\n\nAnswer in French."),
+        ("user_input", "hi"),
+    ]
