@@ -40,7 +40,8 @@ def export_session(messages: Sequence[AiMessage], header: Mapping[str, Any] | No
         model = (header or {}).get("modelId")
         inputs, outputs = _split_output(messages)
         span_messages = ([_otel(m) for m in inputs], [_otel(m) for m in outputs])
-        return _dump(otlp_document(*span_messages, model=model, extra={SIDE_KEY: head}))
+        times = (messages[0].timestamp, messages[-1].timestamp) if messages else None
+        return _dump(otlp_document(*span_messages, model=model, extra={SIDE_KEY: head}, times_ms=times))
     raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
@@ -239,6 +240,7 @@ def otlp_document(
     *,
     model: Any = None,
     extra: dict[str, Any] | None = None,
+    times_ms: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """One `chat` span in OTLP JSON (`resourceSpans` → `scopeSpans` → `spans`), messages as the GenAI
     semantic conventions' `gen_ai.input.messages` / `gen_ai.output.messages` JSON strings."""
@@ -256,6 +258,8 @@ def otlp_document(
         "kind": 3,  # SPAN_KIND_CLIENT
         "attributes": attributes,
     }
+    if times_ms is not None:  # the session's first and last message times, as the span's (nanoseconds)
+        span["startTimeUnixNano"], span["endTimeUnixNano"] = (str(int(t * 1_000_000)) for t in times_ms)
     document: dict[str, Any] = {
         "resourceSpans": [
             {

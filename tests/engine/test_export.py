@@ -74,6 +74,11 @@ def test_the_otel_export_follows_the_genai_conventions() -> None:
     outputs = json.loads(attributes["gen_ai.output.messages"])
     assert len(inputs) + len(outputs) == 9
     assert outputs[-1]["role"] == "assistant" and outputs[-1]["finish_reason"] == "stop"
+    first, last = session.messages[0].timestamp, session.messages[-1].timestamp
+    assert (span["startTimeUnixNano"], span["endTimeUnixNano"]) == (
+        str(first * 1_000_000),
+        str(last * 1_000_000),
+    )
     kinds = {p["type"] for m in inputs for p in m["parts"]}
     assert kinds == {"text", "tool_call", "tool_call_response"}
 
