@@ -32,6 +32,7 @@ from engine.importers.factory_droid import detect_factory_droid, import_factory_
 from engine.importers.gemini_cli import detect_gemini, import_gemini
 from engine.importers.inspect_ai import detect_inspect, import_inspect
 from engine.importers.kimi import detect_kimi, import_kimi
+from engine.importers.kimi_context import detect_kimi_context, import_kimi_context
 from engine.importers.langchain import detect_langchain, import_langchain
 from engine.importers.letta import detect_letta, import_letta
 from engine.importers.linn_export import detect_linn_export, import_linn_export
@@ -174,6 +175,13 @@ BUILTIN = [
         "their results as sent, compactions, each call's usage; approvals, hooks and status left out",
         detect_kimi,
         import_kimi,
+    ),
+    Importer(
+        "kimi-context",
+        "kimi-cli context.jsonl files: the saved context as sent (system prompt, thinking, tool calls and "
+        "results); checkpoints and context sizes left out",
+        detect_kimi_context,
+        import_kimi_context,
     ),
     Importer(
         "factory-droid",

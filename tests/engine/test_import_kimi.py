@@ -119,3 +119,33 @@ def test_only_the_kimi_importer_claims_a_wire_log(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     assert [i.name for i in importers() if i.detect(Sniff.of(text, path.name))] == ["kimi"]
     assert detect_text(text) == "kimi"
+
+
+CONTEXT = DATA / "kimi-cli-large-100msgs.context.jsonl"
+IMAGE = DATA / "kimi-cli-with-image.context.jsonl"
+
+
+def test_kimi_cli_context_is_the_context_as_sent() -> None:
+    # counted by hand: 1 _system_prompt, 3 user, 22 assistant (20 with tool_calls, each with a think part),
+    # 34 tool calls, 34 tool messages, 26 _checkpoint and 44 _usage lines
+    result = import_file(CONTEXT)
+    assert result.format == "kimi-context" and result.problems == [] and result.unpaired == []
+    came = result.came_in()
+    assert (came["systemPrompts"], came["userTurns"], came["assistantTurns"]) == (1, 3, 22)
+    assert (came["toolCalls"], came["toolResults"], came["thoughts"]) == (34, 34, 22)
+    assert result.skipped == {"_checkpoint": 26, "_usage (the context's size, not a call's usage)": 44}
+    assert result.messages[0].content == "You are an AI agent. (system prompt elided in fixture)"
+
+
+def test_kimi_cli_context_media_are_placeholders() -> None:
+    messages = import_file(IMAGE).messages
+    assert messages[1].content == "Describe this image.\n[image: image/png, 3 bytes]"
+    assert sum(len(m.meta("images") or ()) for m in messages) == 2
+
+
+@pytest.mark.parametrize("path", sorted(DATA.glob("*.context.jsonl")), ids=lambda p: p.name)
+def test_only_the_kimi_context_importer_claims_a_context_file(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    sniff = Sniff.of(text, path.name)  # the generic chat importers, tried last, also see chat messages
+    assert [i.name for i in importers() if not i.generic and i.detect(sniff)] == ["kimi-context"]
+    assert detect_text(text) == "kimi-context"
