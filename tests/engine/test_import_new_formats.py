@@ -54,5 +54,5 @@ def test_each_new_sample_builds_without_a_failure_or_a_provider_problem(path: Pa
 def test_no_new_importer_claims_another_formats_sample(path: Path) -> None:
     text, _ = read_source(path)
     sniff = Sniff.of(text, path.name)
-    new = (*NEW.values(), "opencode", "linn-export")
+    new = (*NEW.values(), "kimi-context", "opencode", "linn-export")
     assert [name for name in new if find(name).detect(sniff)] == []
