@@ -22,6 +22,7 @@ from engine.importers import (
     detect_format,
     detect_sniff,
     import_text,
+    is_storage_root,
     is_zip,
     read_transcript,
     unrecognised,
@@ -227,12 +228,13 @@ def load_inputs(
 
 def find_sessions(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
     """Session files: each file as given, and each folder's files (recursively) that are a session or a
-    transcript the importers read. Returns (sessions, files of a folder that were not)."""
+    transcript the importers read (an OpenCode storage root given as such is one transcript). Returns
+    (sessions, files of a folder that were not)."""
     sessions: list[Path] = []
     skipped: list[Path] = []
     for given in paths:
         path = Path(given)
-        if not path.is_dir():
+        if not path.is_dir() or is_storage_root(path):  # an OpenCode storage root is one transcript
             sessions.append(path)
             continue
         for candidate in sorted(p for p in path.rglob("*") if p.is_file()):

@@ -38,6 +38,7 @@ from engine.importers.letta import detect_letta, import_letta
 from engine.importers.linn_export import detect_linn_export, import_linn_export
 from engine.importers.openai_chat import import_openai
 from engine.importers.opencode import detect_opencode, import_opencode
+from engine.importers.opencode_storage import is_storage_root
 from engine.importers.openhands import detect_openhands, import_openhands
 from engine.importers.otel import detect_otel, import_otel
 from engine.importers.pi import detect_pi, import_pi
@@ -71,6 +72,7 @@ __all__ = [
     "import_file",
     "import_text",
     "importers",
+    "is_storage_root",
     "is_zip",
     "read_transcript",
     "unrecognised",
