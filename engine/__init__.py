@@ -16,6 +16,8 @@ from engine.conformance import case_files, load_cases, read_case, run_all
 from engine.copyset import check_copy
 from engine.cost import MECHANISMS, CostTracker, SessionCost, StepCost, iter_step_costs, session_cost
 from engine.errors import ConfigurationError, ContextProviderError, EngineError
+from engine.export import FORMATS as EXPORT_FORMATS
+from engine.export import export_session, export_wire
 from engine.fences import (
     DEFAULT_TEMPLATE,
     LIFETIMES,
@@ -92,6 +94,7 @@ __all__ = [
     "DEFAULT_MAX_STEPS",
     "DEFAULT_PRICE_MODEL",
     "DEFAULT_TEMPLATE",
+    "EXPORT_FORMATS",
     "LIFETIMES",
     "LLM_ROLES",
     "MECHANISMS",
@@ -160,6 +163,8 @@ __all__ = [
     "dump_fences",
     "dump_policy",
     "effective_policy",
+    "export_session",
+    "export_wire",
     "format_names",
     "get_value",
     "hygiene_checks",

@@ -10,6 +10,8 @@ Transcripts record the provider's own counts per call, each in its provider's un
   includes reasoning (`reasoning_tokens`, `reasoning_output_tokens`). No cache writes are billed.
 - **OpenTelemetry GenAI** (`gen_ai.usage.*`): `input_tokens` includes `cache_read.input_tokens` and
   `cache_creation.input_tokens`.
+- **Inspect AI** (`ModelUsage` in eval logs): `input_tokens` excludes the cache read and write whatever the
+  provider (Inspect subtracts OpenAI's cached part); `output_tokens` includes reasoning.
 - **Gemini** (Gemini CLI `tokens`): `input` (promptTokenCount) includes `cached`; `tool` (tool-use prompt)
   is input too; `thoughts` are billed as output beside `output` (candidates).
 
@@ -37,13 +39,14 @@ __all__ = [
     "UsageProblem",
     "anthropic_usage",
     "gemini_usage",
+    "inspect_usage",
     "openai_usage",
     "otel_usage",
     "read_usage",
 ]
 
 MAX_PROMPT_TOKENS = 10_000_000  # no model reads more; a larger count is a corrupt record
-PROVIDERS = ("anthropic", "openai", "gemini", "otel")
+PROVIDERS = ("anthropic", "openai", "gemini", "otel", "inspect")
 UNRECORDED = "the call is treated as unrecorded"
 
 
@@ -281,6 +284,25 @@ def gemini_usage(
 
 
 _COUNTS = ("promptTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")
+
+
+def inspect_usage(
+    usage: Any, model: str | None = None, call_id: str | None = None
+) -> RecordedUsage | UsageProblem:
+    """Inspect AI's `ModelUsage`: `input_tokens` excludes `input_tokens_cache_read` and `_cache_write`."""
+    data = _mapping(usage)
+    if isinstance(data, UsageProblem):
+        return data
+    r = _Reader(data)
+    uncached = r.count("input_tokens", required=True)
+    read = r.count("input_tokens_cache_read")
+    written = r.count("input_tokens_cache_write")
+    output = r.count("output_tokens", required=True)
+    reasoning = r.count("reasoning_tokens") if _present(data, ("reasoning_tokens",)) else None
+    result = RecordedUsage(
+        "inspect", uncached + read + written, output, read, written, 0, reasoning, model, call_id, dict(data)
+    )
+    return _finish(r, result, model)
 
 
 def read_usage(value: Any) -> RecordedUsage | UsageProblem:

@@ -6,6 +6,7 @@
     linn-playground replay SESSION ... [--json]                             the context at every step
     linn-playground conformance CASE_OR_DIR... [--json]                    compare with linnkit 0.21.0
     linn-playground import FILE [-o OUT [--force]] [--from FORMAT]         transcripts → session
+    linn-playground export SESSION --to openai|anthropic|otel -o OUT       for other tools (--step N: a wire)
     linn-playground sweep SESSIONS_OR_DIRS... --vary F=V1,V2 [--out R.csv]  policies × sessions: cost
     linn-playground calibrate SESSIONS... [--test S...] [-o CAL.yaml]      fit usage: coefficient, offset
 
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 
 from engine import format_names
 from playground import commands
+from playground.export_command import add_export_parser, run_export
 from playground.faults import run_guarded
 
 # each subcommand and the function that runs it
@@ -30,6 +32,7 @@ SUBCOMMANDS = {
     "replay": commands.run_replay,
     "conformance": commands.run_conformance,
     "import": commands.run_import,
+    "export": run_export,
     "serve": commands.run_serve,
     "sweep": commands.run_sweep,
     "calibrate": commands.run_calibrate,
@@ -126,6 +129,7 @@ def make_parser() -> argparse.ArgumentParser:
     importer.add_argument("--force", action="store_true", help="replace an existing output file")
     importer.add_argument("--json", action="store_true", help="the import report as one JSON object")
     importer.add_argument("--conversation", type=int, help="which conversation (0 the first, -1 the last)")
+    add_export_parser(commands)
     serve = commands.add_parser("serve", help="run the playground as a web page (textual-serve)")
     _inputs_arguments(serve, session_optional=True)
     _missing_context_arguments(serve)

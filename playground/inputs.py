@@ -17,6 +17,7 @@ from engine.errors import EngineError
 from engine.fences import FenceError, FenceRegistry, load_fences_checked, parse_fences_skipping
 from engine.importers import (
     LINN_SESSION_KIND,
+    WHOLE_READ_BYTES,
     ImportResult,
     Problem,
     Sniff,
@@ -164,10 +165,11 @@ def with_system_prompt(session: Session, path: Path) -> Session:
 
 
 def _sniff(path: Path) -> tuple[Sniff | None, list[Problem]]:
-    """The file read once and sniffed, with its lines of invalid UTF-8; None when it is not a regular file
-    (the session loader then names the problem: a FIFO, a directory, a missing file)."""
-    if file_kind_problem(path) is not None:
-        return None, []
+    """The file read once and sniffed, with its lines of invalid UTF-8; None when it is not a regular file or
+    is too large to read whole (the session loader then names the problem: a FIFO, a directory, a missing
+    file, or each line that is wrong)."""
+    if file_kind_problem(path) is not None or path.stat().st_size > WHOLE_READ_BYTES:
+        return None, []  # too large to read whole: the session loader streams it, line by line
     text, unreadable = read_transcript(path)
     return Sniff.of(text, str(path)), unreadable
 
@@ -252,7 +254,8 @@ def header_fences(data: Any, source: str = "<header>") -> FenceRegistry | None:
 
 def find_sessions(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
     """Session files: each file as given, and each folder's files (recursively) that are a session or a
-    transcript the importers read. Returns (sessions, files of a folder that were not)."""
+    transcript the importers read (an OpenCode storage root given as such is one transcript). Returns
+    (sessions, files of a folder that were not)."""
     sessions: list[Path] = []
     skipped: list[Path] = []
     for given in paths:

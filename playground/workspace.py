@@ -12,7 +12,8 @@ returns:
 - steps: `set_step(n)`; builds: `build_request()` for the current step, `timeline_request()` for the
   series (`playground.building.series_steps`), `record_series(...)` as the series progresses;
   `options` is the one frozen `BuildOptions` every build of the current state uses;
-- compare: `pin(result)`, `unpin()`, `changes_since_pin()`; export: `export_text`, `export`.
+- compare: `pin(result)`, `unpin()`, `changes_since_pin()`; export: `export_text`, `export` (the
+  policy, the fences, an HTML report, the session or the shown step's wire for other tools).
 Every edit goes through the engine's own functions, so their errors are the ones the user sees.
 """
 
@@ -25,6 +26,7 @@ from typing import Any
 
 from engine.build import build_context
 from engine.copyset import check_copy
+from engine.export import export_session, export_wire
 from engine.fences import FenceDescriptor, FenceError, FenceRegistry, dump_fences, load_fences
 from engine.messages import AiMessage
 from engine.policy import DEFAULTS_PROFILES as PROFILES
@@ -47,7 +49,7 @@ from engine.policy import (
 )
 from engine.recorded import RecordedRun
 from engine.reminders import DEFAULT_MAX_STEPS
-from engine.replay import iter_session_steps, with_persisted
+from engine.replay import build_at_step, iter_session_steps, with_persisted
 from engine.result import BuildResult
 from engine.session import SessionHeader
 from engine.summarizer import SummarizerPort
@@ -70,6 +72,12 @@ EXPORTS: dict[str, tuple[str, str]] = {
     "agent-spec": ("policy JSON for a linnkit AgentSpec.contextPolicy", ".policy.json"),
     "fences": ("fence descriptors YAML", ".fences.yaml"),
     "html-report": ("HTML report of the shown step: wire, budget, step chart, policy", ".report.html"),
+    "session-openai": ("the session as OpenAI chat JSONL (imports back)", ".openai.jsonl"),
+    "session-anthropic": ("the session as an Anthropic Messages request (imports back)", ".anthropic.json"),
+    "session-otel": ("the session as OTel GenAI spans, OTLP JSON (imports back)", ".otel.json"),
+    "wire-openai": ("the shown step's wire as an OpenAI chat request", ".step.openai.jsonl"),
+    "wire-anthropic": ("the shown step's wire as an Anthropic Messages request", ".step.anthropic.json"),
+    "wire-otel": ("the shown step's wire as an OTel GenAI span", ".step.otel.json"),
 }
 
 
@@ -384,6 +392,10 @@ class Workspace:
     def export_text(self, kind: str) -> str:
         if kind == "html-report":
             return self.report_html()
+        if kind.startswith("session-"):
+            return export_session(self._messages, self.header.to_dict(), kind.removeprefix("session-"))
+        if kind.startswith("wire-"):
+            return export_wire(self._shown_wire(), kind.removeprefix("wire-"), self.header.model_id)
         if kind == "fences":
             return dump_fences(self.fences or [])
         if kind == "agent-spec":
@@ -408,6 +420,16 @@ class Workspace:
         return build_report(
             result, title=self.title, policy=policy, steps=steps, current_step=self.step, note=note
         )
+
+    def _shown_wire(self) -> tuple[dict[str, Any], ...]:
+        """The wire the policy builds at the shown step (summaries of the steps before it persisting)."""
+        if self.step is None:
+            return build_context(self._messages, self.policy, **self.options.kwargs()).wire
+        return build_at_step(
+            self._messages, self.step, self.policy, max_steps=self.max_steps,
+            available_tools=self.available_tools,
+            checkpoint_tool_name=self.policy.checkpoint.trigger_tool_name, **self.options.kwargs(),
+        )[2].wire  # fmt: skip
 
     def suggested_path(self, kind: str) -> Path:
         """`<session-stem><suffix>` next to the session (in the working directory for a bundled sample)."""

@@ -14,6 +14,8 @@ from pathlib import Path
 from engine.importers._common import EmptyImportError, ImportResult, Problem, UnknownFormatError
 from engine.importers.aider import detect_aider, import_aider
 from engine.importers.anthropic_messages import import_anthropic
+from engine.importers.archives import WHOLE_READ_BYTES
+from engine.importers.atif import detect_atif, import_atif
 from engine.importers.claude_code import import_claude_code, import_claude_code_file
 from engine.importers.codex import detect_codex, import_codex
 from engine.importers.detect import (
@@ -26,13 +28,21 @@ from engine.importers.detect import (
     detect_text,
     read_transcript,
 )
+from engine.importers.factory_droid import detect_factory_droid, import_factory_droid
 from engine.importers.folders import FolderError, folder_format, import_folder
 from engine.importers.gemini_cli import detect_gemini, import_gemini
+from engine.importers.inspect_ai import detect_inspect, import_inspect
+from engine.importers.kimi import detect_kimi, import_kimi
+from engine.importers.kimi_context import detect_kimi_context, import_kimi_context
 from engine.importers.langchain import detect_langchain, import_langchain
 from engine.importers.letta import detect_letta, import_letta
+from engine.importers.linn_export import detect_linn_export, import_linn_export
 from engine.importers.new_formats import NEW_FORMATS
 from engine.importers.openai_chat import import_openai
+from engine.importers.opencode import detect_opencode, import_opencode
 from engine.importers.openhands import detect_openhands, import_openhands
+from engine.importers.otel import detect_otel, import_otel
+from engine.importers.pi import detect_pi, import_pi
 from engine.importers.registry import (
     ENTRY_POINT_GROUP,
     Claim,
@@ -47,10 +57,12 @@ from engine.importers.registry import (
 )
 from engine.importers.responses import detect_responses, import_responses
 from engine.importers.sharegpt import detect_sharegpt, import_sharegpt
+from engine.importers.specstory import detect_specstory, import_specstory
 from engine.importers.swe_agent import detect_swe_agent, import_swe_agent
 from engine.messages import AiMessage
 
 __all__ = [
+    "WHOLE_READ_BYTES",
     "Claim",
     "ENTRY_POINT_GROUP",
     "EmptyImportError",
@@ -144,11 +156,80 @@ BUILTIN = [
         import_langchain,
     ),
     Importer(
+        "specstory",
+        "SpecStory Markdown exports (Cursor and others): user turns, thoughts, answers, each tool use as a "
+        "call with its exported result (arguments and often results are not in the export)",
+        detect_specstory,
+        import_specstory,
+    ),
+    Importer(
         "aider",
         "Aider chat histories (Markdown): the user's #### lines and the model's replies of one session "
         "(default the last); console output and edits' results left out, no structured tool calls",
         detect_aider,
         import_aider,
+    ),
+    Importer(
+        "atif",
+        "Harbor ATIF trajectories (v1.x): system, user and agent steps, reasoning, tool calls with their "
+        "observations, each agent step's metrics as its usage; token ids and logprobs left out",
+        detect_atif,
+        import_atif,
+    ),
+    Importer(
+        "pi",
+        "pi coding agent sessions: the live branch's messages, thinking, tool calls and results, user bash "
+        "commands, compactions and branch summaries, each call's usage; model changes and labels left out",
+        detect_pi,
+        import_pi,
+    ),
+    Importer(
+        "kimi",
+        "Kimi CLI and Kimi Code wire.jsonl logs: user turns, streamed text and thinking, tool calls with "
+        "their results as sent, compactions, each call's usage; approvals, hooks and status left out",
+        detect_kimi,
+        import_kimi,
+    ),
+    Importer(
+        "kimi-context",
+        "kimi-cli context.jsonl files: the saved context as sent (system prompt, thinking, tool calls and "
+        "results); checkpoints and context sizes left out",
+        detect_kimi_context,
+        import_kimi_context,
+    ),
+    Importer(
+        "factory-droid",
+        "Factory Droid sessions: user queries with their reminders, thinking, text, tool uses and results; "
+        "todo states and other bookkeeping left out",
+        detect_factory_droid,
+        import_factory_droid,
+    ),
+    Importer(
+        "opencode",
+        "OpenCode storage folders (session/, message/, part/): one session's messages as OpenCode sends "
+        "them, step by step with each call's usage; snapshots and patches left out",
+        detect_opencode,
+        import_opencode,
+    ),
+    Importer(
+        "inspect-ai",
+        "Inspect AI eval logs (.json, .eval): each sample's messages with tool calls, results and "
+        "reasoning, each model call's usage; scores, store and other events left out",
+        detect_inspect,
+        import_inspect,
+    ),
+    Importer(
+        "linn-export",
+        "Sessions exported by linn-playground (export --to openai|anthropic): every message as it was",
+        detect_linn_export,
+        import_linn_export,
+    ),
+    Importer(
+        "otel",
+        "OpenTelemetry GenAI and OpenInference traces (OTLP JSON): what the last model call received and "
+        "answered, each call's usage; agent and tool spans left out",
+        detect_otel,
+        import_otel,
     ),
     Importer(
         "anthropic",

@@ -17,8 +17,9 @@ from engine.importers._json import (  # noqa: F401 - re-exported: the importers 
     iter_jsonl_file,
     load_json_document,
 )
+from engine.importers.archives import WHOLE_READ_BYTES, eval_log_document, is_zip
 from engine.messages import AiMessage
-from engine.safe_input import MAX_TRANSCRIPT_BYTES, decode_utf8_lines, read_regular_file
+from engine.safe_input import MAX_TRANSCRIPT_BYTES, InputError, decode_utf8_lines, read_regular_file
 from engine.usage import RecordedUsage, UsageProblem
 
 TITLE_CHARS = 80
@@ -285,9 +286,18 @@ PREFERENCE = {"chosen_messages": {"preference": "chosen"}, "rejected_messages": 
 
 def read_transcript(path: Path) -> tuple[str, list[Problem]]:
     """The text of a transcript file and a problem per line holding invalid UTF-8 (read as U+FFFD, so the
-    line's message still comes in). Only a regular file is opened: a FIFO or a device raises InputError
-    before it could block."""
+    line's message still comes in); a zip archive (an Inspect AI `.eval` log) as the JSON document it stands
+    for (`archives`). Only a regular file is opened: a FIFO or a device raises InputError before it could
+    block; one over WHOLE_READ_BYTES is refused (a large transcript a format can stream never gets here)."""
+    if path.is_file() and is_zip(path):
+        return json.dumps(eval_log_document(path), ensure_ascii=False), []
+    size = path.stat().st_size if path.is_file() else 0
+    if size > WHOLE_READ_BYTES:
+        limit = WHOLE_READ_BYTES // 2**20
+        raise InputError(str(path), f"{size:,} bytes; transcripts over {limit} MB are refused, not read")
     text, bad = decode_utf8_lines(read_regular_file(path, max_bytes=MAX_TRANSCRIPT_BYTES))
+    if "\r" in text:  # line ends as `Path.read_text` gives them
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text, [Problem(str(path), line, f"encoding: {reason}") for line, reason in bad]
 
 

@@ -19,7 +19,7 @@ from engine.importers import (
     import_file,
     import_text,
 )
-from engine.importers.detect import LINN_SESSION_KIND, detect_sniff
+from engine.importers.detect import LINN_SESSION_KIND, detect_sniff, read_transcript
 
 REPO = Path(__file__).resolve().parents[2]
 ROOTS = (
@@ -46,6 +46,14 @@ FOLDER_FORMAT = {
     "cursor-agent": "cursor-agent",
     "openhands-v1": "openhands-v1",
     "qwen-code": "qwen-code",
+    "atif": "atif",
+    "factory-droid": "factory-droid",
+    "inspect-ai": "inspect-ai",
+    "kimi": "kimi",
+    "opencode": None,  # a storage folder's parts: the folder opens by its root, no part on its own
+    "otel": "otel",
+    "pi": "pi",
+    "specstory": "specstory",
 }
 # files whose format is not their folder's; None: not a transcript at all (no importer may claim it)
 FILE_FORMAT = {
@@ -56,6 +64,9 @@ FILE_FORMAT = {
     "cline/ui_messages.json": None,
     "cline/task_metadata.json": None,
     "openhands-v1/v1_11_5_cli_default-base_state.json": None,
+    "kimi/kimi-cli-with-thinking.context.jsonl": "kimi-context",  # kimi-cli's saved context, beside its wire
+    "kimi/kimi-cli-with-image.context.jsonl": "kimi-context",
+    "kimi/kimi-cli-large-100msgs.context.jsonl": "kimi-context",
 }
 NOT_SAMPLES = (".yaml", ".py", ".ipynb")
 
@@ -92,7 +103,7 @@ def test_every_sample_folder_has_a_format():
 @pytest.mark.parametrize(("key", "path"), SAMPLES, ids=[key for key, _ in SAMPLES])
 def test_only_its_own_importer_claims_a_sample(key, path):
     expected = _expected(key)
-    sniff = Sniff.of(path.read_text(encoding="utf-8-sig"), str(path))
+    sniff = Sniff.of(read_transcript(path)[0], str(path))  # a zip (Inspect AI's .eval) as its document
     claimed = [claim.importer.name for claim in claims(sniff)]
     if expected == LINN_SESSION_KIND:
         assert (detect_sniff(sniff), claimed) == (LINN_SESSION_KIND, [])

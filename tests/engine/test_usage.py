@@ -181,7 +181,7 @@ def test_the_session_form_reads_back_equal() -> None:
         (
             read_usage,
             {"provider": "mystery", "promptTokens": 1, "outputTokens": 1},
-            "usage.provider: unknown provider 'mystery' (known: anthropic, openai, gemini, otel); "
+            "usage.provider: unknown provider 'mystery' (known: anthropic, openai, gemini, otel, inspect); "
             "the call is treated as unrecorded",
         ),
     ],

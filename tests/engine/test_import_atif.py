@@ -1,0 +1,86 @@
+"""Harbor ATIF trajectories: a fixture written from the v1.4 specification (no public, licensed trajectory
+file was found), counted by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from engine.importers import import_file, import_text
+from engine.importers.detect import detect_text
+from engine.importers.registry import Sniff, importers
+
+TRAJECTORY = (
+    Path(__file__).resolve().parents[1]
+    / "data"
+    / "real-sessions"
+    / "atif"
+    / "terminus-fix-tests.trajectory.json"
+)
+
+
+def test_steps_become_what_the_model_received_in_order() -> None:
+    result = import_file(TRAJECTORY)
+    assert result.format == "atif" and result.problems == [] and result.unpaired == []
+    assert [(m.id, m.type) for m in result.messages] == [
+        ("step-1", "system_prompt"),
+        ("step-2", "user_input"),
+        ("step-3", "thought"),
+        ("step-3#1", "tool_calls"),
+        ("step-3#2", "tool_output"),
+        ("step-3#3", "tool_output"),
+        ("step-4", "tool_calls"),
+        ("step-4#1", "tool_output"),
+        ("step-5", "user_input"),
+        ("step-6", "thought"),
+        ("step-6#1", "user_input"),
+        ("step-7", "final_answer"),
+    ]
+    came = result.came_in()
+    assert (came["userTurns"], came["assistantTurns"], came["toolCalls"], came["toolResults"]) == (3, 3, 3, 3)
+    calls = result.messages[3].meta("tool_calls")
+    assert [(c["id"], c["function"]["name"]) for c in calls] == [
+        ("toolu_01A", "bash"),
+        ("toolu_01B", "read_file"),
+    ]
+    assert (
+        result.messages[5].tool_call_id == "toolu_01B" and result.messages[5].meta("tool_name") == "read_file"
+    )
+    # a later system step and an observation answering no call are what the model read next, user-side
+    assert result.messages[8].meta("generated") and result.messages[10].meta("generated")
+    assert result.title.startswith("The test suite in /app fails on test_parse_dates.")
+    assert result.session["model"] == "anthropic/claude-sonnet-4-5-20250929"
+
+
+def test_each_agent_steps_metrics_are_its_usage_with_the_cache_inside_the_prompt() -> None:
+    result = import_file(TRAJECTORY)
+    usages = [(m.id, m.meta("usage")) for m in result.messages if m.meta("usage")]
+    assert [(i, u["promptTokens"], u["cacheReadTokens"], u["outputTokens"]) for i, u in usages] == [
+        ("step-3#1", 2210, 0, 164),
+        ("step-4", 2590, 2180, 121),
+        ("step-6", 1240, 512, 58),
+        ("step-7", 1371, 1240, 40),
+    ]
+    assert sum(u["promptTokens"] for _, u in usages) == 7411  # final_metrics.total_prompt_tokens
+    assert "logprobs" not in usages[1][1]["raw"]
+    assert result.skipped == {
+        "metrics.completion_token_ids (by step id)": 1,
+        "metrics.logprobs (by step id)": 1,
+        "metrics.prompt_token_ids (by step id)": 1,
+    }
+
+
+def test_only_the_atif_importer_claims_a_trajectory() -> None:
+    text = TRAJECTORY.read_text(encoding="utf-8")
+    assert [i.name for i in importers() if i.detect(Sniff.of(text, TRAJECTORY.name))] == ["atif"]
+    assert detect_text(json.dumps({"schema_version": "1.4", "steps": []})) != "atif"
+
+
+def test_an_unknown_step_source_is_named() -> None:
+    text = json.dumps(
+        {"schema_version": "ATIF-v1.6", "steps": [{"step_id": 1, "source": "robot", "message": "x"},
+                                                  {"step_id": 2, "source": "user", "message": "hi"}]}
+    )  # fmt: skip
+    result = import_text(text, "atif", name="t.json")
+    assert [str(p) for p in result.problems] == ["t.json: steps[0]: unknown source 'robot'"]
+    assert [(m.type, m.content) for m in result.messages] == [("user_input", "hi")]
