@@ -8,10 +8,11 @@ the same replay the cost pane runs). A stored run will be another `playground.ru
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from engine.cost import MECHANISMS, CostTracker, SessionCost, StepCost
 from engine.lanes import memory_lane
+from engine.policy import ContextPolicy
 from engine.prices import Price, PriceTable
 from engine.replay import StepBuild
 from engine.ticks import step_points
@@ -76,6 +77,15 @@ def replay_source(
         prices, inputs.calibration, inputs.given_offset,
     )  # fmt: skip
     return ReplaySource(label, request, lane)
+
+
+def policy_sources(
+    request: CostRequest, policy_a: ContextPolicy, label_a: str, label_b: str
+) -> tuple[ReplaySource, ReplaySource]:
+    """One session under two policies: A under `policy_a`, B under the request's own."""
+    return ReplaySource(label_a, replace(request, policy=policy_a), "diff-a"), ReplaySource(
+        label_b, request, "diff-b"
+    )
 
 
 # -- as text ------------------------------------------------------------------------------------------
@@ -144,7 +154,7 @@ def step_lines(step: StepDiff) -> list[str]:
     tokens = f"tokens {tokens_long(a.tokens) if a else '—'} → {tokens_long(b.tokens) if b else '—'}"
     cost_a, cost_b = money(a.cost_usd) if a else "—", money(b.cost_usd) if b else "—"
     delta = step.cost_delta
-    cost = f"cost {cost_a} → {cost_b}" + ("" if delta is None else f" ({_signed_money(delta)})")
+    cost = f"cost {cost_a} → {cost_b}" + ("" if delta is None else f" ({signed_money(delta)})")
     lines = [f"{step_title(step)}  {tokens} ({signed_tokens(step.tokens_delta)})  {cost}"]
     if a is None or b is None:
         lines.append(f"  only in {'B' if a is None else 'A'}")
@@ -163,7 +173,7 @@ def signed_tokens(value: int) -> str:
     return ("+" if value > 0 else "−" if value < 0 else "±") + tokens_long(abs(value))
 
 
-def _signed_money(value: float) -> str:
+def signed_money(value: float) -> str:
     sign = "+" if value > 0 else "−" if value < 0 else "±"
     return f"{sign}{money(abs(value))}"
 
