@@ -26,7 +26,8 @@ from engine.result import BuildResult, WireCard
 from engine.ticks import StepPoint
 
 ALIGNMENTS = {"step": "by step index", "turns": "by user turns and tool-call ids"}
-_WORDS = re.compile(r"\s+|[^\s]+")
+_WORDS = re.compile(r"\s*\S+|\s+")  # a word with the whitespace before it
+WORD_DIFF_CELLS = 200_000  # beyond (words of A × words of B, once common ends are cut) the middle is replaced
 _STEP_SCOPE = re.compile(r":s\d+:")  # a created id's replay step (`engine.replay`): steps 12 and 13 match
 
 
@@ -274,8 +275,17 @@ class WordDiffer:
 
 
 def word_diff(a: str, b: str) -> tuple[tuple[str, str], ...]:
-    """Runs of ("=", text), ("-", only in a), ("+", only in b), whitespace kept, adjacent ops merged."""
+    """Runs of ("=", text), ("-", only in a), ("+", only in b), whitespace kept, adjacent ops merged.
+
+    The common first and last words are cut before `difflib` runs; when what is left is still large
+    (a raw tool output against its one-line compression), it is shown replaced as a whole."""
     words_a, words_b = _WORDS.findall(a), _WORDS.findall(b)
+    head = 0
+    while head < min(len(words_a), len(words_b)) and words_a[head] == words_b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(words_a), len(words_b)) - head and words_a[-1 - tail] == words_b[-1 - tail]:
+        tail += 1
     runs: list[list[str]] = []
 
     def put(op: str, words: Sequence[str]) -> None:
@@ -286,13 +296,19 @@ def word_diff(a: str, b: str) -> tuple[tuple[str, str], ...]:
         else:
             runs.append([op, "".join(words)])
 
-    matcher = difflib.SequenceMatcher(None, words_a, words_b, autojunk=False)
-    for op, a0, a1, b0, b1 in matcher.get_opcodes():
-        if op == "equal":
-            put("=", words_a[a0:a1])
-        else:
-            put("-", words_a[a0:a1])
-            put("+", words_b[b0:b1])
+    mid_a, mid_b = words_a[head : len(words_a) - tail], words_b[head : len(words_b) - tail]
+    put("=", words_a[:head])
+    if len(mid_a) * len(mid_b) > WORD_DIFF_CELLS:
+        put("-", mid_a)
+        put("+", mid_b)
+    else:
+        for op, a0, a1, b0, b1 in difflib.SequenceMatcher(None, mid_a, mid_b).get_opcodes():
+            if op == "equal":
+                put("=", mid_a[a0:a1])
+            else:
+                put("-", mid_a[a0:a1])
+                put("+", mid_b[b0:b1])
+    put("=", words_a[len(words_a) - tail :])
     return tuple((op, text) for op, text in runs)
 
 

@@ -100,10 +100,14 @@ def test_added_and_removed_messages_are_exact_ids() -> None:
 
 def test_word_diff_and_snippet() -> None:
     words = word_diff("keep the old text here", "keep the new text here and more")
-    assert words == (("=", "keep the "), ("-", "old"), ("+", "new"), ("=", " text here"), ("+", " and more"))
+    assert words == (("=", "keep the"), ("-", " old"), ("+", " new"), ("=", " text here"), ("+", " and more"))
     assert word_snippet(words) == "keep the [-old-] {+new+} text here {+and more+}"
     long = word_diff(" ".join(f"w{n}" for n in range(40)), " ".join(f"w{n}" for n in range(39)) + " end")
     assert word_snippet(long) == "… w36 w37 w38 [-w39-] {+end+}"  # only the words before the change
+    # a large middle (a raw tool output against its one-line compression) is replaced whole
+    raw = "head " + " ".join(f"line{n}" for n in range(600)) + " tail"
+    short = "head " + " ".join(f"other{n}" for n in range(400)) + " tail"
+    assert word_diff(raw, short) == (("=", "head"), ("-", raw[4:-5]), ("+", short[4:-5]), ("=", " tail"))
 
 
 def test_sample_session_under_two_policies_breaks_side_by_side(tmp_path: Path) -> None:
