@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from engine import PolicyFileError
-from playground.costing import price_choice, price_table
 from playground.diff_html import diff_page
-from playground.diffing import diff_text, replay_source
+from playground.diffing import RunFiles, diff_text, open_runs
 from playground.html_report import write_report
-from playground.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
+from playground.inputs import LOAD_ERRORS, PlaygroundInputs
 from playground.report import printable
 from playground.rundiff import RunDiff, diff_runs
 
@@ -42,24 +41,13 @@ def add_diff_parser(commands: Any) -> None:
     diff.add_argument("--html", metavar="OUT", help="write a self-contained HTML page of the diff")
 
 
-def _label(path: str, policy: str | None) -> str:
-    return f"{path} (policy {policy})" if policy else f"{path} (header policy)"
-
-
 def run_diff(args: Any) -> int:
-    policy_a, policy_b = args.policy_a or args.policy, args.policy_b or args.policy
-    if args.b is None and policy_a == policy_b:
-        print(
-            "error: diff: give a second session B, or --policy-a and --policy-b that differ", file=sys.stderr
-        )
-        return 2
-    path_b = args.b or args.a
+    files = RunFiles(
+        args.a, args.b, args.policy, args.policy_a, args.policy_b, args.fences, args.defaults, args.copy,
+        args.conversation, args.wire, args.model, args.prices,
+    )  # fmt: skip
     try:
-        loaded = [
-            load_inputs(path, policy, args.fences, args.defaults, args.copy, args.conversation)
-            for path, policy in ((args.a, policy_a), (path_b, policy_b))
-        ]
-        table = price_table(args.prices)
+        loaded, sources = open_runs(files)
     except LOAD_ERRORS as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -70,14 +58,6 @@ def run_diff(args: Any) -> int:
             return 2
         for line in [str(p) for p in inputs.session.problems] + [str(w) for w in inputs.policy_warnings]:
             print(printable(line), file=sys.stderr)
-    sources = []
-    for side, inputs, path, policy in (
-        ("a", loaded[0], args.a, policy_a),
-        ("b", loaded[1], path_b, policy_b),
-    ):
-        price, _ = price_choice(table, inputs.build_options["model_id"], args.model)
-        label = _label(path, policy)
-        sources.append(replay_source(label, f"diff-{side}", inputs, args.wire, price, table))
     diff = diff_runs(*sources, shape=args.wire)
     if args.html:
         if not _write(args.html, diff, loaded):

@@ -19,7 +19,8 @@ DIFF_STYLE = """<style>
 .ld-head{font-weight:600;font-size:13px}.ld-cols{display:grid;grid-template-columns:1fr 1fr;gap:8px;
  font-size:12px;color:#334155}.ld-msg{font:12px ui-monospace,monospace;white-space:pre-wrap;margin:3px 0;
  word-break:break-word}.ld-added{color:#166534}.ld-removed{color:#991b1b}
-del{background:#fee2e2;color:#991b1b}ins{background:#dcfce7;color:#166534;text-decoration:none}
+.ld-msg del{background:#fee2e2;color:#991b1b}
+.ld-msg ins{background:#dcfce7;color:#166534;text-decoration:none}
 .ld-break{color:#9a3412}.ld-totals td,.ld-totals th{padding:1px 10px;text-align:right;font-size:13px}
 </style>"""
 
@@ -55,7 +56,7 @@ def _side(step: StepDiff, name: str) -> str:
     return f"<div><b>{name}</b> step {side.step} ({side.messages} messages): {escape(figures)}{brk}</div>"
 
 
-def _step(step: StepDiff) -> str:
+def step_html(step: StepDiff) -> str:
     delta = step.cost_delta
     head = f"{step_title(step)} · tokens {signed_tokens(step.tokens_delta)}"
     if delta is not None:
@@ -70,7 +71,7 @@ def _step(step: StepDiff) -> str:
     return f'<section class="ld-step"><div class="ld-head">{escape(head)}</div>{cols}{prefix}{body}</section>'
 
 
-def _totals(diff: RunDiff) -> str:
+def totals_html(diff: RunDiff) -> str:
     if diff.totals_a is None or diff.totals_b is None:
         return ""
     rows = "".join(
@@ -91,12 +92,12 @@ def diff_page(diff: RunDiff, *, every_step: bool = False) -> str:
     )
     shown = range(len(diff.steps)) if every_step else changed
     same = "<p>The two runs sent the same context at every step.</p>"
-    steps = "".join(_step(diff.steps[n]) for n in shown) or same
+    steps = "".join(step_html(diff.steps[n]) for n in shown) or same
     title = "Diff of two runs"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{title}</title>{PAGE_STYLE}{DIFF_STYLE}</head>\n<body><h1>{title}</h1>"
         f'<div class="lr-meta">A: {escape(diff.label_a)}<br>B: {escape(diff.label_b)}<br>'
         f"{escape(note)}</div>\n"
-        f"{_totals(diff)}<h2>Steps</h2>{steps}\n</body></html>\n"
+        f"{totals_html(diff)}<h2>Steps</h2>{steps}\n</body></html>\n"
     )

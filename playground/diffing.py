@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from engine.cost import MECHANISMS, CostTracker, SessionCost, StepCost
 from engine.lanes import memory_lane
 from engine.policy import ContextPolicy
 from engine.prices import Price, PriceTable
 from engine.replay import StepBuild
+from engine.safe_input import InputError
 from engine.ticks import step_points
 from playground.building import BuildOptions
-from playground.costing import CostRequest, cost_rows, cost_stream, money
-from playground.inputs import PlaygroundInputs
+from playground.costing import CostRequest, cost_rows, cost_stream, money, price_choice, price_table
+from playground.inputs import PlaygroundInputs, load_inputs
 from playground.recorded import record_of
 from playground.rundiff import (
     ALIGNMENTS,
@@ -77,6 +79,44 @@ def replay_source(
         prices, inputs.calibration, inputs.given_offset,
     )  # fmt: skip
     return ReplaySource(label, request, lane)
+
+
+@dataclass(frozen=True, slots=True)
+class RunFiles:
+    """What `diff` opens: run A, run B (None: A again, under another policy) and how to read them."""
+
+    a: str | Path
+    b: str | Path | None = None
+    policy: str | Path | None = None  # for both runs (None: each session header's)
+    policy_a: str | Path | None = None
+    policy_b: str | Path | None = None
+    fences: str | Path | None = None
+    defaults: str = "seed"
+    copy: str = "zh"
+    conversation: int | None = None
+    shape: str = "openai"
+    model: str | None = None  # the price row when a header names no priced modelId
+    prices: str | Path | None = None
+
+
+def open_runs(files: RunFiles) -> tuple[list[PlaygroundInputs], tuple[ReplaySource, ReplaySource]]:
+    """Both runs loaded, and their sources. Raises `InputError` for one session with no second policy,
+    and the loaders' errors (`LOAD_ERRORS`: each names file, line and field)."""
+    policy_a, policy_b = files.policy_a or files.policy, files.policy_b or files.policy
+    if files.b is None and policy_a == policy_b:
+        raise InputError("diff", "give a second session B, or --policy-a and --policy-b that differ")
+    path_b = files.b or files.a
+    sides = ((files.a, policy_a), (path_b, policy_b))
+    loaded = [
+        load_inputs(p, pol, files.fences, files.defaults, files.copy, files.conversation) for p, pol in sides
+    ]
+    table = price_table(files.prices)
+    sources = []
+    for lane, inputs, (path, policy) in zip(("diff-a", "diff-b"), loaded, sides, strict=True):
+        price, _ = price_choice(table, inputs.build_options["model_id"], files.model)
+        label = f"{path} (policy {policy})" if policy else f"{path} (header policy)"
+        sources.append(replay_source(label, lane, inputs, files.shape, price, table))
+    return loaded, (sources[0], sources[1])
 
 
 def policy_sources(
