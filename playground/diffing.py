@@ -133,6 +133,8 @@ def policy_sources(
 
 def word_snippet(words: tuple[tuple[str, str], ...], limit: int = SNIPPET) -> str:
     """A changed text on one line: `…kept [-old-]{+new+} kept…`, long unchanged runs cut to a few words."""
+    if all(op == "=" for op, _ in words):
+        return "(same text)"
     parts: list[str] = []
     for n, (op, text) in enumerate(words):
         flat = " ".join(text.split())

@@ -85,11 +85,16 @@ def align(
             pairs += [(a0 + k, b0 + k) for k in range(a1 - a0)]
             continue
         i, j = a0, b0
-        while i < a1 and j < b1 and (a[i].turn, a[i].user_text) == (b[j].turn, b[j].user_text):
-            pairs.append((i, j))
-            i, j = i + 1, j + 1
-        pairs += [(k, None) for k in range(i, a1)]
-        pairs += [(None, k) for k in range(j, b1)]
+        while i < a1 or j < b1:  # a merge by user turn: steps of one turn (same text) pair in order
+            if i < a1 and j < b1 and (a[i].turn, a[i].user_text) == (b[j].turn, b[j].user_text):
+                pairs.append((i, j))
+                i, j = i + 1, j + 1
+            elif j >= b1 or (i < a1 and a[i].turn <= b[j].turn):
+                pairs.append((i, None))
+                i += 1
+            else:
+                pairs.append((None, j))
+                j += 1
     return "turns", pairs
 
 
@@ -250,14 +255,16 @@ class RunDiff:
 
 
 def message_text(message: dict[str, Any]) -> str:
-    """The text of an OpenAI-shaped wire message: its content, then each tool call as `name(arguments)`."""
+    """The text of an OpenAI-shaped wire message as the diff reads it: a tool result's call id first
+    (`[call_1]`), its content, then each tool call as `name(arguments) [id]` (runs differ in ids too)."""
     content = message.get("content")
     if isinstance(content, list):
         content = " ".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-    parts = [content] if isinstance(content, str) and content else []
+    parts = [f"[{message['tool_call_id']}]"] if message.get("tool_call_id") else []
+    parts += [content] if isinstance(content, str) and content else []
     for call in message.get("tool_calls") or ():
         function = call.get("function", {})
-        parts.append(f"{function.get('name', '?')}({function.get('arguments', '')})")
+        parts.append(f"{function.get('name', '?')}({function.get('arguments', '')}) [{call.get('id', '?')}]")
     return "\n".join(parts)
 
 

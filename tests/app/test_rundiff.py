@@ -63,6 +63,12 @@ def test_same_anchors_align_by_step_index_others_by_turns_and_tool_calls() -> No
     # a step of one turn with other tool calls pairs with the other run's step of that turn, in order
     renamed = [StepAnchor(x.turn, x.user_text, tuple(i + "x" for i in x.tool_call_ids)) for x in b]
     assert align(a, renamed) == ("turns", [(0, 0), (1, 1), (2, 2), (3, 3), (None, 4)])
+    # two real runs: other tool-call ids everywhere, one more call in turn 1, a turn 3 only A has
+    one, two, three = (StepAnchor(n, f"turn {n}", ()) for n in (1, 2, 3))
+    runs_a = [one, StepAnchor(1, "turn 1", ("x1",)), two, StepAnchor(2, "turn 2", ("x2",)), three]
+    runs_b = [one, StepAnchor(1, "turn 1", ("y1",)), StepAnchor(1, "turn 1", ("y2",)), two,
+              StepAnchor(2, "turn 2", ("y3",))]  # fmt: skip
+    assert align(runs_a, runs_b) == ("turns", [(0, 0), (1, 1), (None, 2), (2, 3), (3, 4), (4, None)])
 
 
 def test_two_runs_of_a_task_changed_message_word_diff_tokens_and_prefix() -> None:
