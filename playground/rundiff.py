@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -418,7 +418,19 @@ def iter_diff(a: RunSource, b: RunSource, shape: str = "openai") -> tuple[str, I
 
 def diff_runs(a: RunSource, b: RunSource, shape: str = "openai") -> RunDiff:
     """Every aligned step compared, and both runs' totals."""
-    method, stream = iter_diff(a, b, shape)
-    diff = RunDiff(a.label, b.label, method, shape, list(stream))
-    diff.totals_a, diff.totals_b = a.totals(), b.totals()
+    diff = diff_until(a, b, lambda: False, shape)
+    assert diff is not None  # never stopped
     return diff
+
+
+def diff_until(a: RunSource, b: RunSource, stop: Callable[[], bool], shape: str = "openai") -> RunDiff | None:
+    """`diff_runs`, or None when `stop()` (asked before each aligned step) turned true on the way."""
+    method, stream = iter_diff(a, b, shape)
+    diff = RunDiff(a.label, b.label, method, shape)
+    while not stop():
+        step = next(stream, None)
+        if step is None:
+            diff.totals_a, diff.totals_b = a.totals(), b.totals()
+            return diff
+        diff.steps.append(step)
+    return None

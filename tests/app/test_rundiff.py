@@ -13,7 +13,7 @@ from playground.building import BuildOptions
 from playground.costing import CostRequest
 from playground.diffing import ReplaySource, diff_text, replay_source, word_snippet
 from playground.inputs import load_inputs
-from playground.rundiff import CacheBreak, StepAnchor, align, diff_runs, step_anchors, word_diff
+from playground.rundiff import CacheBreak, StepAnchor, align, diff_runs, diff_until, step_anchors, word_diff
 from tests.pipeline_helpers import answer, fallback_tokenizer, group, sys, user
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "tool_loop_runs.jsonl"
@@ -195,3 +195,17 @@ def test_identical_runs_differ_nowhere() -> None:
     diff = diff_runs(source("A", run_a()), source("B", run_a()))
     assert (diff.alignment, len(diff.steps), diff.changed_steps) == ("step", 4, [])
     assert diff.totals_a == diff.totals_b
+
+
+def test_a_diff_stops_when_asked() -> None:
+    asked: list[int] = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) > 2
+
+    a, b = source("A", run_a()), source("B", run_b())
+    assert diff_until(a, b, stop) is None and len(asked) == 3  # two steps compared, then stopped
+    assert diff_until(source("A", run_a()), source("B", run_b()), lambda: False) == diff_runs(
+        source("A", run_a()), source("B", run_b())
+    )

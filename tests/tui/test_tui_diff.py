@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
+from textual.worker import WorkerCancelled
 
+from playground.inputs import SAMPLES_DIR
 from playground.tui.app import PlaygroundApp
 from playground.tui.commands import palette_commands
 from playground.tui.screens.diff import DiffScreen
@@ -80,3 +83,19 @@ def test_palette_opens_the_diff_against_the_opened_policy(tmp_path: Path) -> Non
         assert text_of(screen, "#diff-head").startswith("A: the policy the session opened with")
 
     run(write_session(tmp_path), scenario)
+
+
+def test_closing_the_diff_stops_its_replays() -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        app.main.action_diff()  # what D runs (Pilot's press waits until the worker is done)
+        screen = app.screen
+        assert isinstance(screen, DiffScreen)
+        await pilot.pause(0.1)
+        (worker,) = [w for w in app.workers if w.group == "diff"]
+        await screen.action_dismiss()
+        with pytest.raises(WorkerCancelled):
+            await worker.wait()
+        await pilot.pause(3)  # both replays of the whole session take ~1.5 s: they stopped
+        assert isinstance(app.screen, MainScreen) and screen.diff is None
+
+    run(SAMPLES_DIR / "tool_loop_runs.jsonl", scenario)  # 71 steps a side

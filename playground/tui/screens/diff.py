@@ -14,9 +14,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+from textual.worker import get_current_worker
 
 from playground.diffing import ReplaySource, break_text, prefix_text, signed_money, signed_tokens, step_title
-from playground.rundiff import ALIGNMENTS, MessageChange, RunDiff, StepDiff, StepSide, diff_runs
+from playground.rundiff import ALIGNMENTS, MessageChange, RunDiff, StepDiff, StepSide, diff_until
 from playground.views import tokens_long
 
 DELETED, INSERTED = "strike red", "bold green"
@@ -102,9 +103,11 @@ class DiffScreen(ModalScreen[None]):
                     yield Static("", id="diff-b", markup=False)
 
     def on_mount(self) -> None:
-        def compute() -> None:
-            diff = diff_runs(*self.sources)
-            self.app.call_from_thread(self.show, diff)
+        def compute() -> None:  # closing the screen cancels the worker: it stops at the next step
+            worker = get_current_worker()
+            diff = diff_until(*self.sources, lambda: worker.is_cancelled)
+            if diff is not None and not worker.is_cancelled:
+                self.app.call_from_thread(self.show, diff)
 
         self.run_worker(compute, thread=True, group="diff", exit_on_error=False)
 
@@ -149,4 +152,5 @@ class DiffScreen(ModalScreen[None]):
         self._render_step()
 
     async def action_dismiss(self, result: None = None) -> None:
+        self.workers.cancel_group(self, "diff")  # the replays stop at their next step
         self.dismiss()
