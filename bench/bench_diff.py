@@ -13,14 +13,18 @@ Target: diff ≤ 2 × one replay. Each figure is the median of `--repeat` runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -29,8 +33,10 @@ from bench_build import make_session  # noqa: E402
 from engine.messages import AiMessage  # noqa: E402
 from engine.policy import define_context_policy  # noqa: E402
 from engine.prices import BUILTIN_PRICES  # noqa: E402
+from engine.session import save_session  # noqa: E402
 from engine.tokens import DefaultTokenizer, load_encoding  # noqa: E402
 from playground.building import BuildOptions  # noqa: E402
+from playground.cli import main as cli_main  # noqa: E402
 from playground.costing import CostRequest, cost_stream  # noqa: E402
 from playground.diffing import ReplaySource  # noqa: E402
 from playground.rundiff import diff_runs  # noqa: E402
@@ -118,6 +124,37 @@ def main() -> None:
             f"diff, {name}: {seconds:.2f} s = {seconds / replay:.2f} × one replay (target ≤ 2) · aligned by "
             f"{alignment}: {aligned} steps, {changed} differ"
         )
+    commands(a, b, args.repeat)
+
+
+def commands(a: list[AiMessage], b: list[AiMessage], repeat: int) -> None:
+    """The same as the commands a user runs: `replay B --json` against `diff A B --json` (output to
+    /dev/null), and `diff A --policy-a P1 --policy-b P2 --json`."""
+    with tempfile.TemporaryDirectory() as folder:
+        header = {
+            "kind": "linn-session",
+            "version": 1,
+            "modelId": "claude-sonnet-4-5",
+            "contextPolicy": LAYER,
+        }
+        path_a, path_b, other = (Path(folder) / name for name in ("a.jsonl", "b.jsonl", "other.yaml"))
+        save_session(a, path_a, header=header)
+        save_session(b, path_b, header=header)
+        other.write_text(yaml.safe_dump(OTHER), encoding="utf-8")
+        quiet = partial(_quiet, cli_main)
+        _, replay = timed(partial(quiet, ["replay", str(path_b), "--json"]), repeat)
+        print(f"command: replay B --json: {replay:.2f} s")
+        for name, argv in (
+            ("diff A B --json", ["diff", str(path_a), str(path_b), "--json"]),
+            ("diff A --policy-b OTHER --json", ["diff", str(path_a), "--policy-b", str(other), "--json"]),
+        ):
+            _, seconds = timed(partial(quiet, argv), repeat)
+            print(f"command: {name}: {seconds:.2f} s = {seconds / replay:.2f} × replay (target ≤ 2)")
+
+
+def _quiet(run: Callable[[list[str]], int], argv: list[str]) -> int:
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        return run(argv)
 
 
 if __name__ == "__main__":

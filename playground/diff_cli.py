@@ -58,7 +58,7 @@ def run_diff(args: Any) -> int:
             return 2
         for line in [str(p) for p in inputs.session.problems] + [str(w) for w in inputs.policy_warnings]:
             print(printable(line), file=sys.stderr)
-    diff = diff_runs(*sources, shape=args.wire)
+    diff = diff_runs(*sources)
     if args.html:
         if not _write(args.html, diff, loaded):
             return 2

@@ -11,11 +11,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from engine.cost import MECHANISMS, CostTracker, SessionCost, StepCost
+from engine.cost import MECHANISMS, CostTracker, SessionCost
 from engine.lanes import memory_lane
 from engine.policy import ContextPolicy
 from engine.prices import Price, PriceTable
-from engine.replay import StepBuild
 from engine.safe_input import InputError
 from engine.ticks import step_points
 from playground.building import BuildOptions
@@ -26,6 +25,7 @@ from playground.rundiff import (
     ALIGNMENTS,
     MessageChange,
     RunDiff,
+    SentStep,
     StepAnchor,
     StepDiff,
     StepSide,
@@ -53,14 +53,18 @@ class ReplaySource:
         messages = self.request.messages
         return step_anchors(messages, step_points(messages, checkpoint_tool_name=name))
 
-    def steps(self) -> Iterator[tuple[StepBuild, StepCost]]:
+    @property
+    def shape(self) -> str:
+        return self.request.shape
+
+    def steps(self) -> Iterator[SentStep]:
         self._tracker, replay = cost_stream(self.request)
         while True:
             with memory_lane(self.lane):
                 step = next(replay, None)
             if step is None:
                 return
-            yield step
+            yield SentStep.of(*step, self.shape)
 
     def totals(self) -> SessionCost:
         if self._tracker is None:

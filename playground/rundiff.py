@@ -19,10 +19,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from engine.cost import SessionCost, StepCost, wire_units
+from engine.cost import SessionCost, StepCost, WireUnit, wire_units
 from engine.messages import AiMessage
 from engine.replay import StepBuild
-from engine.result import BuildResult, WireCard
+from engine.result import WireCard
 from engine.ticks import StepPoint
 
 ALIGNMENTS = {"step": "by step index", "turns": "by user turns and tool-call ids"}
@@ -40,15 +40,33 @@ class StepAnchor:
     tool_call_ids: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class SentStep:
+    """What one step of a run sent, all a diff reads of it (no build: a stored run can give it too)."""
+
+    number: int
+    messages: int  # session messages the step built from
+    cards: tuple[WireCard, ...]  # the wire messages (OpenAI-shaped) and their tokens
+    units: tuple[WireUnit, ...]  # the same wire in the cost's shape, as the prompt cache sees it
+    cost: StepCost
+
+    @classmethod
+    def of(cls, built: StepBuild, cost: StepCost, shape: str) -> SentStep:
+        result = built.result
+        units = tuple(wire_units(result, shape)) if result.error is None else ()
+        return cls(built.number, built.point.message_count, result.cards, units, cost)
+
+
 class RunSource(Protocol):
     """One side of a diff. `anchors()` is cheap (no build); `steps()` replays once, in order; `totals()` is
-    read after the steps are exhausted."""
+    read after the steps are exhausted. Both sides of a diff have one wire `shape`."""
 
     label: str
+    shape: str
 
     def anchors(self) -> list[StepAnchor]: ...
 
-    def steps(self) -> Iterator[tuple[StepBuild, StepCost]]: ...
+    def steps(self) -> Iterator[SentStep]: ...
 
     def totals(self) -> SessionCost: ...
 
@@ -319,7 +337,7 @@ def word_diff(a: str, b: str) -> tuple[tuple[str, str], ...]:
     return tuple((op, text) for op, text in runs)
 
 
-def wire_changes(a: BuildResult, b: BuildResult, words: WordDiffer) -> list[MessageChange]:
+def wire_changes(a: SentStep, b: SentStep, words: WordDiffer) -> list[MessageChange]:
     """Wire messages of B against A: same id with other content is `changed`; of the rest, one at the
     same index with the same role is `changed` too; what is left is `removed` (A) or `added` (B)."""
     cards_a = {_key(c.message_id): c for c in a.cards}
@@ -362,10 +380,9 @@ def _order(change: MessageChange) -> tuple[int, int]:
     return kinds.index(change.change), change.index_b if change.index_b is not None else change.index_a or 0
 
 
-def prefix_split(a: BuildResult, b: BuildResult, shape: str) -> PrefixSplit | None:
-    """Where the wire of B stops being A's, whole messages in `shape`; None when they are the same."""
-    units_a = wire_units(a, shape) if a.error is None else []
-    units_b = wire_units(b, shape) if b.error is None else []
+def prefix_split(a: SentStep, b: SentStep) -> PrefixSplit | None:
+    """Where the wire of B stops being A's, whole messages in the cost's shape; None when the same."""
+    units_a, units_b = a.units, b.units
     offset = 0
     for index, (x, y) in enumerate(zip(units_a, units_b, strict=False)):
         if x.payload != y.payload:
@@ -376,30 +393,28 @@ def prefix_split(a: BuildResult, b: BuildResult, shape: str) -> PrefixSplit | No
     return PrefixSplit(min(len(units_a), len(units_b)), offset)
 
 
-def step_side(built: StepBuild, cost: StepCost) -> StepSide:
+def step_side(step: SentStep) -> StepSide:
+    cost = step.cost
     brk = None
     if cost.mechanism is not None:
         brk = CacheBreak(cost.break_at or 0, cost.new_tokens, cost.mechanism)
     return StepSide(
-        built.number, built.point.message_count, cost.tokens_sent, cost.cached_tokens, cost.cost_usd, brk,
-        cost.failed,
-    )  # fmt: skip
+        step.number, step.messages, cost.tokens_sent, cost.cached_tokens, cost.cost_usd, brk, cost.failed
+    )
 
 
-def diff_step(
-    a: tuple[StepBuild, StepCost] | None, b: tuple[StepBuild, StepCost] | None, shape: str, words: WordDiffer
-) -> StepDiff:
-    side_a = step_side(*a) if a else None
-    side_b = step_side(*b) if b else None
+def diff_step(a: SentStep | None, b: SentStep | None, words: WordDiffer) -> StepDiff:
+    side_a = step_side(a) if a else None
+    side_b = step_side(b) if b else None
     if a is None or b is None:
         return StepDiff(side_a, side_b, (), None)
-    result_a, result_b = a[0].result, b[0].result
-    changes = tuple(wire_changes(result_a, result_b, words))
-    return StepDiff(side_a, side_b, changes, prefix_split(result_a, result_b, shape))
+    return StepDiff(side_a, side_b, tuple(wire_changes(a, b, words)), prefix_split(a, b))
 
 
-def iter_diff(a: RunSource, b: RunSource, shape: str = "openai") -> tuple[str, Iterator[StepDiff]]:
+def iter_diff(a: RunSource, b: RunSource) -> tuple[str, Iterator[StepDiff]]:
     """The alignment and the step diffs, streamed: one step of each run held at a time."""
+    if a.shape != b.shape:
+        raise ValueError(f"diff: run A is costed in the {a.shape} shape, run B in {b.shape}")
     method, pairs = align(a.anchors(), b.anchors())
     words = WordDiffer()
 
@@ -407,26 +422,23 @@ def iter_diff(a: RunSource, b: RunSource, shape: str = "openai") -> tuple[str, I
         steps_a, steps_b = a.steps(), b.steps()
         for i, j in pairs:
             yield diff_step(
-                next(steps_a) if i is not None else None,
-                next(steps_b) if j is not None else None,
-                shape,
-                words,
+                next(steps_a) if i is not None else None, next(steps_b) if j is not None else None, words
             )
 
     return method, run()
 
 
-def diff_runs(a: RunSource, b: RunSource, shape: str = "openai") -> RunDiff:
+def diff_runs(a: RunSource, b: RunSource) -> RunDiff:
     """Every aligned step compared, and both runs' totals."""
-    diff = diff_until(a, b, lambda: False, shape)
+    diff = diff_until(a, b, lambda: False)
     assert diff is not None  # never stopped
     return diff
 
 
-def diff_until(a: RunSource, b: RunSource, stop: Callable[[], bool], shape: str = "openai") -> RunDiff | None:
+def diff_until(a: RunSource, b: RunSource, stop: Callable[[], bool]) -> RunDiff | None:
     """`diff_runs`, or None when `stop()` (asked before each aligned step) turned true on the way."""
-    method, stream = iter_diff(a, b, shape)
-    diff = RunDiff(a.label, b.label, method, shape)
+    method, stream = iter_diff(a, b)
+    diff = RunDiff(a.label, b.label, method, a.shape)
     while not stop():
         step = next(stream, None)
         if step is None:

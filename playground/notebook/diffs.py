@@ -76,4 +76,4 @@ def diff(
     """Two runs side by side (as `linn-playground diff`); raises the loaders' errors for a bad file."""
     files = RunFiles(a, b, policy, policy_a, policy_b, fences, shape=shape, model=model)
     _, sources = open_runs(files)
-    return DiffView(diff_runs(*sources, shape=shape))
+    return DiffView(diff_runs(*sources))
