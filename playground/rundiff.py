@@ -424,6 +424,9 @@ def iter_diff(a: RunSource, b: RunSource) -> tuple[str, Iterator[StepDiff]]:
             yield diff_step(
                 next(steps_a) if i is not None else None, next(steps_b) if j is not None else None, words
             )
+        for name, rest in (("A", steps_a), ("B", steps_b)):  # each stream ends: its totals are final
+            if next(rest, None) is not None:
+                raise ValueError(f"diff: run {name} has more steps than anchors")
 
     return method, run()
 
