@@ -35,10 +35,12 @@ def run_b() -> list[AiMessage]:
     ]  # fmt: skip
 
 
-def source(label: str, messages: list[AiMessage], layer: dict | None = None) -> ReplaySource:
+def source(
+    label: str, messages: list[AiMessage], layer: dict | None = None, shape: str = "openai"
+) -> ReplaySource:
     options = BuildOptions(tokenizer=fallback_tokenizer(), now=0)
     policy = define_context_policy(layer or LAYER)
-    request = CostRequest(tuple(messages), policy, options, 80, ())
+    request = CostRequest(tuple(messages), policy, options, 80, (), shape)
     return ReplaySource(label, request, f"test-{label}")
 
 
@@ -102,6 +104,12 @@ def test_added_and_removed_messages_are_exact_ids() -> None:
     assert removed == {2: ["a_g1", "t_g1"], 3: ["a_g1", "t_g1"]}
     assert all(not step.of("added") and not step.of("changed") for step in diff.steps)
     assert diff.steps[2].prefix.message == 2  # system, u1, then A's call where B has none
+    tokens = fallback_tokenizer()
+    assert diff.steps[2].prefix.token_offset == sum(tokens.estimate_message(m) for m in run_a()[:2])
+    # in Anthropic's shape the system prompt is a unit of its own and turns merge: the same split here
+    anthropic = diff_runs(source("A", run_a(), shape="anthropic"), source("B", run_a(), tight, "anthropic"))
+    assert anthropic.shape == "anthropic" and anthropic.steps[2].prefix == diff.steps[2].prefix
+    assert anthropic.to_json()["wireShape"] == "anthropic"
 
 
 def test_word_diff_and_snippet() -> None:

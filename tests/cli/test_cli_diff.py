@@ -72,3 +72,14 @@ def test_bad_input_one_line_exit_2(tmp_path, capsys) -> None:
     assert main(["diff", str(a), "--policy-b", str(bad)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "bad.yaml" in err[0] and "maxTokens" in err[0]
+
+
+def test_html_escapes_session_text(tmp_path, capsys) -> None:
+    a, _ = sessions(tmp_path)
+    hostile = [m.with_(content="<script>alert(1)</script>") if m.id == "ans1" else m for m in run_a()]
+    b = tmp_path / "hostile.jsonl"
+    save_session(hostile, b, header=HEADER)
+    out = tmp_path / "page.html"
+    assert main(["diff", str(a), str(b), "--html", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert "<script" not in page and "<ins>&lt;script&gt;alert(1)&lt;/script&gt;</ins>" in page
