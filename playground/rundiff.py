@@ -272,9 +272,10 @@ class RunDiff:
         }
 
 
-def message_text(message: dict[str, Any]) -> str:
-    """The text of an OpenAI-shaped wire message as the diff reads it: a tool result's call id first
-    (`[call_1]`), its content, then each tool call as `name(arguments) [id]` (runs differ in ids too)."""
+def message_parts(message: dict[str, Any]) -> tuple[str, ...]:
+    """The text of an OpenAI-shaped wire message as the diff reads it, in lines: a tool result's call id
+    (`[call_1]`), its content, then each tool call as `name(arguments) [id]` (runs differ in ids too).
+    The content is the message's own string (its hash is kept: a diff looks it up at every step)."""
     content = message.get("content")
     if isinstance(content, list):
         content = " ".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
@@ -283,19 +284,20 @@ def message_text(message: dict[str, Any]) -> str:
     for call in message.get("tool_calls") or ():
         function = call.get("function", {})
         parts.append(f"{function.get('name', '?')}({function.get('arguments', '')}) [{call.get('id', '?')}]")
-    return "\n".join(parts)
+    return tuple(parts)
 
 
 class WordDiffer:
-    """Word-level diffs of two texts, kept by the pair: a replay re-sends a message at every step."""
+    """Word-level diffs of two messages' texts, kept by the pair: a replay re-sends a message at every
+    step."""
 
     def __init__(self) -> None:
-        self._seen: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
+        self._seen: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[tuple[str, str], ...]] = {}
 
-    def __call__(self, a: str, b: str) -> tuple[tuple[str, str], ...]:
-        key = (a, b)
+    def __call__(self, a: dict[str, Any], b: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+        key = (message_parts(a), message_parts(b))
         if key not in self._seen:
-            self._seen[key] = word_diff(a, b)
+            self._seen[key] = word_diff("\n".join(key[0]), "\n".join(key[1]))
         return self._seen[key]
 
 
@@ -360,14 +362,14 @@ def wire_changes(a: SentStep, b: SentStep, words: WordDiffer) -> list[MessageCha
 
 
 def _key(message_id: str) -> str:
-    return _STEP_SCOPE.sub(":", message_id)
+    return _STEP_SCOPE.sub(":", message_id) if ":s" in message_id else message_id
 
 
 def _change(a: WireCard | None, b: WireCard | None, words: WordDiffer) -> MessageChange:
     card = b or a
     assert card is not None
     kind = "changed" if a and b else "added" if b else "removed"
-    diff = words(message_text(a.message), message_text(b.message)) if a and b else ()
+    diff = words(a.message, b.message) if a and b else ()
     return MessageChange(
         kind, a.index if a else None, b.index if b else None, a.message_id if a else None,
         b.message_id if b else None, str(card.message.get("role", "?")), a.tokens if a else None,
