@@ -224,6 +224,18 @@ def signed_money(value: float) -> str:
     return f"{sign}{money(abs(value))}"
 
 
+def totals_line(diff: RunDiff) -> str:
+    """The totals in one line: cost, cache breaks and tokens sent, A → B."""
+    a, b = diff.totals_a, diff.totals_b
+    if a is None or b is None:
+        return ""
+    cost = f"cost {money(a.cost_usd)} → {money(b.cost_usd)}"
+    if a.cost_usd is not None and b.cost_usd is not None:
+        cost += f" ({signed_money(b.cost_usd - a.cost_usd)})"
+    sent = f"sent {tokens_long(a.tokens_sent)} → {tokens_long(b.tokens_sent)}"
+    return f"{cost} · cache breaks {a.breaks} → {b.breaks} · {sent}"
+
+
 def diff_text(diff: RunDiff, *, every_step: bool = False) -> list[str]:
     """The whole diff as lines: what was compared, the alignment, the changed steps, the totals."""
     changed = diff.changed_steps

@@ -229,6 +229,7 @@ class StepDiff:
         return {
             "stepA": self.a.step if self.a else None,
             "stepB": self.b.step if self.b else None,
+            "differs": self.changed,
             "a": side(self.a),
             "b": side(self.b),
             "added": [m.to_json() for m in self.of("added")],

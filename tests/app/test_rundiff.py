@@ -191,6 +191,7 @@ def test_json_shape() -> None:
                                 "words": [["=", "It is sunny"], ["+", " and warm"]]}]  # fmt: skip
     assert step["prefixDiffersAt"]["message"] == 4 and step["cacheBreakChange"] in (None, "added", "changed")
     assert payload["diff"][4]["a"] is None and payload["diff"][4]["stepB"] == 5
+    assert [item["differs"] for item in payload["diff"]] == [False, False, True, True, True]
 
 
 def _replay_options(inputs) -> dict:

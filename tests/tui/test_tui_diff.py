@@ -41,8 +41,11 @@ def test_diff_pinned_policy_against_the_edited_one(tmp_path: Path) -> None:
         screen = await open_diff(app, pilot)
         diff = screen.diff
         assert diff is not None and diff.alignment == "step" and len(diff.steps) == 7
-        assert text_of(screen, "#diff-head").splitlines()[:2] == [
-            "A: pinned policy (step 7)", "B: the current policy"]  # fmt: skip
+        head = text_of(screen, "#diff-head").splitlines()
+        assert head[:2] == ["A: pinned policy (step 7)", "B: the current policy"]
+        a, b = diff.totals_a, diff.totals_b
+        assert head[3].startswith(f"cost ${a.cost_usd:,.4f} → ${b.cost_usd:,.4f}")
+        assert f"cache breaks {a.breaks} → {b.breaks} · sent " in head[3]
         changed = diff.changed_steps
         assert changed and text_of(screen, "#diff-step").startswith(
             f"change 1/{len(changed)}: step {changed[0] + 1} ↔"

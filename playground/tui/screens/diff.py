@@ -16,7 +16,15 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from playground.diffing import ReplaySource, break_text, prefix_text, signed_money, signed_tokens, step_title
+from playground.diffing import (
+    ReplaySource,
+    break_text,
+    prefix_text,
+    signed_money,
+    signed_tokens,
+    step_title,
+    totals_line,
+)
 from playground.rundiff import ALIGNMENTS, MessageChange, RunDiff, StepDiff, StepSide, diff_until
 from playground.views import tokens_long
 
@@ -116,7 +124,8 @@ class DiffScreen(ModalScreen[None]):
         changed = diff.changed_steps
         head = (
             f"A: {diff.label_a}\nB: {diff.label_b}\naligned {ALIGNMENTS[diff.alignment]}: "
-            f"{len(diff.steps)} steps, {len(changed)} differ · n / p: next / previous change"
+            f"{len(diff.steps)} steps, {len(changed)} differ · n / p: next / previous change\n"
+            f"{totals_line(diff)}"
         )
         self.query_one("#diff-head", Static).update(head)
         self._render_step()
