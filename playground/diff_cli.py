@@ -2,6 +2,8 @@
 
 `diff A.jsonl B.jsonl` compares two recorded runs of a task; `diff SESSION --policy-a P1 --policy-b P2` one
 session under two policies; `--all` shows every aligned step, `--json` and `--html OUT` the other forms.
+Exit codes as the other commands: 0 fine, 1 a skipped line, a policy warning or a failed step, 2 nothing
+could load.
 """
 
 from __future__ import annotations
@@ -56,8 +58,11 @@ def run_diff(args: Any) -> int:
             for problem in inputs.session.errors:
                 print(f"error: {problem}", file=sys.stderr)
             return 2
-        for line in [str(p) for p in inputs.session.problems] + [str(w) for w in inputs.policy_warnings]:
-            print(printable(line), file=sys.stderr)
+    noticed = dict.fromkeys(  # skipped lines and policy warnings, once each (A and B may be one file)
+        str(line) for inputs in loaded for line in (*inputs.session.problems, *inputs.policy_warnings)
+    )
+    for line in noticed:
+        print(printable(line), file=sys.stderr)
     diff = diff_runs(*sources)
     if args.html:
         if not _write(args.html, diff, loaded):
@@ -68,7 +73,7 @@ def run_diff(args: Any) -> int:
         for line in diff_text(diff, every_step=args.all):
             print(printable(line))
     failed = any(side is not None and side.failed for step in diff.steps for side in (step.a, step.b))
-    return 1 if failed else 0
+    return 1 if failed or noticed else 0
 
 
 def _write(out: str, diff: RunDiff, loaded: list[PlaygroundInputs]) -> bool:

@@ -83,3 +83,14 @@ def test_html_escapes_session_text(tmp_path, capsys) -> None:
     assert main(["diff", str(a), str(b), "--html", str(out)]) == 0
     page = out.read_text(encoding="utf-8")
     assert "<script" not in page and "<ins>&lt;script&gt;alert(1)&lt;/script&gt;</ins>" in page
+
+
+def test_a_skipped_line_is_said_once_and_exits_1(tmp_path, capsys) -> None:
+    a, _ = sessions(tmp_path)
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text(a.read_text(encoding="utf-8") + "not json\n", encoding="utf-8")
+    assert main(["diff", str(damaged), str(damaged), "--json"]) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["changedSteps"] == 0
+    (line,) = captured.err.strip().splitlines()
+    assert line.startswith(f"{damaged}:{len(run_a()) + 2}: json: not valid JSON")  # after the header
