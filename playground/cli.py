@@ -9,6 +9,7 @@
     linn-playground export SESSION --to openai|anthropic|otel -o OUT       for other tools (--step N: a wire)
     linn-playground sweep SESSIONS_OR_DIRS... --vary F=V1,V2 [--out R.csv]  policies × sessions: cost
     linn-playground calibrate SESSIONS... [--test S...] [-o CAL.yaml]      fit usage: coefficient, offset
+    linn-playground diff A [B] [--policy-a P1 --policy-b P2] [--json|--html] two runs, step by step
 
 Exit codes: 0 fine, 1 problems found (or a build failed / violated an invariant), 2 nothing could load.
 """
@@ -22,6 +23,7 @@ from collections.abc import Sequence
 
 from engine import format_names
 from playground import commands
+from playground.diff_cli import add_diff_parser, run_diff
 from playground.export_command import add_export_parser, run_export
 from playground.faults import run_guarded
 
@@ -36,6 +38,7 @@ SUBCOMMANDS = {
     "serve": commands.run_serve,
     "sweep": commands.run_sweep,
     "calibrate": commands.run_calibrate,
+    "diff": run_diff,
 }
 
 
@@ -144,6 +147,7 @@ def make_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("-o", "--output", help="calibration YAML to write (atomically)")
     calibrate.add_argument("--json", action="store_true", help="the report as one JSON object")
     _from_argument(calibrate)
+    add_diff_parser(commands)
     return parser
 
 

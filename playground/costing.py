@@ -7,7 +7,7 @@ for a panel, `price_choice` resolves the price row (header `modelId`, else the u
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +17,7 @@ from engine.messages import AiMessage
 from engine.policy import ContextPolicy
 from engine.prices import BUILTIN_PRICES, Price, PriceTable, load_price_table, resolve_price
 from engine.recorded import RecordedCost, RecordedRun
+from engine.replay import StepBuild
 from engine.truth import Calibration
 from playground.building import BuildOptions
 from playground.recorded import RecordSetup, truth_stream
@@ -43,18 +44,15 @@ class CostRequest:
 COST_LANE = "cost"  # its builds keep their stage outputs apart from the main build's (`engine.lanes`)
 
 
-def run_cost(
-    request: CostRequest, stop: Callable[[], bool] = lambda: False
-) -> tuple[list[StepCost], SessionCost] | None:
-    """Every step's cost and the totals; None when `stop()` turned true on the way (a newer request).
-    `stop()` is asked before each step."""
+def cost_stream(request: CostRequest) -> tuple[CostTracker, Iterator[tuple[StepBuild, StepCost]]]:
+    """The replay of the request, each step with its cost (a generator: one step held at a time), and the
+    tracker whose `totals()` hold once the stream is exhausted. Read it in a memory lane of its own."""
     options = request.options.kwargs()
     recorded = request.record is not None and bool(request.record.own_calls)
     tracker = CostTracker(
         request.messages, policy=request.policy, tokenizer=options["tokenizer"], model_id=options["model_id"],
         shape=request.shape, price=request.price, prices=request.prices if recorded else None,
     )  # fmt: skip
-    steps = []
     checkpoint_tool = request.policy.checkpoint.trigger_tool_name
     steps_of = {"max_steps": request.max_steps, "available_tools": request.available_tools,
                 "checkpoint_tool_name": checkpoint_tool}  # fmt: skip
@@ -67,6 +65,16 @@ def run_cost(
         request.messages, request.policy, tracker=tracker, truths=truths, samples=samples,
         **steps_of, **options,
     )  # fmt: skip
+    return tracker, replay
+
+
+def run_cost(
+    request: CostRequest, stop: Callable[[], bool] = lambda: False
+) -> tuple[list[StepCost], SessionCost] | None:
+    """Every step's cost and the totals; None when `stop()` turned true on the way (a newer request).
+    `stop()` is asked before each step."""
+    tracker, replay = cost_stream(request)
+    steps = []
     while not stop():  # asked before each step: a newer request (or the user, in the TUI) comes first
         with memory_lane(COST_LANE):
             step = next(replay, None)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from playground.notebook.app import Playground
 
-__all__ = ["INSTALL_HINT", "Playground", "sweep"]
+__all__ = ["INSTALL_HINT", "Playground", "diff", "sweep"]
 
 INSTALL_HINT = "pip install 'linn-playground[notebook]'"
 
@@ -22,7 +22,7 @@ def __getattr__(name: str) -> Any:
         from playground.notebook.sweeps import sweep
 
         return sweep
-    if name != "Playground":
+    if name not in ("Playground", "diff"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
         import ipywidgets  # noqa: F401
@@ -30,6 +30,10 @@ def __getattr__(name: str) -> Any:
         raise ImportError(
             f"the notebook playground needs ipywidgets; install it with: {INSTALL_HINT}"
         ) from err
+    if name == "diff":
+        from playground.notebook.diffs import diff
+
+        return diff
     from playground.notebook.app import Playground
 
     return Playground

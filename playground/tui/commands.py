@@ -15,6 +15,7 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Pin the current build as A", "compare the next builds with it", "pin"),
     ("Unpin A", "stop comparing", "unpin"),
     ("Switch wire / compare", "the middle panel", "toggle_compare"),
+    ("Diff two runs: A and this policy", "every step side by side (A pinned, else as opened)", "diff"),
     ("Trace the highlighted message", "its decision, phase, reason, tokens and events", "trace"),
     ("Show or hide dropped messages", "dropped messages in place in the wire", "toggle_dropped"),
     ("Switch wire shape", "OpenAI chat messages or an Anthropic Messages payload", "toggle_shape"),

@@ -29,6 +29,7 @@ MAIN_BINDINGS: list[BindingType] = [
     _bind("A", "unpin", "Unpin", "main.unpin", "Forget the pinned build", show=False),
     _bind("c", "toggle_compare", "Compare", "main.compare", "Switch between the wire and the comparison"),
     _bind("t", "trace", "Trace", "main.trace", "Explain the highlighted message's fate"),
+    _bind("D", "diff", "Diff", "main.diff", "Every step: A (pinned, or as opened) vs now", False),
     _bind("d", "toggle_dropped", "Dropped", "main.dropped", "Show or hide dropped messages", show=False),
     _bind("w", "toggle_shape", "Wire shape", "main.shape", "OpenAI or Anthropic message shape", show=False),
     _bind("left_square_bracket", "step(-1)", "Step −", "main.step_back", "Build at the previous step", False),

@@ -15,8 +15,10 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from engine import BuildResult, FenceError, control_for, dump_policy
+from engine import BUILTIN_PRICES, BuildResult, FenceError, control_for, dump_policy
 from playground.compare import compare_builds
+from playground.costing import CostRequest, price_choice
+from playground.diffing import policy_sources
 from playground.explain import summarization_verdict
 from playground.lessons import LessonRun, StepView, build_view, load_lesson_for, start_policy
 from playground.tui.builder import Builder
@@ -29,6 +31,7 @@ from playground.tui.panels.policy_field import PolicyField
 from playground.tui.panels.policy_panel import PolicyGroup, PolicyPanel
 from playground.tui.panels.top_bar import TopBar, TopBarState
 from playground.tui.priority import BUILD_HOLD, PAINT_GRACE, UiPriority
+from playground.tui.screens.diff import DiffScreen
 from playground.tui.screens.fence_form import NEW_FENCE, FenceForm
 from playground.tui.screens.trace import TraceScreen
 from playground.tui.widgets import BudgetBar, EventsView, Timeline, WireView
@@ -420,6 +423,20 @@ class MainScreen(Screen[None]):
             self.notify("highlight a message in the wire view first", severity="warning")
             return
         self.open_trace(message_id)
+
+    def action_diff(self) -> None:
+        """The session under A (the pinned policy, else the one it opened with) and the current policy."""
+        ws = self.workspace
+        pinned = ws.pinned
+        price, _ = price_choice(BUILTIN_PRICES, ws.header.model_id, None)
+        record = ws.record if ws.record.own_calls else None
+        request = CostRequest(
+            tuple(ws.messages), ws.policy, ws.options, ws.max_steps, ws.available_tools, "openai", price,
+            record, BUILTIN_PRICES, ws.inputs.calibration, ws.inputs.given_offset,
+        )  # fmt: skip
+        label_a = f"pinned policy (step {pinned.step})" if pinned else "the policy the session opened with"
+        policy_a = pinned.policy if pinned else ws.inputs.policy
+        self.app.push_screen(DiffScreen(*policy_sources(request, policy_a, label_a, "the current policy")))
 
     def open_trace(self, message_id: str) -> None:
         if self.result is not None:

@@ -1,0 +1,161 @@
+"""Benchmark: `diff` of two 1k-message runs against one replay of the longer (numbers, not pass/fail).
+
+    .venv/bin/python bench/bench_diff.py [--size 1000] [--repeat 3] [--cpu]
+
+Run A is the bench session (`bench_build.make_session`); run B is A with one word changed in every tenth
+tool output and one more tool call in every fifth turn (so the steps align by user turns and tool-call
+ids). One replay is what `linn-playground replay` does for the longer run: every step built in full and
+costed (`engine.cost`). The diff replays both runs the same way and compares every aligned step (wire
+messages, word diffs, prefix, breaks). Also: one session under two policies (aligned by step index).
+Target: diff ≤ 2 × one replay. Each figure is the median of `--repeat` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_build import make_session  # noqa: E402
+
+from engine.messages import AiMessage  # noqa: E402
+from engine.policy import define_context_policy  # noqa: E402
+from engine.prices import BUILTIN_PRICES  # noqa: E402
+from engine.session import save_session  # noqa: E402
+from engine.tokens import DefaultTokenizer, load_encoding  # noqa: E402
+from playground.building import BuildOptions  # noqa: E402
+from playground.cli import main as cli_main  # noqa: E402
+from playground.costing import CostRequest, cost_stream  # noqa: E402
+from playground.diffing import ReplaySource  # noqa: E402
+from playground.rundiff import diff_runs  # noqa: E402
+
+CLOCK = time.perf_counter
+LAYER = {
+    "budget": {"maxTokens": 16000, "reservedForResponse": 2000},
+    "summarization": {"triggerThreshold": 0.3},
+}
+OTHER = {**LAYER, "toolHistory": {"retentionMode": "drop"}}
+
+
+def run_b(a: list[AiMessage], size: int) -> list[AiMessage]:
+    """A with an edited word in every tenth tool output and an extra tool call in every fifth turn."""
+    out: list[AiMessage] = []
+    outputs = turns = 0
+    for message in a:
+        if message.type == "tool_output":
+            outputs += 1
+            if outputs % 10 == 0:
+                message = message.with_(content=message.content.replace("def", "async def", 1))
+        if message.type == "final_answer":
+            turns += 1
+            if turns % 5 == 0:
+                call = {"id": f"extra{turns}", "type": "function",
+                        "function": {"name": "grep", "arguments": json.dumps({"q": "TODO"})}}  # fmt: skip
+                out.append(AiMessage(f"xa{turns}", "assistant", "tool_calls", "", message.timestamp,
+                                     {"tool_calls": [call]}))  # fmt: skip
+                out.append(AiMessage(f"xt{turns}", "tool", "tool_output", "no match", message.timestamp,
+                                     {"tool_call_id": f"extra{turns}", "tool_name": "grep"}))  # fmt: skip
+        out.append(message)
+    return out[:size]
+
+
+def request(messages: list[AiMessage], layer: dict) -> CostRequest:
+    options = BuildOptions(tokenizer=DefaultTokenizer(), model_id="claude-sonnet-4-5")
+    price = BUILTIN_PRICES.find("claude-sonnet-4-5")
+    return CostRequest(tuple(messages), define_context_policy(layer), options, 80, (), "openai", price)
+
+
+def one_replay(messages: list[AiMessage]) -> int:
+    _, stream = cost_stream(request(messages, LAYER))
+    return sum(1 for _ in stream)
+
+
+def diff(a: list[AiMessage], layer_a: dict, b: list[AiMessage], layer_b: dict) -> tuple[str, int, int]:
+    result = diff_runs(
+        ReplaySource("A", request(a, layer_a), "bench-a"), ReplaySource("B", request(b, layer_b), "bench-b")
+    )
+    return result.alignment, len(result.steps), len(result.changed_steps)
+
+
+def timed(run: Callable[[], object], repeat: int) -> tuple[object, float]:
+    times, out = [], None
+    for _ in range(repeat):
+        start = CLOCK()
+        out = run()
+        times.append(CLOCK() - start)
+    return out, statistics.median(times)
+
+
+def main() -> None:
+    global CLOCK
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--cpu", action="store_true", help="time by process CPU time (fairer under load)")
+    args = parser.parse_args()
+    CLOCK = time.process_time if args.cpu else time.perf_counter
+    load_encoding("cl100k_base")  # a one-off cost of the process, not of a replay
+    a = make_session(args.size)
+    b = run_b(a, args.size)
+    print(f"clock: {'process CPU time' if args.cpu else 'wall time'}; median of {args.repeat}")
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    longer = b  # as many messages as A, more steps (the extra tool calls)
+    steps, replay = timed(lambda: one_replay(longer), args.repeat)
+    print(f"one replay of the longer run ({len(longer)} messages, {steps} steps, costed): {replay:.2f} s")
+    cases = (
+        ("two runs of a task", a, LAYER, b, LAYER),
+        ("one session, two policies", a, LAYER, a, OTHER),
+    )
+    for name, *sides in cases:
+        (alignment, aligned, changed), seconds = timed(partial(diff, *sides), args.repeat)
+        print(
+            f"diff, {name}: {seconds:.2f} s = {seconds / replay:.2f} × one replay (target ≤ 2) · aligned by "
+            f"{alignment}: {aligned} steps, {changed} differ"
+        )
+    commands(a, b, args.repeat)
+
+
+def commands(a: list[AiMessage], b: list[AiMessage], repeat: int) -> None:
+    """The same as the commands a user runs: `replay B --json` against `diff A B --json` (output to
+    /dev/null), and `diff A --policy-a P1 --policy-b P2 --json`."""
+    with tempfile.TemporaryDirectory() as folder:
+        header = {
+            "kind": "linn-session",
+            "version": 1,
+            "modelId": "claude-sonnet-4-5",
+            "contextPolicy": LAYER,
+        }
+        path_a, path_b, other = (Path(folder) / name for name in ("a.jsonl", "b.jsonl", "other.yaml"))
+        save_session(a, path_a, header=header)
+        save_session(b, path_b, header=header)
+        other.write_text(yaml.safe_dump(OTHER), encoding="utf-8")
+        quiet = partial(_quiet, cli_main)
+        _, replay = timed(partial(quiet, ["replay", str(path_b), "--json"]), repeat)
+        print(f"command: replay B --json: {replay:.2f} s")
+        for name, argv in (
+            ("diff A B --json", ["diff", str(path_a), str(path_b), "--json"]),
+            ("diff A --policy-b OTHER --json", ["diff", str(path_a), "--policy-b", str(other), "--json"]),
+        ):
+            _, seconds = timed(partial(quiet, argv), repeat)
+            print(f"command: {name}: {seconds:.2f} s = {seconds / replay:.2f} × replay (target ≤ 2)")
+
+
+def _quiet(run: Callable[[list[str]], int], argv: list[str]) -> int:
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        return run(argv)
+
+
+if __name__ == "__main__":
+    main()
