@@ -8,6 +8,7 @@
     linn-playground import FILE [-o OUT [--force]] [--from FORMAT]         transcripts → session
     linn-playground sweep SESSIONS_OR_DIRS... --vary F=V1,V2 [--out R.csv]  policies × sessions: cost
     linn-playground calibrate SESSIONS... [--test S...] [-o CAL.yaml]      fit usage: coefficient, offset
+    linn-playground runs [show ID | query SQL | import DIR] [--store P]   the stored runs (--record)
 
 Exit codes: 0 fine, 1 problems found (or a build failed / violated an invariant), 2 nothing could load.
 """
@@ -20,7 +21,7 @@ import sys
 from collections.abc import Sequence
 
 from engine import format_names
-from playground import commands
+from playground import commands, runs_commands
 from playground.faults import run_guarded
 
 # each subcommand and the function that runs it
@@ -33,6 +34,7 @@ SUBCOMMANDS = {
     "serve": commands.run_serve,
     "sweep": commands.run_sweep,
     "calibrate": commands.run_calibrate,
+    "runs": runs_commands.run_runs,
 }
 
 
@@ -66,6 +68,11 @@ def _cost_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="price row when the session header names no priced modelId")
     parser.add_argument("--prices", metavar="PRICES.yaml", help="price table rows over the built-in ones")
     _record_arguments(parser)
+    parser.add_argument("--record", action="store_true", help="keep each run in the audit store (runs)")
+    parser.add_argument("--store", metavar="PATH", help=STORE_HELP)
+
+
+STORE_HELP = "the audit store (default $LINN_PLAYGROUND_STORE or ~/.local/share/linn-playground/runs.duckdb)"
 
 
 def _record_arguments(parser: argparse.ArgumentParser) -> None:
@@ -127,7 +134,29 @@ def make_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--test", nargs="+", help="measure on these instead (default: leave one out)")
     calibrate.add_argument("-o", "--output", help="calibration YAML to write (atomically)")
     calibrate.add_argument("--json", action="store_true", help="the report as one JSON object")
+    _runs_parser(commands)
     return parser
+
+
+def _runs_parser(commands) -> None:
+    runs = commands.add_parser("runs", help="the runs recorded with --record: list, show, query, import")
+    runs.add_argument("--store", metavar="PATH", help=STORE_HELP)
+    runs.add_argument("--session", help="runs of this session: part of its path, or a session-hash prefix")
+    runs.add_argument("--policy-hash", help="runs under this policy (a policy-hash prefix)")
+    runs.add_argument("--since", help="recorded since: 7d, 12h, 30m ago, or an ISO date (UTC)")
+    runs.add_argument("--json", action="store_true", help="one JSON object per run")
+    actions = runs.add_subparsers(dest="runs_command")
+    kept = {"default": argparse.SUPPRESS}  # given after the action, else the value given before it
+    show = actions.add_parser("show", help="one run: settings, totals, each step")
+    show.add_argument("run_id", help="the run's id or a unique prefix (at least 4 characters)")
+    query = actions.add_parser("query", help="any SQL over the store (read-only)")
+    query.add_argument("sql")
+    importer = actions.add_parser("import", help="bring a sweep's Parquet runs (--parquet-runs) in")
+    importer.add_argument("directory")
+    for action in (show, query, importer):
+        action.add_argument("--store", metavar="PATH", help=STORE_HELP, **kept)
+    for action in (show, query):
+        action.add_argument("--json", action="store_true", help="JSON instead of a table", **kept)
 
 
 def _sweep_parser(commands) -> None:
@@ -139,6 +168,8 @@ def _sweep_parser(commands) -> None:
     sweep.add_argument("--out", help="results file: .csv, .jsonl or .parquet (resumed when it exists)")
     sweep.add_argument("--jobs", type=int, help="local processes (default: every core)")
     sweep.add_argument("--scheduler", metavar="ADDRESS", help="a Dask distributed scheduler (scale extra)")
+    parts = "write each run as Parquet parts under DIR, from the workers (runs import DIR reads them)"
+    sweep.add_argument("--parquet-runs", metavar="DIR", help=parts)
     _cost_arguments(sweep)
 
 

@@ -27,6 +27,7 @@ from engine import (
     to_anthropic,
     tokenizer_from_policy,
 )
+from playground import runs_commands
 from playground.costing import price_choice, price_table
 from playground.html_report import build_report, replay_report, steps_of, write_report
 from playground.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
@@ -214,8 +215,11 @@ def run_replay(args) -> int:
         inputs.session.messages, policy, tracker=tracker, truths=stream, samples=samples, **options
     )  # streamed: one step is held at a time (and the one before, for its cached prefix)
     totals = Counter()
+    capture = _capture(args, inputs, policy, table, options) if args.record else None
     for step, cost in steps:
         line = step.summary()
+        if capture is not None:
+            capture.add(step, cost, line)
         truth = seen[-1] if stream is not None else None
         totals.update(
             steps=1,
@@ -234,9 +238,29 @@ def run_replay(args) -> int:
         print(json.dumps({"totals": summary}, ensure_ascii=False))
     else:
         print("totals: " + ", ".join(f"{name} {value}" for name, value in summary.items()))
+    return _replay_end(args, inputs, run, capture, summary, failed=bool(totals["failedSteps"] or noticed))
+
+
+def _replay_end(args, inputs: PlaygroundInputs, run: RecordedRun, capture: Any, summary: dict[str, Any],
+                *, failed: bool) -> int:  # fmt: skip
+    """The record's warnings, the run recorded (`--record`), the exit code."""
     for problem in run.problems:
         print(f"warning: {inputs.session.path}: {problem}", file=sys.stderr)
-    return 1 if totals["failedSteps"] or noticed else 0
+    if capture is not None and not runs_commands.record_runs(args.store, [capture.finish(summary)]):
+        return 1
+    return 1 if failed else 0
+
+
+def _capture(args, inputs: PlaygroundInputs, policy: Any, table: PriceTable, options: dict[str, Any]) -> Any:
+    """The replay's rows for the audit store (`--record`)."""
+    from playground.store.capture import RunCapture
+
+    settings = runs_commands.replay_settings(
+        wire=args.wire, model=args.model, prices=table, copy=inputs.copy, as_recorded=args.as_recorded,
+        conversation=args.conversation, max_steps=options["max_steps"], calibration=inputs.calibration,
+        given_offset=inputs.given_offset,
+    )  # fmt: skip
+    return RunCapture(inputs, policy, settings)
 
 
 def _print_step(line: dict[str, Any], cost: Any, truth: StepTruth | None, *, as_json: bool) -> None:
