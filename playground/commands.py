@@ -253,9 +253,9 @@ def _replay_end(args, inputs: PlaygroundInputs, run: RecordedRun, capture: Any, 
 
 def _capture(args, inputs: PlaygroundInputs, policy: Any, table: PriceTable, options: dict[str, Any]) -> Any:
     """The replay's rows for the audit store (`--record`)."""
-    from playground.store.capture import RunCapture
+    from playground.store.capture import RunCapture, replay_settings
 
-    settings = runs_commands.replay_settings(
+    settings = replay_settings(
         wire=args.wire, model=args.model, prices=table, copy=inputs.copy, as_recorded=args.as_recorded,
         conversation=args.conversation, max_steps=options["max_steps"], calibration=inputs.calibration,
         given_offset=inputs.given_offset,
@@ -374,9 +374,10 @@ def run_sweep(args) -> int:
     policies = len(jobs) // sessions
     print(f"sweep: {sessions} sessions × {policies} policies = {len(jobs)} replays{note}", file=sys.stderr)
     try:
-        rows = _with_progress(lambda on_row: sweep.run_sweep(
-            jobs, out=args.out, workers=args.jobs, scheduler=args.scheduler, on_row=on_row
-        ), len(jobs))  # fmt: skip
+        with runs_commands.sweep_capture(args, jobs) as (jobs, on_run):
+            rows = _with_progress(lambda on_row: sweep.run_sweep(
+                jobs, out=args.out, workers=args.jobs, scheduler=args.scheduler, on_row=on_row, on_run=on_run
+            ), len(jobs))  # fmt: skip
     except (sweep.SweepError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -8,7 +8,11 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from playground.report import printable
@@ -32,20 +36,6 @@ def _store_module() -> Any:
     return store
 
 
-def replay_settings(*, wire: str, model: str | None, prices: Any, copy: str, as_recorded: bool,
-                    conversation: int | None, max_steps: int, calibration: Any, given_offset: int | None
-                    ) -> dict[str, Any]:  # fmt: skip
-    """What changes a replay's figures besides session, policy and fences: part of the run's hash."""
-    from playground.store.capture import content_hash
-
-    return {
-        "wire": wire, "model": model, "prices": content_hash(repr(prices))[:16], "copy": copy,
-        "asRecorded": as_recorded, "conversation": conversation, "maxSteps": max_steps,
-        "calibration": content_hash(calibration.to_yaml())[:16] if calibration is not None else None,
-        "givenOffset": given_offset,
-    }  # fmt: skip
-
-
 def record_runs(path: str | None, runs: list[Any]) -> bool:
     """Record captured runs (each its own transaction); one line each on stderr. False on a failure."""
     store = _store_module()
@@ -62,6 +52,43 @@ def record_runs(path: str | None, runs: list[Any]) -> bool:
         print(f"error: not recorded: {error}", file=sys.stderr)
         return False
     return True
+
+
+@contextmanager
+def sweep_capture(args, jobs: list[Any]) -> Iterator[tuple[list[Any], Callable[[Any], None] | None]]:
+    """The sweep's jobs and what takes each finished run: `--record` records it in the store (kept open
+    for the sweep), `--parquet-runs DIR` has the workers write it. Raises SweepError with one line."""
+    from playground.sweep import RETURN, SweepError, with_capture
+
+    if args.record and args.parquet_runs:
+        raise SweepError("choose --record or --parquet-runs (runs import DIR records the parts)")
+    if not (args.record or args.parquet_runs):
+        yield jobs, None
+        return
+    try:
+        import duckdb  # noqa: F401
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise SweepError(INSTALL_HINT) from None
+    if args.parquet_runs:
+        yield with_capture(jobs, str(Path(args.parquet_runs).resolve())), None
+        print(f"runs written as Parquet parts under {args.parquet_runs}", file=sys.stderr)
+        return
+    from playground.store import StoreError, open_store
+
+    counts = Counter()
+    try:
+        with open_store(args.store) as store:
+
+            def record(run: Any) -> None:
+                counts[store.has(run.run_id)] += 1
+                store.record(run)
+
+            yield with_capture(jobs, RETURN), record
+            print(f"recorded {counts[False]} runs ({counts[True]} already there) in {store.path}",
+                  file=sys.stderr)  # fmt: skip
+    except StoreError as error:
+        raise SweepError(f"not recorded: {error}") from None
 
 
 def _since(text: str) -> datetime:

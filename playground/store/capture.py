@@ -54,6 +54,19 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+def replay_settings(*, wire: str, model: str | None, prices: Any, copy: str, as_recorded: bool,
+                    conversation: int | None, max_steps: int, calibration: Any, given_offset: int | None
+                    ) -> dict[str, Any]:  # fmt: skip
+    """What changes a replay's figures besides session, policy and fences: part of the run's hash (the
+    price table and a calibration by their content)."""
+    return {
+        "wire": wire, "model": model, "prices": content_hash(repr(prices))[:16], "copy": copy,
+        "asRecorded": as_recorded, "conversation": conversation, "maxSteps": max_steps,
+        "calibration": content_hash(calibration.to_yaml())[:16] if calibration is not None else None,
+        "givenOffset": given_offset,
+    }  # fmt: skip
+
+
 def action_of(decision: Decision) -> str:
     if decision.reason.startswith("replaced_by_"):
         return "replaced"
