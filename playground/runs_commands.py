@@ -27,7 +27,6 @@ def _store_module() -> Any:
     """playground.store, or None (one line said) when its extra is not installed."""
     try:
         import duckdb  # noqa: F401
-        import pyarrow  # noqa: F401
     except ImportError:
         print(f"error: {INSTALL_HINT}", file=sys.stderr)
         return None
@@ -67,7 +66,7 @@ def sweep_capture(args, jobs: list[Any]) -> Iterator[tuple[list[Any], Callable[[
         return
     try:
         import duckdb  # noqa: F401
-        import pyarrow  # noqa: F401
+        import pyarrow  # noqa: F401  (the workers write Parquet with it)
     except ImportError:
         raise SweepError(INSTALL_HINT) from None
     if args.parquet_runs:

@@ -8,23 +8,33 @@ worker captures a run and either sends it back or writes it as Parquet parts).
 
 The run's id is the content hash of the session text, the policy, the fences, the engine version and the
 settings that change a replay's figures, so the same replay recorded twice is one run. Capturing reads
-what the replay made already; the only extra work per step is the decisions of the watched messages (user
-requests and the must-keep types), kept where they first appear or change, and every decision at the
-last step.
+what the replay made already (the step's summary line, its cost with the user requests' decisions, its
+events), keeping a user request's decision at the step it first appears and at each step its fate changes
+(kept, replaced, or dropped and why), and every message's decision at the last step: making all decisions
+at every step would cost more than the replay.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from engine import BuildResult, ContextPolicy, Decision, StepCost, dump_fences, dump_policy, policy_diff
+from engine import (
+    BuildResult,
+    ContextPolicy,
+    Decision,
+    Event,
+    StepCost,
+    dump_fences,
+    dump_policy,
+    policy_diff,
+)
 from engine.replay import StepBuild
 from engine.session import dump_session_text
 from playground.inputs import PlaygroundInputs
@@ -65,6 +75,13 @@ def replay_settings(*, wire: str, model: str | None, prices: Any, copy: str, as_
         "calibration": content_hash(calibration.to_yaml())[:16] if calibration is not None else None,
         "givenOffset": given_offset,
     }  # fmt: skip
+
+
+def _grown(before: Sequence[Any] | None, now: Sequence[Any]) -> tuple[int, Sequence[Any]]:
+    """(n, what `now` adds) when `now` starts with `before` (n = len(before) > 0), else (0, now)."""
+    if before and len(now) >= len(before) and now[: len(before)] == before:
+        return len(before), now[len(before) :]
+    return 0, now
 
 
 def action_of(decision: Decision) -> str:
@@ -119,11 +136,11 @@ class RunCapture:
             "settings": settings_text,
         }
         self.session = {"session_hash": session_hash, "messages": len(session.messages), "jsonl": text}
-        self.watched = tuple(dict.fromkeys(["user_input", *policy.must_keep.always_keep_types]))
         self.steps: list[dict[str, Any]] = []
         self.decisions: list[dict[str, Any]] = []
         self.events: list[dict[str, Any]] = []
-        self._fates: dict[str, tuple[Any, ...]] = {}
+        self._fates: dict[str, str] = {}
+        self._events: dict[str, dict[str, Any]] = {}  # kind → its lists at the previous step
         self._last: BuildResult | None = None
 
     @property
@@ -145,22 +162,38 @@ class RunCapture:
             "summarizer_prompt_tokens": cost.summarizer_prompt_tokens,
             "summarizer_summary_tokens": cost.summarizer_summary_tokens,
             "reminders": list(line["reminders"]), "markers": line["markers"], "over_budget": cost.over_budget,
-            "error": line["error"], "user_requests_dropped": list(cost.user_requests_dropped),
+            "error": line["error"], "user_requests_dropped": len(cost.user_requests_dropped),
             "cost_usd": cost.cost_usd, "prompt_tokens": cost.predicted_prompt_tokens,
             "recorded_prompt_tokens": cost.recorded_prompt_tokens,
         })  # fmt: skip
         for seq, event in enumerate(result.events):
-            self.events.append({
-                "run_id": self.run_id, "step": number, "seq": seq, "kind": event.kind, "title": event.title,
-                "message_ids": list(event.message_ids), "data": _canonical(event.data),
-            })  # fmt: skip
-        for kind in self.watched:
-            for decision in result.decisions_of_type(kind):
-                fate = (action_of(decision), decision.reason, decision.strategy, decision.tokens)
-                if self._fates.get(decision.message_id) != fate:
-                    self._fates[decision.message_id] = fate
-                    self.decisions.append(self._decision(number, decision, final=False))
+            self.events.append(self._event(number, seq, event))
+        for decision in cost.user_decisions:  # the cost made them: no second pass over the build
+            # a fate is its action, and a drop's reason (a replaced request's reason changes at each
+            # summary that folds the last one in: not a change of its fate)
+            action = action_of(decision)
+            fate = decision.reason if action == "dropped" else action
+            if self._fates.get(decision.message_id) != fate:
+                self._fates[decision.message_id] = fate
+                self.decisions.append(self._decision(number, decision, final=False))
         self._last = result
+
+    def _event(self, number: int, seq: int, event: Event) -> dict[str, Any]:
+        """An event's row. Events restate what built up (a compression event names every group compressed
+        so far), so a list the same kind's event at the previous step held as its start is kept as what
+        it added: `ids_from` (message ids) and `{"from": n, "added": [...]}` (a list in `data`)."""
+        before = self._events.get(event.kind, {})
+        self._events[event.kind] = {"": event.message_ids, **event.data}
+        ids_from, ids = _grown(before.get(""), event.message_ids)
+        data = {}
+        for key, value in event.data.items():
+            start, added = _grown(before.get(key), value) if isinstance(value, list) else (0, value)
+            data[key] = {"from": start, "added": added} if start else value
+        return {
+            "run_id": self.run_id, "step": number, "seq": seq, "kind": event.kind, "title": event.title,
+            "message_count": len(event.message_ids), "ids_from": ids_from, "message_ids": list(ids),
+            "data": _canonical(data),
+        }  # fmt: skip
 
     def _decision(self, step: int, decision: Decision, *, final: bool) -> dict[str, Any]:
         return {

@@ -21,7 +21,7 @@ from typing import Any
 import duckdb
 
 from playground.store.capture import CapturedRun
-from playground.store.schema import MIGRATIONS, SCHEMA_VERSION, TABLES, arrow_schema, columns
+from playground.store.schema import MIGRATIONS, SCHEMA_VERSION, TABLES, columns
 
 STORE_ENV = "LINN_PLAYGROUND_STORE"
 # no extension is ever fetched: a store needs none, and nothing runs with a network
@@ -153,16 +153,13 @@ class RunStore:
         return run.run_id
 
     def _insert(self, table: str, rows: Sequence[dict[str, Any]]) -> None:
+        """All rows in one statement, a list per column unnested (no row-by-row binding, no pyarrow)."""
         if not rows:
             return
-        import pyarrow as pa
-
-        frame = pa.Table.from_pylist(list(rows), schema=arrow_schema(table))
-        self.connection.register("_rows", frame)
-        try:
-            self.connection.execute(f"INSERT INTO {table} ({', '.join(columns(table))}) SELECT * FROM _rows")
-        finally:
-            self.connection.unregister("_rows")
+        spec = TABLES[table]
+        values = [[row.get(name) for row in rows] for name, _ in spec]
+        selects = ", ".join(f"unnest(${n}::{kind}[])" for n, (_, kind) in enumerate(spec, start=1))
+        self.connection.execute(f"INSERT INTO {table} ({', '.join(columns(table))}) SELECT {selects}", values)
 
     # -- reading ------------------------------------------------------------------------------------
 

@@ -8,9 +8,11 @@ each in its own transaction. Tables (see README "Stored runs"):
 - `runs`: one row per run, keyed by the content hash of session, policy, fences, engine version and the
   replay settings that change figures; immutable once written.
 - `steps`: one row per replay step with the figures `replay --json` prints for it.
-- `decisions`: the fates of the watched messages (user requests and the policy's must-keep types) at the
-  step each first appears or changes, and of every message at the run's last step.
-- `events`: every event of every step (kind, title, the messages it names, its data as JSON text).
+- `decisions`: a user request's fate at the step it first appears and at each step it changes, and every
+  message's fate at the run's last step (`final`).
+- `events`: every event of every step (kind, title, the messages it names, its data as JSON text); as
+  events restate what built up, a list that extends the same kind's list at the previous step is kept as
+  what it added (`ids_from`, `{"from": n, "added": [...]}`).
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("markers", "VARCHAR"),
         ("over_budget", "BOOLEAN"),
         ("error", "VARCHAR"),
-        ("user_requests_dropped", "VARCHAR[]"),
+        ("user_requests_dropped", "BIGINT"),  # how many; which: `decisions` (not kept, at or before)
         ("cost_usd", "DOUBLE"),
         ("prompt_tokens", "BIGINT"),  # a recorded session's predicted provider count
         ("recorded_prompt_tokens", "BIGINT"),
@@ -100,8 +102,10 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("seq", "BIGINT"),
         ("kind", "VARCHAR"),
         ("title", "VARCHAR"),
+        ("message_count", "BIGINT"),  # how many messages the event names
+        ("ids_from", "BIGINT"),  # > 0: message_ids are those after the previous step's first ids_from
         ("message_ids", "VARCHAR[]"),
-        ("data", "VARCHAR"),  # JSON
+        ("data", "VARCHAR"),  # JSON; a list grown from the previous step's: {"from": n, "added": [...]}
     ),
 }
 ADDED_IN_2 = {"runs": ("sweep", "sweep_policy")}
