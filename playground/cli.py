@@ -153,7 +153,11 @@ def _runs_parser(commands) -> None:
     query.add_argument("sql")
     importer = actions.add_parser("import", help="bring a sweep's Parquet runs (--parquet-runs) in")
     importer.add_argument("directory")
-    for action in (show, query, importer):
+    export = actions.add_parser("export", help="write a run's session, policy and fences as files")
+    export.add_argument("run_id", help="the run's id or a unique prefix")
+    export.add_argument("directory", help="folder to write run-<id>.jsonl, .policy.yaml, .fences.yaml into")
+    export.add_argument("--force", action="store_true", help="replace files already there")
+    for action in (show, query, importer, export):
         action.add_argument("--store", metavar="PATH", help=STORE_HELP, **kept)
     for action in (show, query):
         action.add_argument("--json", action="store_true", help="JSON instead of a table", **kept)
@@ -192,7 +196,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in SUBCOMMANDS:
-        args = make_parser().parse_args(args_list)
+        parser = make_parser()
+        args = parser.parse_args(args_list)
+        if getattr(args, "record", False) and getattr(args, "html", None):
+            parser.error("--record keeps a text or --json replay; leave out --html")
         return run_guarded(SUBCOMMANDS[args.command], args)
     if args_list and args_list[0] in ("-h", "--help"):
         make_parser().print_help()

@@ -119,6 +119,8 @@ def run_runs(args) -> int:
                 return _show(opened, args)
             if action == "list":
                 return _list(opened, args)
+            if action == "export":
+                return _export(opened.get(args.run_id), args)
     except ValueError as error:  # a bad --since
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -179,6 +181,32 @@ def _query(store: Any, args) -> int:
             print(json.dumps(dict(zip(names, row, strict=True)), default=str, ensure_ascii=False))
     else:
         _print_table(names, rows)
+    return 0
+
+
+def _export(stored: Any, args) -> int:
+    """The run's session, policy and fences as files the other commands open: replay it again, open it
+    in the playground, diff it. Written atomically; an existing file only with --force."""
+    from engine import write_atomic
+
+    folder = Path(args.directory)
+    stem = f"run-{stored.run_id[:12]}"
+    files = {folder / f"{stem}.jsonl": stored.session_jsonl}
+    files[folder / f"{stem}.policy.yaml"] = stored.policy_yaml
+    if stored.fences_yaml:
+        files[folder / f"{stem}.fences.yaml"] = stored.fences_yaml
+    there = [str(path) for path in files if path.exists()]
+    if there and not args.force:
+        print(f"error: {there[0]}: already exists; pass --force to replace it", file=sys.stderr)
+        return 2
+    folder.mkdir(parents=True, exist_ok=True)
+    for path, text in files.items():
+        write_atomic(path, text)
+    paths = list(files)
+    fences = f" --fences {paths[2]}" if len(paths) > 2 else ""
+    print(f"wrote {', '.join(map(str, paths))}")
+    defaults = stored.run["defaults"]
+    print(f"open it: linn-playground {paths[0]} --policy {paths[1]}{fences} --defaults {defaults}")
     return 0
 
 

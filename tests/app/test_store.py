@@ -131,3 +131,31 @@ def test_another_duckdb_database_is_not_taken_for_a_store(tmp_path):
     with pytest.raises(StoreError, match="not a linn-playground store"):
         open_store(path)
     assert duckdb.connect(str(path)).execute("SELECT count(*) FROM t").fetchall() == [(0,)]
+
+
+def test_an_exported_run_replays_to_the_same_run(tmp_path, capsys):
+    store, out = tmp_path / "runs.duckdb", tmp_path / "out"
+    session = SAMPLES / "fences_showcase.jsonl"
+    assert main(["replay", str(session), "--record", "--store", str(store)]) == 0
+    run_id = capsys.readouterr().err.strip().splitlines()[-1].split()[2]
+    assert main(["runs", "export", run_id, str(out), "--store", str(store)]) == 0
+    stem = out / f"run-{run_id}"
+    files = [Path(f"{stem}.jsonl"), Path(f"{stem}.policy.yaml"), Path(f"{stem}.fences.yaml")]
+    assert capsys.readouterr().out.splitlines()[1] == (
+        f"open it: linn-playground {files[0]} --policy {files[1]} --fences {files[2]} --defaults seed"
+    )
+    again = ["replay", str(files[0]), "--policy", str(files[1]), "--fences", str(files[2])]
+    assert main([*again, "--record", "--store", str(store)]) == 0
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"already recorded: run {run_id} in {store}"
+    before = [f.read_bytes() for f in files]
+    assert main(["runs", "export", run_id, str(out), "--store", str(store)]) == 2
+    assert capsys.readouterr().err == f"error: {files[0]}: already exists; pass --force to replace it\n"
+    assert [f.read_bytes() for f in files] == before
+
+
+def test_record_with_html_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit) as raised:
+        main(["replay", str(SUMMARIZING), "--record", "--html", str(tmp_path / "r.html")])
+    assert raised.value.code == 2
+    assert "--record keeps a text or --json replay; leave out --html" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
