@@ -214,6 +214,17 @@ def run_job(job: SweepJob) -> dict[str, Any]:
     return {**row, "error": None}
 
 
+def capture_run(inputs: Any, policy: ContextPolicy, *, shape: str = "openai", model: str | None = None,
+                prices: PriceTable = BUILTIN_PRICES) -> Any:  # fmt: skip
+    """One replay of `inputs` (`PlaygroundInputs`) under `policy`, captured for the audit store as a sweep's
+    worker does it (the notebook's `pg.record()`); a `CapturedRun`."""
+    job = SweepJob(str(inputs.session.path), "", (), None, shape, model, prices, inputs.calibration,
+                   inputs.given_offset)  # fmt: skip
+    capture = _capture(job, inputs, policy)
+    totals, _ = _replay(job, inputs, policy, RecordSetup(inputs.calibration, inputs.given_offset), capture)
+    return capture.finish(totals.to_json())
+
+
 def _capture(job: SweepJob, inputs: Any, policy: ContextPolicy) -> Any:
     from playground.store.capture import RunCapture, replay_settings
 

@@ -20,15 +20,29 @@ from typing import Any
 
 from engine import BUILTIN_PRICES, PriceTable
 from playground.cost_views import pareto_front, pareto_plot, points_of
-from playground.sweep import columns, plan_sweep, run_sweep, summarize
+from playground.sweep import capture_run, columns, plan_sweep, run_sweep, summarize
 
-__all__ = ["SweepPlot", "sweep"]
+__all__ = ["SweepPlot", "record", "sweep"]
 
 LOSSES = {
     "userRequestsDropped": "user requests lost (sum over sessions)",
     "overBudgetSteps": "steps over budget (sum over sessions)",
     "cacheBreaks": "cache breaks (sum over sessions)",
 }
+
+
+def record(workspace: Any, store: str | Path | None = None, shape: str = "openai") -> str:
+    """Replay the workspace's session under its current policy, fences and defaults, and keep the run in
+    the audit store (`store`: None for the default path); the run's id (`pg.record()`)."""
+    from dataclasses import replace
+
+    from playground.store import open_store
+
+    ws = workspace
+    inputs = replace(ws.inputs, fences=ws.fences, defaults=ws.defaults, copy=ws.copy)
+    run = capture_run(inputs, ws.policy, shape=shape)
+    with open_store(store) as opened:
+        return opened.record(run)
 
 
 def _pandas() -> Any:
