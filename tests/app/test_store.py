@@ -159,3 +159,31 @@ def test_record_with_html_is_refused(tmp_path, capsys):
     assert raised.value.code == 2
     assert "--record keeps a text or --json replay; leave out --html" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_runs_lists_filters_and_shows(tmp_path, capsys):
+    store = str(tmp_path / "runs.duckdb")
+    for session in ("short_chat.jsonl", "summarization_trigger.jsonl"):
+        assert main(["replay", str(SAMPLES / session), "--record", "--store", store]) == 0
+    capsys.readouterr()
+
+    def listed(*filters: str) -> list[dict]:
+        assert main(["runs", "--store", store, "--json", *filters]) == 0
+        return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+    both = listed()
+    assert [Path(run["source"]).name for run in both] == ["summarization_trigger.jsonl", "short_chat.jsonl"]
+    assert [run["steps"] for run in both] == [13, 4]
+    assert [Path(r["source"]).name for r in listed("--session", "short_chat")] == ["short_chat.jsonl"]
+    assert len(listed("--policy-hash", both[0]["policy_hash"][:8])) == 1
+    assert len(listed("--since", "1d")) == 2 and listed("--since", "2999-01-01") == []
+    assert main(["runs", "--store", store, "--since", "last week"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --since 'last week': expected 7d, 12h, 30m or an ISO date such as 2026-12-01\n"
+    )
+    assert main(["runs", "show", both[0]["run_id"][:6], "--store", store]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"run {both[0]['run_id']}"
+    header = next(i for i, line in enumerate(lines) if line.startswith("step "))
+    assert len(lines) - header - 2 == 13  # the step rows, then the decisions line
+    assert lines[-1].startswith("decisions stored: ")
