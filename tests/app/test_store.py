@@ -187,3 +187,17 @@ def test_runs_lists_filters_and_shows(tmp_path, capsys):
     header = next(i for i, line in enumerate(lines) if line.startswith("step "))
     assert len(lines) - header - 2 == 13  # the step rows, then the decisions line
     assert lines[-1].startswith("decisions stored: ")
+
+
+def test_the_default_store_is_the_env_var_else_the_xdg_data_folder(tmp_path, monkeypatch, capsys):
+    from playground.store import default_store_path
+
+    monkeypatch.delenv("LINN_PLAYGROUND_STORE", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert default_store_path() == tmp_path / "data" / "linn-playground" / "runs.duckdb"
+    monkeypatch.setenv("LINN_PLAYGROUND_STORE", str(tmp_path / "mine.duckdb"))
+    assert main(["replay", str(SAMPLES / "short_chat.jsonl"), "--record"]) == 0
+    assert capsys.readouterr().err.strip().endswith(f" in {tmp_path / 'mine.duckdb'}")
+    assert main(["runs", "query", "SELECT count(*) AS n FROM runs", "--json"]) == 0
+    assert capsys.readouterr().out == '{"n": 1}\n'
+    assert not (tmp_path / "data").exists()
