@@ -215,7 +215,7 @@ def run_replay(args) -> int:
         inputs.session.messages, policy, tracker=tracker, truths=stream, samples=samples, **options
     )  # streamed: one step is held at a time (and the one before, for its cached prefix)
     totals = Counter()
-    capture = _capture(args, inputs, policy, table, options) if args.record else None
+    capture = runs_commands.replay_capture(args, inputs, policy, table, options) if args.record else None
     for step, cost in steps:
         line = step.summary()
         if capture is not None:
@@ -249,18 +249,6 @@ def _replay_end(args, inputs: PlaygroundInputs, run: RecordedRun, capture: Any, 
     if capture is not None and not runs_commands.record_runs(args.store, [capture.finish(summary)]):
         return 1
     return 1 if failed else 0
-
-
-def _capture(args, inputs: PlaygroundInputs, policy: Any, table: PriceTable, options: dict[str, Any]) -> Any:
-    """The replay's rows for the audit store (`--record`)."""
-    from playground.store.capture import RunCapture, replay_settings
-
-    settings = replay_settings(
-        wire=args.wire, model=args.model, prices=table, copy=inputs.copy, as_recorded=args.as_recorded,
-        conversation=args.conversation, max_steps=options["max_steps"], calibration=inputs.calibration,
-        given_offset=inputs.given_offset,
-    )  # fmt: skip
-    return RunCapture(inputs, policy, settings)
 
 
 def _print_step(line: dict[str, Any], cost: Any, truth: StepTruth | None, *, as_json: bool) -> None:

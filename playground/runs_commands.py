@@ -35,6 +35,18 @@ def _store_module() -> Any:
     return store
 
 
+def replay_capture(args, inputs: Any, policy: Any, table: Any, options: dict[str, Any]) -> Any:
+    """`replay --record`: the replay's rows for the audit store, with the settings that made it."""
+    from playground.store.capture import RunCapture, replay_settings
+
+    settings = replay_settings(
+        wire=args.wire, model=args.model, prices=table, copy=inputs.copy, as_recorded=args.as_recorded,
+        conversation=args.conversation, max_steps=options["max_steps"], calibration=inputs.calibration,
+        given_offset=inputs.given_offset,
+    )  # fmt: skip
+    return RunCapture(inputs, policy, settings)
+
+
 def record_runs(path: str | None, runs: list[Any]) -> bool:
     """Record captured runs (each its own transaction); one line each on stderr. False on a failure."""
     store = _store_module()
