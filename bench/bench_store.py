@@ -128,8 +128,8 @@ def bytes_per_step(store: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--steps", type=int, default=1000, help="0: leave out the overhead figure")
+    parser.add_argument("--runs", type=int, default=1000, help="0: leave out the query and size figures")
     parser.add_argument("--run-messages", type=int, default=200)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=5, help="rounds of the overhead figure")
@@ -137,10 +137,12 @@ def main() -> None:
     load_encoding("cl100k_base")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as folder:
-        overhead(Path(folder), args.steps, args.rounds)
-        store = populate(Path(folder), args.runs, args.run_messages, args.jobs)
-        query_times(store)
-        bytes_per_step(store)
+        if args.steps:
+            overhead(Path(folder), args.steps, args.rounds)
+        if args.runs:
+            store = populate(Path(folder), args.runs, args.run_messages, args.jobs)
+            query_times(store)
+            bytes_per_step(store)
 
 
 if __name__ == "__main__":
