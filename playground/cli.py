@@ -183,6 +183,7 @@ def make_open_parser() -> argparse.ArgumentParser:
     parser.add_argument("--calibration", metavar="CAL.yaml", help="per-model calibration (calibrate)")
     parser.add_argument("--tools", metavar="TOOLS.json", help="the tool definitions the transcript lacks")
     parser.add_argument("--system-prompt", metavar="FILE", help="the system prompt the transcript lacks")
+    parser.add_argument("--store", metavar="PATH", help="where Record this replay (ctrl+p) keeps runs")
     return parser
 
 

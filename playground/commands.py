@@ -78,7 +78,7 @@ def run_open(args) -> int:
         return 2
     from playground.tui.app import run_app  # Textual loads only when the playground opens
 
-    return run_app(inputs)
+    return run_app(inputs, args.store)
 
 
 def run_serve(args) -> int:

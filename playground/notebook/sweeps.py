@@ -20,7 +20,8 @@ from typing import Any
 
 from engine import BUILTIN_PRICES, PriceTable
 from playground.cost_views import pareto_front, pareto_plot, points_of
-from playground.sweep import capture_run, columns, plan_sweep, run_sweep, summarize
+from playground.recording import record_replay, workspace_inputs
+from playground.sweep import columns, plan_sweep, run_sweep, summarize
 
 __all__ = ["SweepPlot", "record", "sweep"]
 
@@ -34,15 +35,8 @@ LOSSES = {
 def record(workspace: Any, store: str | Path | None = None, shape: str = "openai") -> str:
     """Replay the workspace's session under its current policy, fences and defaults, and keep the run in
     the audit store (`store`: None for the default path); the run's id (`pg.record()`)."""
-    from dataclasses import replace
-
-    from playground.store import open_store
-
-    ws = workspace
-    inputs = replace(ws.inputs, fences=ws.fences, defaults=ws.defaults, copy=ws.copy)
-    run = capture_run(inputs, ws.policy, shape=shape)
-    with open_store(store) as opened:
-        return opened.record(run)
+    run_id, _, _ = record_replay(workspace_inputs(workspace), workspace.policy, store, shape)
+    return run_id
 
 
 def _pandas() -> Any:
