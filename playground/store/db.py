@@ -148,7 +148,7 @@ class RunStore:
                     self._insert(table, run.rows(table))
                 connection.commit()
             except BaseException:
-                connection.rollback()
+                rollback(connection)
                 raise
         return run.run_id
 
@@ -232,6 +232,15 @@ class RunStore:
 # -- opening ----------------------------------------------------------------------------------------
 
 
+def rollback(connection: duckdb.DuckDBPyConnection) -> None:
+    """Roll back after a failure, keeping the failure's own error: a commit that failed (a full disk)
+    has ended its transaction already, and rolling back then raises one that would hide it."""
+    try:
+        connection.rollback()
+    except duckdb.Error:
+        pass
+
+
 def _connect(path: Path, read_only: bool, config: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
     if path.exists() and not path.is_file():
         raise StoreError(f"{path}: not a regular file; a store is one DuckDB file")
@@ -269,7 +278,7 @@ def migrate(connection: duckdb.DuckDBPyConnection, start: int, upto: int = SCHEM
             connection.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(version)])
             connection.commit()
         except BaseException:
-            connection.rollback()
+            rollback(connection)
             raise
 
 

@@ -61,7 +61,7 @@ def _source(root: Path, table: str) -> str:
 def import_parquet(store: Any, directory: str | Path) -> tuple[int, int]:
     """Bring the runs under `directory` into `store` (one transaction); (runs added, runs already there).
     A run whose `runs` part is missing (a worker killed before its last file) is left out."""
-    from playground.store.db import StoreError
+    from playground.store.db import StoreError, rollback
 
     root = Path(directory)
     if not root.is_dir():
@@ -97,6 +97,6 @@ def import_parquet(store: Any, directory: str | Path) -> tuple[int, int]:
             connection.execute("DROP TABLE _new")
             connection.commit()
         except BaseException:
-            connection.rollback()
+            rollback(connection)
             raise
     return added, total - added

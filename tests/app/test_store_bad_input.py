@@ -162,3 +162,32 @@ def test_a_store_path_that_is_a_folder_is_refused(tmp_path, capsys):
         f"error: not recorded: {tmp_path}: not a regular file; a store is one DuckDB file"
     )
     assert duckdb.__version__  # the real package, never a stand-in
+
+
+FULL_DISK = textwrap.dedent(
+    """
+    import resource, signal, sys
+    from playground.cli import main
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG), as on a full disk
+    resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
+    sys.exit(main(["replay", sys.argv[2], "--record", "--store", sys.argv[1]]))
+    """
+)
+
+
+def test_a_disk_that_fills_while_recording_keeps_what_was_there(tmp_path, capsys):
+    path = tmp_path / "runs.duckdb"
+    record_sample(path, capsys)
+    tool_loop = ROOT / "sample_sessions" / "tool_loop_runs.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", FULL_DISK, str(path), str(tool_loop)], capture_output=True,
+                          text=True, env=env, timeout=300)  # fmt: skip
+    assert done.returncode == 1
+    said = done.stderr.strip().splitlines()[-1]
+    assert said.startswith(f"error: not recorded: {path}: recording failed, nothing of this run was kept: ")
+    assert "File too large" in said and "Traceback" not in done.stderr
+    with open_store(path, read_only=True) as store:
+        assert store.query("SELECT count(*), sum(steps) FROM runs")[1] == [(1, 4)]
+        assert store.query("SELECT count(*) FROM steps")[1] == [(4,)]
+    assert main(["replay", str(tool_loop), "--record", "--store", str(path)]) == 0  # room again: recorded
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("recorded: run ")
