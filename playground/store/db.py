@@ -131,7 +131,8 @@ class RunStore:
     # -- writing ------------------------------------------------------------------------------------
 
     def has(self, run_id: str) -> bool:
-        return bool(self.connection.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchall())
+        with self._guard("reading runs"):
+            return bool(self.connection.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchall())
 
     def record(self, run: CapturedRun) -> str:
         """Store the run (one transaction) unless a run of the same content hash is there; its id."""
@@ -291,7 +292,10 @@ def open_store(
     if read_only and not path.exists():
         raise StoreError(f"{path}: no store here yet (record a run: replay SESSION --record)")
     if not read_only:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise StoreError(f"{path}: cannot make its folder: {error.strerror or error}") from None
     connection = _connect(path, read_only, config)
     try:
         version = _version(path, connection)
@@ -305,14 +309,14 @@ def open_store(
                 connection.close()
                 open_store(path).close()
                 return open_store(path, read_only=True, config=config)
-            with_guard(path, lambda: migrate(connection, version))
+            _with_guard(path, lambda: migrate(connection, version))
     except BaseException:
         connection.close()
         raise
     return RunStore(path, connection, read_only)
 
 
-def with_guard(path: Path, action: Any) -> Any:
+def _with_guard(path: Path, action: Any) -> Any:
     try:
         return action()
     except duckdb.Error as error:
