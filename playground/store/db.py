@@ -103,6 +103,22 @@ class StoredRun:
         layer = parse_policy_layer(self.policy_yaml, "yaml", f"run {self.run_id[:12]}")
         return effective_policy(layer, None, defaults=self.run["defaults"])
 
+    def inputs(self) -> Any:
+        """The run's inputs as the loaders make them from files (`PlaygroundInputs`: session, policy, fences,
+        defaults, copy): replayed with the run's settings, they are this run again (a diff's side)."""
+        from dataclasses import replace
+
+        import yaml
+
+        from engine.fences import parse_fences
+        from playground.inputs import PlaygroundInputs
+
+        name = f"run {self.run_id[:12]}"
+        session = replace(self.session(), path=Path(self.run["source"]))
+        fences = parse_fences(yaml.safe_load(self.fences_yaml), name) if self.fences_yaml else None
+        copy = self.settings.get("copy") or "zh"
+        return PlaygroundInputs(session, self.policy(), fences, defaults=self.run["defaults"], copy=copy)
+
 
 class RunStore:
     """An open store. `record` a captured run, `get` one back, list `runs`, or answer SQL (`query`)."""

@@ -201,3 +201,17 @@ def test_the_default_store_is_the_env_var_else_the_xdg_data_folder(tmp_path, mon
     assert main(["runs", "query", "SELECT count(*) AS n FROM runs", "--json"]) == 0
     assert capsys.readouterr().out == '{"n": 1}\n'
     assert not (tmp_path / "data").exists()
+
+
+def test_a_stored_runs_inputs_replay_to_the_same_run(tmp_path, capsys):
+    from playground.sweep import capture_run
+
+    store = tmp_path / "runs.duckdb"
+    session = SAMPLES / "fences_showcase.jsonl"
+    assert main(["replay", str(session), "--record", "--store", str(store)]) == 0
+    capsys.readouterr()
+    with open_store(store, read_only=True) as opened:
+        stored = opened.get(opened.runs()[0]["run_id"])
+    inputs = stored.inputs()
+    assert inputs.session.path == session.resolve() and inputs.fences is not None
+    assert capture_run(inputs, inputs.policy).run_id == stored.run_id
