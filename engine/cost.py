@@ -112,6 +112,8 @@ class StepCost:
     as_recorded_prompt_tokens: int | None = None  # the as-recorded rebuild's prediction of that count
     recorded_cost_usd: float | None = None  # what the recorded call cost, at the same price row
     rebuild_error: float | None = None  # (as recorded − recorded) / recorded; None where it set the offset
+    # the step's decisions of the user requests (read once here; the audit store keeps them)
+    user_decisions: tuple[Decision, ...] = field(default=(), repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """The per-step fields `replay --json` adds."""
@@ -298,13 +300,10 @@ def break_mechanism(before: BuildResult, after: BuildResult, index: int) -> str:
     return "other"
 
 
-def _user_requests_dropped(result: BuildResult) -> tuple[str, ...]:
-    """User requests the step did not send as written: dropped, or folded into a summary."""
-    return tuple(
-        d.message_id
-        for d in result.decisions_of_type("user_input")
-        if d.wire_index is None or "summar" in d.reason
-    )
+def _user_requests_dropped(users: Sequence[Decision]) -> tuple[str, ...]:
+    """User requests the step did not send as written (of their decisions): dropped, or folded into a
+    summary."""
+    return tuple(d.message_id for d in users if d.wire_index is None or "summar" in d.reason)
 
 
 def _summarizer(result: BuildResult) -> tuple[int, int, int]:
@@ -416,14 +415,16 @@ class CostTracker:
             self._priced[price.model] += 1
         broke = mechanism is not None
         billed = call_cost(recorded, price) if recorded is not None and price is not None else None
+        users = result.decisions_of_type("user_input")
         step = StepCost(
             number, sent, cached, sent - cached, len(units), prefix, prefix if broke else None, mechanism,
             output, calls, prompt, summary, made, result.tokens.over_budget, result.error is not None,
-            _user_requests_dropped(result), cost, no_cache, None if price is None else price.model, predicted,
+            _user_requests_dropped(users), cost, no_cache, None if price is None else price.model, predicted,
             None if recorded is None else recorded.prompt_tokens,
             None if truth is None else truth.as_recorded_prompt,
             billed,
             None if truth is None else truth.error,
+            users,
         )  # fmt: skip
         self._record(step)
         if predicted is not None:

@@ -10,6 +10,7 @@
     linn-playground sweep SESSIONS_OR_DIRS... --vary F=V1,V2 [--out R.csv]  policies × sessions: cost
     linn-playground calibrate SESSIONS... [--test S...] [-o CAL.yaml]      fit usage: coefficient, offset
     linn-playground diff A [B] [--policy-a P1 --policy-b P2] [--json|--html] two runs, step by step
+    linn-playground runs [show ID | query SQL | import DIR] [--store P]   the stored runs (--record)
 
 Exit codes: 0 fine, 1 problems found (or a build failed / violated an invariant), 2 nothing could load.
 """
@@ -22,7 +23,7 @@ import sys
 from collections.abc import Sequence
 
 from engine import format_names
-from playground import commands
+from playground import commands, runs_commands
 from playground.diff_cli import add_diff_parser, run_diff
 from playground.export_command import add_export_parser, run_export
 from playground.faults import run_guarded
@@ -39,6 +40,7 @@ SUBCOMMANDS = {
     "sweep": commands.run_sweep,
     "calibrate": commands.run_calibrate,
     "diff": run_diff,
+    "runs": runs_commands.run_runs,
 }
 
 
@@ -78,6 +80,11 @@ def _cost_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="price row when the session header names no priced modelId")
     parser.add_argument("--prices", metavar="PRICES.yaml", help="price table rows over the built-in ones")
     _record_arguments(parser)
+    parser.add_argument("--record", action="store_true", help="keep each run in the audit store (runs)")
+    parser.add_argument("--store", metavar="PATH", help=STORE_HELP)
+
+
+STORE_HELP = "the audit store (default $LINN_PLAYGROUND_STORE or ~/.local/share/linn-playground/runs.duckdb)"
 
 
 def _record_arguments(parser: argparse.ArgumentParser) -> None:
@@ -148,7 +155,33 @@ def make_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--json", action="store_true", help="the report as one JSON object")
     _from_argument(calibrate)
     add_diff_parser(commands)
+    _runs_parser(commands)
     return parser
+
+
+def _runs_parser(commands) -> None:
+    runs = commands.add_parser("runs", help="the runs recorded with --record: list, show, query, import")
+    runs.add_argument("--store", metavar="PATH", help=STORE_HELP)
+    runs.add_argument("--session", help="runs of this session: part of its path, or a session-hash prefix")
+    runs.add_argument("--policy-hash", help="runs under this policy (a policy-hash prefix)")
+    runs.add_argument("--since", help="recorded since: 7d, 12h, 30m ago, or an ISO date (UTC)")
+    runs.add_argument("--json", action="store_true", help="one JSON object per run")
+    actions = runs.add_subparsers(dest="runs_command")
+    kept = {"default": argparse.SUPPRESS}  # given after the action, else the value given before it
+    show = actions.add_parser("show", help="one run: settings, totals, each step")
+    show.add_argument("run_id", help="the run's id or a unique prefix (at least 4 characters)")
+    query = actions.add_parser("query", help="any SQL over the store (read-only)")
+    query.add_argument("sql")
+    importer = actions.add_parser("import", help="bring a sweep's Parquet runs (--parquet-runs) in")
+    importer.add_argument("directory")
+    export = actions.add_parser("export", help="write a run's session, policy and fences as files")
+    export.add_argument("run_id", help="the run's id or a unique prefix")
+    export.add_argument("directory", help="folder to write run-<id>.jsonl, .policy.yaml, .fences.yaml into")
+    export.add_argument("--force", action="store_true", help="replace files already there")
+    for action in (show, query, importer, export):
+        action.add_argument("--store", metavar="PATH", help=STORE_HELP, **kept)
+    for action in (show, query):
+        action.add_argument("--json", action="store_true", help="JSON instead of a table", **kept)
 
 
 def _sweep_parser(commands) -> None:
@@ -161,6 +194,8 @@ def _sweep_parser(commands) -> None:
     sweep.add_argument("--jobs", type=int, help="local processes (default: every core)")
     sweep.add_argument("--scheduler", metavar="ADDRESS", help="a Dask distributed scheduler (scale extra)")
     _from_argument(sweep)
+    parts = "write each run as Parquet parts under DIR, from the workers (runs import DIR reads them)"
+    sweep.add_argument("--parquet-runs", metavar="DIR", help=parts)
     _cost_arguments(sweep)
 
 
@@ -168,6 +203,7 @@ def make_open_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="linn-playground", description="Open the Textual playground.")
     _inputs_arguments(parser, session_optional=True)
     _missing_context_arguments(parser)
+    parser.add_argument("--store", metavar="PATH", help="where Record this replay (ctrl+p) keeps runs")
     return parser
 
 
@@ -181,7 +217,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in SUBCOMMANDS:
-        args = make_parser().parse_args(args_list)
+        parser = make_parser()
+        args = parser.parse_args(args_list)
+        if getattr(args, "record", False) and getattr(args, "html", None):
+            parser.error("--record keeps a text or --json replay; leave out --html")
         return run_guarded(SUBCOMMANDS[args.command], args)
     if args_list and args_list[0] in ("-h", "--help"):
         make_parser().print_help()

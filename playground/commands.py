@@ -28,6 +28,7 @@ from engine import (
     to_anthropic,
     tokenizer_from_policy,
 )
+from playground import runs_commands
 from playground.costing import price_choice, price_table
 from playground.explain import ordinary_warnings
 from playground.html_report import build_report, replay_report, steps_of, write_report
@@ -80,7 +81,7 @@ def run_open(args) -> int:
         return 2
     from playground.tui.app import run_app  # Textual loads only when the playground opens
 
-    return run_app(inputs)
+    return run_app(inputs, args.store)
 
 
 def run_serve(args) -> int:
@@ -224,8 +225,11 @@ def run_replay(args) -> int:
         inputs.session.messages, policy, tracker=tracker, truths=stream, samples=samples, **options
     )  # streamed: one step is held at a time (and the one before, for its cached prefix)
     totals = Counter()
+    capture = runs_commands.replay_capture(args, inputs, policy, table, options) if args.record else None
     for step, cost in steps:
         line = step.summary()
+        if capture is not None:
+            capture.add(step, cost, line)
         truth = seen[-1] if stream is not None else None
         totals.update(
             steps=1,
@@ -244,9 +248,17 @@ def run_replay(args) -> int:
         print(json.dumps({"totals": summary}, ensure_ascii=False))
     else:
         print("totals: " + ", ".join(f"{name} {value}" for name, value in summary.items()))
+    return _replay_end(args, inputs, run, capture, summary, failed=bool(totals["failedSteps"] or noticed))
+
+
+def _replay_end(args, inputs: PlaygroundInputs, run: RecordedRun, capture: Any, summary: dict[str, Any],
+                *, failed: bool) -> int:  # fmt: skip
+    """The record's warnings, the run recorded (`--record`), the exit code."""
     for problem in run.problems:
         print(f"warning: {inputs.session.path}: {problem}", file=sys.stderr)
-    return 1 if totals["failedSteps"] or noticed else 0
+    if capture is not None and not runs_commands.record_runs(args.store, [capture.finish(summary)]):
+        return 1
+    return 1 if failed else 0
 
 
 def _print_step(line: dict[str, Any], cost: Any, truth: StepTruth | None, *, as_json: bool) -> None:
@@ -360,9 +372,10 @@ def run_sweep(args) -> int:
     policies = len(jobs) // sessions
     print(f"sweep: {sessions} sessions × {policies} policies = {len(jobs)} replays{note}", file=sys.stderr)
     try:
-        rows = _with_progress(lambda on_row: sweep.run_sweep(
-            jobs, out=args.out, workers=args.jobs, scheduler=args.scheduler, on_row=on_row
-        ), len(jobs))  # fmt: skip
+        with runs_commands.sweep_capture(args, jobs) as (jobs, on_run):
+            rows = _with_progress(lambda on_row: sweep.run_sweep(
+                jobs, out=args.out, workers=args.jobs, scheduler=args.scheduler, on_row=on_row, on_run=on_run
+            ), len(jobs))  # fmt: skip
     except (sweep.SweepError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -20,14 +20,14 @@ import os
 import statistics
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from engine.cost import MECHANISMS, CostTracker, SessionCost, iter_step_costs, session_cost
+from engine.cost import MECHANISMS, CostTracker, SessionCost, iter_step_costs
 from engine.errors import EngineError
 from engine.policy import ContextPolicy, PolicyValidationError, control_for, set_value, write_atomic
 from engine.prices import BUILTIN_PRICES, PriceTable, resolve_price
@@ -68,6 +68,10 @@ SUMMARIZED = ("tokensSent", "cachedShare", "cacheBreaks", "summarizerCalls", "ov
               "userRequestsDropped", "costUsd")  # fmt: skip
 
 
+RUN_KEY = "_captured"  # a row's captured run, on its way from a worker to `on_run`
+RETURN = "return"  # SweepJob.capture: the worker returns the run's rows to be recorded where the sweep runs
+
+
 class SweepError(ValueError):
     """A sweep that cannot start: a bad --vary, no session, an unknown output format."""
 
@@ -87,6 +91,9 @@ class SweepJob:
     given_offset: int | None = None
     as_recorded: bool = False
     fmt: str | None = None  # --from: the format transcripts are read as (None: detected)
+    # the audit store: RETURN sends each run back (`sweep --record`), a folder gets its Parquet parts
+    capture: str | None = None
+    sweep_id: str | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -162,6 +169,16 @@ def plan_sweep(
     ]
 
 
+def with_capture(jobs: Sequence[SweepJob], capture: str) -> list[SweepJob]:
+    """The jobs capturing their runs for the audit store: `RETURN`, or a folder for Parquet parts. The
+    sweep's id is the hash of its plan, so a resumed sweep writes into the same partitions."""
+    from playground.store.capture import content_hash
+
+    plan = json.dumps([[job.session, job.policy_id, job.base_policy, job.shape, job.model] for job in jobs])
+    sweep_id = content_hash(plan)[:12]
+    return [replace(job, capture=capture, sweep_id=sweep_id) for job in jobs]
+
+
 def _apply(policy: ContextPolicy, overrides: Iterable[tuple[str, Any]]) -> ContextPolicy:
     for field, value in overrides:
         policy = set_value(policy, tuple(field.split(".")), value)
@@ -180,38 +197,69 @@ def run_job(job: SweepJob) -> dict[str, Any]:
             return {**row, "error": "no messages"}
         setup = RecordSetup(job.calibration, job.given_offset, job.as_recorded)
         policy = _apply(setup.policy(inputs.policy), job.overrides)
-        totals, billed = _replay(job, inputs, policy, setup)
+        capture = _capture(job, inputs, policy) if job.capture else None
+        totals, billed = _replay(job, inputs, policy, setup, capture)
     except (*LOAD_ERRORS, EngineError) as error:
         return {**row, "error": " ".join(str(error).split())[:300]}
     summary = totals.to_json()
     row.update({name: summary[name] for name in TOTALS})
     row.update(recordedCostUsd=billed, rebuildMedianErrorPct=totals.as_recorded_error.get("medianErrorPct"))
     row.update({f"breaks.{name}": totals.cache_breaks.get(name, 0) for name in MECHANISMS})
+    if capture is not None:
+        run = capture.finish(summary, sweep=job.sweep_id, sweep_policy=job.policy_id)
+        row["run"] = run.run_id
+        if job.capture == RETURN:
+            row[RUN_KEY] = run  # taken off by run_sweep before the row is written anywhere
+        else:
+            from playground.store.parquet import write_run_parts
+
+            write_run_parts(job.capture, run, job.sweep_id or "")
     return {**row, "error": None}
 
 
+def capture_run(inputs: Any, policy: ContextPolicy, *, shape: str = "openai", model: str | None = None,
+                prices: PriceTable = BUILTIN_PRICES) -> Any:  # fmt: skip
+    """One replay of `inputs` (`PlaygroundInputs`) under `policy`, captured for the audit store as a sweep's
+    worker does it (the notebook's `pg.record()`); a `CapturedRun`."""
+    job = SweepJob(str(inputs.session.path), "", (), None, shape, model, prices, inputs.calibration,
+                   inputs.given_offset)  # fmt: skip
+    capture = _capture(job, inputs, policy)
+    totals, _ = _replay(job, inputs, policy, RecordSetup(inputs.calibration, inputs.given_offset), capture)
+    return capture.finish(totals.to_json())
+
+
+def _capture(job: SweepJob, inputs: Any, policy: ContextPolicy) -> Any:
+    from playground.store.capture import RunCapture, replay_settings
+
+    settings = replay_settings(
+        wire=job.shape, model=job.model, prices=job.prices, copy=inputs.copy, as_recorded=job.as_recorded,
+        conversation=None, max_steps=inputs.max_steps, calibration=job.calibration,
+        given_offset=job.given_offset,
+    )  # fmt: skip
+    return RunCapture(inputs, policy, settings)
+
+
 def _replay(
-    job: SweepJob, inputs: Any, policy: ContextPolicy, setup: RecordSetup
+    job: SweepJob, inputs: Any, policy: ContextPolicy, setup: RecordSetup, capture: Any = None
 ) -> tuple[SessionCost, float | None]:
     """The session's totals under `policy`, and what its record billed (None without one): a recorded
-    session is priced per call and its prompts predicted as the provider counts them."""
+    session is priced per call and its prompts predicted as the provider counts them. `capture` (a
+    `RunCapture`) is given every step."""
     options = inputs.build_options
     price, _ = resolve_price(job.prices, options["model_id"], job.model)
     steps_of = {"max_steps": inputs.max_steps, "available_tools": inputs.header.get("availableTools") or (),
                 "checkpoint_tool_name": policy.checkpoint.trigger_tool_name}  # fmt: skip
     run = record_of(inputs)
-    if not run.own_calls:
-        _, totals = session_cost(inputs.session.messages, policy, shape=job.shape, price=price,
-                                 **steps_of, **options)  # fmt: skip
-        return totals, None
+    recorded = bool(run.own_calls)
     tracker = CostTracker(inputs.session.messages, policy=policy, model_id=options["model_id"],
-                          shape=job.shape, price=price, prices=job.prices)  # fmt: skip
-    samples = setup.calibration.samples() if setup.calibration else ()
-    stream = truths(inputs, run, setup, **steps_of)
-    for _ in iter_step_costs(inputs.session.messages, policy, tracker=tracker, truths=stream, samples=samples,
-                             **steps_of, **options):  # fmt: skip
-        pass
-    return tracker.totals(), round(recorded_cost(run, job.prices).cost_usd, 6)
+                          shape=job.shape, price=price, prices=job.prices if recorded else None)  # fmt: skip
+    samples = setup.calibration.samples() if setup.calibration and recorded else ()
+    stream = truths(inputs, run, setup, **steps_of) if recorded else None
+    for step, cost in iter_step_costs(inputs.session.messages, policy, tracker=tracker, truths=stream,
+                                      samples=samples, **steps_of, **options):  # fmt: skip
+        if capture is not None:
+            capture.add(step, cost)
+    return tracker.totals(), round(recorded_cost(run, job.prices).cost_usd, 6) if recorded else None
 
 
 # -- running -----------------------------------------------------------------------------------------
@@ -226,9 +274,11 @@ def run_sweep(
     workers: int | None = None,
     scheduler: str | Any | None = None,
     on_row: Progress | None = None,
+    on_run: Callable[[Any], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run the jobs not already in `out` and return every row in plan order. `workers` processes
-    (default: every core; 1 runs here), or the Dask cluster at `scheduler`."""
+    (default: every core; 1 runs here), or the Dask cluster at `scheduler`. Jobs capturing with `RETURN`
+    give each finished run (a `CapturedRun`) to `on_run`, as it comes (`sweep --record` records it)."""
     store = ResultStore(out, [field for field, _ in jobs[0].overrides] if jobs else []) if out else None
     done = store.read() if store else {}
     todo = [job for job in jobs if job.key not in done]
@@ -237,6 +287,9 @@ def run_sweep(
     if on_row is not None and done:
         on_row({}, count, len(jobs))
     for row in _execute(todo, workers, scheduler):
+        captured = row.pop(RUN_KEY, None)
+        if captured is not None and on_run is not None:
+            on_run(captured)
         rows[(row["session"], row["policy"])] = row
         count += 1
         if store:

@@ -370,6 +370,12 @@ class Playground:
     def _lesson_reset(self, policy: ContextPolicy) -> None:
         self.policy = policy
 
+    def record(self, store: PathLike | None = None) -> str:
+        """Keep a replay under the current policy in the audit store (`runs`); the run's id."""
+        from playground.notebook.sweeps import record
+
+        return record(self.workspace, store)
+
     def as_recorded(self) -> None:
         """The policy that rebuilds what the agent itself sent (a recorded session: beside the record)."""
         self.policy = AS_RECORDED_POLICY

@@ -20,15 +20,23 @@ from typing import Any
 
 from engine import BUILTIN_PRICES, PriceTable
 from playground.cost_views import pareto_front, pareto_plot, points_of
+from playground.recording import record_replay, workspace_inputs
 from playground.sweep import columns, plan_sweep, run_sweep, summarize
 
-__all__ = ["SweepPlot", "sweep"]
+__all__ = ["SweepPlot", "record", "sweep"]
 
 LOSSES = {
     "userRequestsDropped": "user requests lost (sum over sessions)",
     "overBudgetSteps": "steps over budget (sum over sessions)",
     "cacheBreaks": "cache breaks (sum over sessions)",
 }
+
+
+def record(workspace: Any, store: str | Path | None = None, shape: str = "openai") -> str:
+    """Replay the workspace's session under its current policy, fences and defaults, and keep the run in
+    the audit store (`store`: None for the default path); the run's id (`pg.record()`)."""
+    run_id, _, _ = record_replay(workspace_inputs(workspace), workspace.policy, store, shape)
+    return run_id
 
 
 def _pandas() -> Any:

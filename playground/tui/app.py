@@ -36,9 +36,10 @@ class PlaygroundApp(App[int]):
     COMMANDS = App.COMMANDS | {PlaygroundCommands}
     BINDINGS: ClassVar[list[BindingType]] = APP_BINDINGS
 
-    def __init__(self, inputs: PlaygroundInputs) -> None:
+    def __init__(self, inputs: PlaygroundInputs, store: str | None = None) -> None:
         super().__init__()
         self.inputs = inputs
+        self.store = store  # the audit store "Record this replay" writes to (None: the default path)
         self.workspace = Workspace(inputs)
         self.priority = UiPriority(self)
         self.main = MainScreen(self.workspace, self.priority)
@@ -92,6 +93,27 @@ class PlaygroundApp(App[int]):
 
         self.push_screen(ExportScreen(self.workspace, kind), done)
 
+    def action_record(self) -> None:
+        """Replay the session under the current policy, fences and defaults and keep the run in the audit
+        store (`runs`), in a thread; a notice says which run, or the one line that went wrong."""
+        from playground.recording import record_replay, workspace_inputs
+
+        inputs, policy = workspace_inputs(self.workspace), self.workspace.policy  # taken on the UI thread
+
+        def record() -> None:
+            from playground.store import StoreError
+
+            try:
+                run_id, path, new = record_replay(inputs, policy, self.store)
+            except (StoreError, ImportError) as error:
+                self.call_from_thread(self.notify, str(error), title="not recorded", severity="error")
+                return
+            title = "recorded" if new else "already recorded"
+            self.call_from_thread(self.notify, f"run {run_id[:12]} in {path}", title=title)
+
+        self.notify("replaying the session to record it…", title="record")
+        self.run_worker(record, thread=True, group="record", exit_on_error=False)
+
     def action_open_policy(self) -> None:
         ws = self.workspace
         start = str(ws.suggested_path("policy-changed"))
@@ -130,12 +152,12 @@ def load_notice(inputs: PlaygroundInputs) -> NoticeScreen:
     return NoticeScreen(title, lines, footer)
 
 
-def make_app(inputs: PlaygroundInputs) -> PlaygroundApp:
-    return PlaygroundApp(inputs)
+def make_app(inputs: PlaygroundInputs, store: str | None = None) -> PlaygroundApp:
+    return PlaygroundApp(inputs, store)
 
 
-def run_app(inputs: PlaygroundInputs) -> int:
+def run_app(inputs: PlaygroundInputs, store: str | None = None) -> int:
     """Run the playground until the user quits; the exit code."""
-    app = make_app(inputs)
+    app = make_app(inputs, store)
     app.run()
     return app.return_code or 0

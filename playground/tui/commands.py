@@ -39,6 +39,7 @@ APP_ACTIONS: tuple[tuple[str, str, str], ...] = (
         (f"Export: {label}", "written atomically, never over the session", f"export('{kind}')")
         for kind, (label, _) in EXPORTS.items()
     ),
+    ("Record this replay", "keep the session's replay under this policy in the audit store (runs)", "record"),
     ("Open a policy file", "replace the policy by a YAML or JSON file", "open_policy"),
     ("Open a fence file", "replace the fence descriptors by a YAML file", "open_fences"),
     ("Toggle light / dark theme", "the playground's colours", "toggle_theme"),

@@ -1,0 +1,28 @@
+"""`pg.record()`: the notebook keeps a replay under its current policy in the audit store, as `replay
+--record` does (the same run for the same session, policy and settings)."""
+
+from __future__ import annotations
+
+from engine.policy import set_value
+from playground.cli import main
+from playground.inputs import SAMPLES_DIR
+from playground.notebook import Playground
+from playground.store import open_store
+
+SUMMARIZING = SAMPLES_DIR / "summarization_trigger.jsonl"
+
+
+def test_record_keeps_the_current_policys_run(tmp_path, capsys):
+    store = tmp_path / "runs.duckdb"
+    assert main(["replay", str(SUMMARIZING), "--record", "--store", str(store)]) == 0
+    recorded = capsys.readouterr().err.strip().splitlines()[-1].split()[2]
+    pg = Playground(SUMMARIZING, debounce=0)
+    assert pg.record(store).startswith(recorded)  # unedited: the replay's own run
+    pg.policy = set_value(pg.policy, ("summarization", "triggerThreshold"), 0.9)
+    edited = pg.record(store)
+    with open_store(store, read_only=True) as opened:
+        assert [run["run_id"][:12] for run in opened.runs()] == [edited[:12], recorded]
+        stored = opened.get(edited)
+    assert stored.policy().summarization.trigger_threshold == 0.9
+    assert stored.run["summaries_made"] == 0 and stored.run["steps"] == 13
+    pg.close()
