@@ -1,7 +1,9 @@
 """`linn-playground diff`: two runs side by side, step by step (see `playground.rundiff`). It prints.
 
 `diff A.jsonl B.jsonl` compares two recorded runs of a task; `diff SESSION --policy-a P1 --policy-b P2` one
-session under two policies; `--all` shows every aligned step, `--json` and `--html OUT` the other forms.
+session under two policies; `diff run:ID run:ID2`, or `diff run:ID --policy-b today.yaml`, stored runs
+(`--store PATH`), the latter replayed under today's policy; `--all` shows every aligned step, `--json`
+and `--html OUT` the other forms.
 Exit codes as the other commands: 0 fine, 1 a skipped line, a policy warning or a failed step, 2 nothing
 could load.
 """
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import PolicyFileError
+from engine.safe_input import InputError
 from playground.diff_html import diff_page
 from playground.diffing import RunFiles, diff_text, open_runs
 from playground.html_report import write_report
@@ -21,13 +24,17 @@ from playground.inputs import LOAD_ERRORS, PlaygroundInputs
 from playground.report import printable
 from playground.rundiff import RunDiff, diff_runs
 
+RUN_PREFIX = "run:"  # a side read from the audit store (`runs`), by its id or a prefix of it
+STORE_HINT = "pip install 'linn-playground[store]'"
+
 
 def add_diff_parser(commands: Any) -> None:
     diff = commands.add_parser(
         "diff", help="two runs side by side: wire, tokens, cost, cache breaks per step"
     )
-    diff.add_argument("a", metavar="A", help="session or transcript (run A)")
-    diff.add_argument("b", metavar="B", nargs="?", help="second session (run B); default: A again")
+    diff.add_argument("a", metavar="A", help="session or transcript (run A), or run:ID, a stored run")
+    diff.add_argument("b", metavar="B", nargs="?", help="second session or run:ID (run B); default: A again")
+    diff.add_argument("--store", metavar="PATH", help="the store run:ID is read from (see `runs`)")
     diff.add_argument("--policy", help="policy YAML/JSON for both runs (replaces each header's policy)")
     diff.add_argument("--policy-a", help="policy of run A (over --policy)")
     diff.add_argument("--policy-b", help="policy of run B (over --policy)")
@@ -48,11 +55,14 @@ def run_diff(args: Any) -> int:
         args.a, args.b, args.policy, args.policy_a, args.policy_b, args.fences, args.defaults, args.copy,
         args.conversation, args.wire, args.model, args.prices,
     )  # fmt: skip
+    stored = _StoredRuns(args.store)
     try:
-        loaded, sources = open_runs(files)
+        loaded, sources = open_runs(files, stored.inputs)
     except LOAD_ERRORS as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    finally:
+        stored.close()
     for inputs in loaded:
         if not inputs.session.messages and inputs.session.errors:
             for problem in inputs.session.errors:
@@ -74,6 +84,32 @@ def run_diff(args: Any) -> int:
             print(printable(line))
     failed = any(side is not None and side.failed for step in diff.steps for side in (step.a, step.b))
     return 1 if failed or noticed else 0
+
+
+class _StoredRuns:
+    """`run:ID` sides, read from the store (opened read-only, once, only when a side names a run)."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.store: Any = None  # a playground.store.RunStore once opened
+
+    def inputs(self, ref: str) -> PlaygroundInputs | None:
+        if not ref.startswith(RUN_PREFIX):
+            return None
+        try:
+            from playground.store import StoreError, open_store
+        except ImportError:  # duckdb: the store extra
+            raise InputError(ref, f"a stored run needs the store extra ({STORE_HINT})") from None
+        try:
+            if self.store is None:
+                self.store = open_store(self.path, read_only=True)
+            return self.store.get(ref[len(RUN_PREFIX) :]).inputs()
+        except StoreError as error:
+            raise InputError(ref, str(error)) from None
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
 
 
 def _write(out: str, diff: RunDiff, loaded: list[PlaygroundInputs]) -> bool:

@@ -7,7 +7,7 @@ the same replay the cost pane runs). A stored run will be another `playground.ru
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from engine.safe_input import InputError
 from engine.ticks import step_points
 from playground.building import BuildOptions
 from playground.costing import CostRequest, cost_rows, cost_stream, money, price_choice, price_table
-from playground.inputs import PlaygroundInputs, load_inputs
+from playground.inputs import PlaygroundInputs, load_inputs, with_policy_file
 from playground.recorded import record_of
 from playground.rundiff import (
     ALIGNMENTS,
@@ -103,17 +103,18 @@ class RunFiles:
     prices: str | Path | None = None
 
 
-def open_runs(files: RunFiles) -> tuple[list[PlaygroundInputs], tuple[ReplaySource, ReplaySource]]:
-    """Both runs loaded, and their sources. Raises `InputError` for one session with no second policy,
-    and the loaders' errors (`LOAD_ERRORS`: each names file, line and field)."""
+def open_runs(
+    files: RunFiles, stored: Callable[[str], PlaygroundInputs | None] = lambda _: None
+) -> tuple[list[PlaygroundInputs], tuple[ReplaySource, ReplaySource]]:
+    """Both runs loaded, and their sources. `stored(ref)` gives a stored run's inputs (`run:ID`), None for
+    a file. Raises `InputError` for one session with no second policy, and the loaders' errors
+    (`LOAD_ERRORS`: each names file, line and field)."""
     policy_a, policy_b = files.policy_a or files.policy, files.policy_b or files.policy
     if files.b is None and policy_a == policy_b:
         raise InputError("diff", "give a second session B, or --policy-a and --policy-b that differ")
     path_b = files.b or files.a
     sides = ((files.a, policy_a), (path_b, policy_b))
-    loaded = [
-        load_inputs(p, pol, files.fences, files.defaults, files.copy, files.conversation) for p, pol in sides
-    ]
+    loaded = [_side(files, str(ref), policy, stored) for ref, policy in sides]
     table = price_table(files.prices)
     sources = []
     for lane, inputs, (path, policy) in zip(("diff-a", "diff-b"), loaded, sides, strict=True):
@@ -121,6 +122,16 @@ def open_runs(files: RunFiles) -> tuple[list[PlaygroundInputs], tuple[ReplaySour
         label = f"{path} (policy {policy})" if policy else f"{path} (header policy)"
         sources.append(replay_source(label, lane, inputs, files.shape, price, table))
     return loaded, (sources[0], sources[1])
+
+
+def _side(
+    files: RunFiles, ref: str, policy: str | Path | None, stored: Callable[[str], PlaygroundInputs | None]
+) -> PlaygroundInputs:
+    """One side's inputs: a stored run (under another policy when one is given), else files."""
+    inputs = stored(ref)
+    if inputs is None:
+        return load_inputs(ref, policy, files.fences, files.defaults, files.copy, files.conversation)
+    return with_policy_file(inputs, policy) if policy else inputs
 
 
 def policy_sources(

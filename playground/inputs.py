@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -239,6 +239,17 @@ def load_inputs(
         copy=check_copy(copy),
         policy_warnings=warnings,
     )
+
+
+def with_policy_file(inputs: PlaygroundInputs, policy_path: str | Path) -> PlaygroundInputs:
+    """The same inputs under the policy file's policy (over its defaults profile), checked as `load_inputs`
+    checks one: e.g. a stored run replayed under today's policy."""
+    policy_file = read_policy_file(policy_path)
+    policy = effective_policy(policy_file.layer, None, defaults=inputs.defaults)
+    problems = runtime_problems(policy)
+    if problems:
+        raise _runtime_error(problems[0], policy_path, inputs.session.path)
+    return replace(inputs, policy=policy, policy_warnings=list(policy_file.warnings))
 
 
 def header_fences(data: Any, source: str = "<header>") -> FenceRegistry | None:
