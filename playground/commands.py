@@ -41,6 +41,7 @@ from playground.recorded import (
     recorded_totals,
     truths,
 )
+from playground.recording import RUN_PREFIX, StoredRuns
 from playground.report import build_json, print_build_table, print_import_report, printable
 
 
@@ -66,6 +67,18 @@ def _load(args) -> PlaygroundInputs | None:
     return inputs
 
 
+def _load_stored(args) -> PlaygroundInputs | None:
+    """A stored run (`linn-playground run:ID [--policy today.yaml] [--store PATH]`), or None (exit 2)."""
+    stored = StoredRuns(args.store)
+    try:
+        return stored.inputs(args.session, args.policy)
+    except LOAD_ERRORS as error:
+        print(f"error: {error}", file=sys.stderr)
+        return None
+    finally:
+        stored.close()
+
+
 def _input_problems(inputs: PlaygroundInputs) -> list[str]:
     """What the loaders skipped or warned about, one `file:line: field: reason` line each."""
     return [str(p) for p in inputs.session.problems]
@@ -76,7 +89,7 @@ def _policy_warnings(inputs: PlaygroundInputs) -> list[str]:
 
 
 def run_open(args) -> int:
-    inputs = _load(args)
+    inputs = _load_stored(args) if str(args.session or "").startswith(RUN_PREFIX) else _load(args)
     if inputs is None:
         return 2
     from playground.tui.app import run_app  # Textual loads only when the playground opens

@@ -16,16 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from engine import PolicyFileError
-from engine.safe_input import InputError
 from playground.diff_html import diff_page
 from playground.diffing import RunFiles, diff_text, open_runs
 from playground.html_report import write_report
 from playground.inputs import LOAD_ERRORS, PlaygroundInputs
+from playground.recording import StoredRuns
 from playground.report import printable
 from playground.rundiff import RunDiff, diff_runs
-
-RUN_PREFIX = "run:"  # a side read from the audit store (`runs`), by its id or a prefix of it
-STORE_HINT = "pip install 'linn-playground[store]'"
 
 
 def add_diff_parser(commands: Any) -> None:
@@ -55,7 +52,7 @@ def run_diff(args: Any) -> int:
         args.a, args.b, args.policy, args.policy_a, args.policy_b, args.fences, args.defaults, args.copy,
         args.conversation, args.wire, args.model, args.prices,
     )  # fmt: skip
-    stored = _StoredRuns(args.store)
+    stored = StoredRuns(args.store)
     try:
         loaded, sources = open_runs(files, stored.inputs)
     except LOAD_ERRORS as error:
@@ -84,32 +81,6 @@ def run_diff(args: Any) -> int:
             print(printable(line))
     failed = any(side is not None and side.failed for step in diff.steps for side in (step.a, step.b))
     return 1 if failed or noticed else 0
-
-
-class _StoredRuns:
-    """`run:ID` sides, read from the store (opened read-only, once, only when a side names a run)."""
-
-    def __init__(self, path: str | None) -> None:
-        self.path = path
-        self.store: Any = None  # a playground.store.RunStore once opened
-
-    def inputs(self, ref: str) -> PlaygroundInputs | None:
-        if not ref.startswith(RUN_PREFIX):
-            return None
-        try:
-            from playground.store import StoreError, open_store
-        except ImportError:  # duckdb: the store extra
-            raise InputError(ref, f"a stored run needs the store extra ({STORE_HINT})") from None
-        try:
-            if self.store is None:
-                self.store = open_store(self.path, read_only=True)
-            return self.store.get(ref[len(RUN_PREFIX) :]).inputs()
-        except StoreError as error:
-            raise InputError(ref, str(error)) from None
-
-    def close(self) -> None:
-        if self.store is not None:
-            self.store.close()
 
 
 def _write(out: str, diff: RunDiff, loaded: list[PlaygroundInputs]) -> bool:

@@ -19,7 +19,7 @@ from engine.safe_input import InputError
 from engine.ticks import step_points
 from playground.building import BuildOptions
 from playground.costing import CostRequest, cost_rows, cost_stream, money, price_choice, price_table
-from playground.inputs import PlaygroundInputs, load_inputs, with_policy_file
+from playground.inputs import PlaygroundInputs, load_inputs
 from playground.recorded import record_of
 from playground.rundiff import (
     ALIGNMENTS,
@@ -104,11 +104,11 @@ class RunFiles:
 
 
 def open_runs(
-    files: RunFiles, stored: Callable[[str], PlaygroundInputs | None] = lambda _: None
+    files: RunFiles, stored: Callable[[str, str | Path | None], PlaygroundInputs | None] = lambda *_: None
 ) -> tuple[list[PlaygroundInputs], tuple[ReplaySource, ReplaySource]]:
-    """Both runs loaded, and their sources. `stored(ref)` gives a stored run's inputs (`run:ID`), None for
-    a file. Raises `InputError` for one session with no second policy, and the loaders' errors
-    (`LOAD_ERRORS`: each names file, line and field)."""
+    """Both runs loaded, and their sources. `stored(ref, policy)` gives a stored run's inputs (`run:ID`,
+    under the policy file when given), None for a file. Raises `InputError` for one session with no second
+    policy, and the loaders' errors (`LOAD_ERRORS`: each names file, line and field)."""
     policy_a, policy_b = files.policy_a or files.policy, files.policy_b or files.policy
     if files.b is None and policy_a == policy_b:
         raise InputError("diff", "give a second session B, or --policy-a and --policy-b that differ")
@@ -125,13 +125,16 @@ def open_runs(
 
 
 def _side(
-    files: RunFiles, ref: str, policy: str | Path | None, stored: Callable[[str], PlaygroundInputs | None]
+    files: RunFiles,
+    ref: str,
+    policy: str | Path | None,
+    stored: Callable[[str, str | Path | None], PlaygroundInputs | None],
 ) -> PlaygroundInputs:
     """One side's inputs: a stored run (under another policy when one is given), else files."""
-    inputs = stored(ref)
+    inputs = stored(ref, policy)
     if inputs is None:
         return load_inputs(ref, policy, files.fences, files.defaults, files.copy, files.conversation)
-    return with_policy_file(inputs, policy) if policy else inputs
+    return inputs
 
 
 def policy_sources(

@@ -9,6 +9,7 @@ from pathlib import Path
 from engine.policy import set_value
 from playground.cli import main
 from playground.inputs import SAMPLES_DIR, load_inputs
+from playground.recording import StoredRuns
 from playground.store import open_store
 from playground.tui.app import PlaygroundApp, make_app
 from playground.tui.commands import palette_commands
@@ -65,3 +66,22 @@ def test_a_store_it_cannot_use_is_an_error_notice(tmp_path: Path) -> None:
     assert len(errors) == 2 and errors[0][2] == "error"
     assert errors[0][1].startswith(f"{store}: not a readable DuckDB store")
     assert store.read_bytes() == b"not a database\n" * 100
+
+
+def test_a_stored_run_opens_in_the_playground_as_it_was_recorded(tmp_path: Path, capsys) -> None:
+    """`linn-playground run:ID`: the run's own session, policy and fences; recording it again is the same run
+    (it replays to its id), and the edit after it a new one."""
+    store, policy = tmp_path / "runs.duckdb", tmp_path / "p.yaml"
+    policy.write_text("summarization:\n  triggerThreshold: 0.7\n", encoding="utf-8")
+    assert main(["replay", str(SUMMARIZING), "--policy", str(policy), "--record", "--store", str(store)]) == 0
+    recorded = capsys.readouterr().err.strip().splitlines()[-1].split()[2]
+    stored = StoredRuns(str(store))
+    inputs = stored.inputs(f"run:{recorded}")
+    stored.close()
+    assert inputs.policy.summarization.trigger_threshold == 0.7
+    said = record_twice(make_app(inputs, str(store)))
+    assert [n for n in said if n[0] != "record"][0] == (
+        "already recorded", f"run {recorded} in {store}", "information"
+    )
+    assert main([f"run:{recorded[:6]}0000", "--store", str(store)]) == 2  # no such run: one line, no app
+    assert capsys.readouterr().err.startswith(f"error: run:{recorded[:6]}0000: {store}: ")
