@@ -399,10 +399,10 @@ def fit_calibration(
 ) -> Calibration:
     """Fit each model's coefficient and offset on the recorded calls of these sessions (as-recorded replays
     made without a calibration). `claude-*` (a family) pools every model of one provider."""
-    pairs: dict[str, list[tuple[int, int, int, int]]] = {}  # model → (Δlocal, Δrecorded) and first calls
+    pairs: dict[str, dict[str, list[tuple[int, int]]]] = {}  # model → session → (Δlocal, Δrecorded)
     firsts: dict[str, list[tuple[int, int]]] = {}
     sums: dict[str, list[int]] = {}
-    for truths in truths_by_session.values():
+    for name, truths in truths_by_session.items():
         first: dict[tuple[str, int], StepTruth] = {}
         for truth in truths:
             if truth.recorded is None:
@@ -424,14 +424,22 @@ def fit_calibration(
                 actual - (start.recorded.usage.prompt_tokens - start.carried_reasoning),
             )
             for key in (truth.model, family(truth.model)):
-                pairs.setdefault(key, []).append((*delta, 0, 0))
+                pairs.setdefault(key, {}).setdefault(name, []).append(delta)
     models: dict[str, ModelFit] = {}
     for key, (calls, local, actual) in sums.items():
-        growth = pairs.get(key, [])
-        den = sum(dl * dl for dl, _, _, _ in growth)
-        coefficient = sum(dl * dr for dl, dr, _, _ in growth) / den if den else 1.0
+        # each session's own least-squares growth ratio, then their median: one session of large file reads
+        # (whose tokens the provider counts differently) must not set the coefficient of all the others
+        ratios = [_growth_ratio(growth) for growth in pairs.get(key, {}).values()]
+        ratios = [r for r in ratios if r is not None]
+        coefficient = statistics.median(ratios) if ratios else 1.0
         coefficient = min(max(coefficient, MIN_COEFFICIENT), MAX_COEFFICIENT)
         remainders = [a - math.ceil(coefficient * loc) for loc, a in firsts.get(key, [])]
         offset = max(0, round(statistics.median(remainders))) if remainders else 0
         models[key] = ModelFit(coefficient, offset, calls, local, actual)
     return Calibration(models, encoding, tuple(truths_by_session))
+
+
+def _growth_ratio(growth: Sequence[tuple[int, int]]) -> float | None:
+    """Δrecorded / Δlocal over one session's calls, least squares through the origin; None without growth."""
+    den = sum(dl * dl for dl, _ in growth)
+    return sum(dl * dr for dl, dr in growth) / den if den else None

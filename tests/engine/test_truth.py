@@ -362,3 +362,25 @@ def test_the_coefficient_learns_from_the_session_s_earlier_calls() -> None:
     fixed = list(iter_truth(messages, run, tokenizer=big, learn=False))
     assert [t.as_recorded_prompt for t in fixed] == [11_000, 31_000, 51_000, 71_000]
     assert abs(learnt[3].error) < abs(fixed[3].error)
+
+
+def test_the_fit_takes_the_median_of_each_session_s_growth_ratio() -> None:
+    """A long session whose text the provider counts at twice the local figure (say, big file reads) does
+    not set the coefficient of every other session: each session's ratio counts once."""
+    big = MockTokenizer(tokens_per_message=10_000)
+
+    def session(ratio: float, calls: int) -> list[AiMessage]:
+        messages = [AiMessage("u1", "user", "user_input", "go", 0)]
+        for n in range(1, calls + 1):
+            prompt = 11_000 + round(ratio * 20_000 * (n - 1))
+            messages.append(call(f"a{n}", f"c{n}", 1000 * n, used("m", prompt, 0, 0, 10)))
+            answer = {"tool_call_id": f"c{n}"}
+            messages.append(AiMessage(f"t{n}", "tool", "tool_output", "ok", 1000 * n + 1, answer))
+        return messages[:-1]
+
+    truths = {
+        name: list(iter_truth(s, recorded_run(s), tokenizer=big, learn=False))
+        for name, s in (("files", session(2.0, 6)), ("chat", session(1.0, 2)), ("code", session(1.1, 2)))
+    }
+    assert fit_calibration(truths).models["m"].coefficient == pytest.approx(1.1)
+    assert fit_calibration({"files": truths["files"]}).models["m"].coefficient == pytest.approx(2.0)
