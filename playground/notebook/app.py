@@ -67,7 +67,8 @@ QUIET = 0.3  # seconds after an edit or a step move before the step series goes 
 class Playground:
     """The playground in a notebook: `Playground("s.jsonl", policy="p.yaml", fences="f.yaml")`.
 
-    `session` is a JSONL path, a loaded `Session` or a list of messages (AiMessage or dicts). `policy`
+    `session` is a JSONL path, `run:ID` (a stored run; `store` the audit store's path), a loaded `Session`
+    or a list of messages (AiMessage or dicts). `policy`
     (a file, a ContextPolicy or a camelCase dict layer) and `fences` (a file, a registry or descriptors)
     replace the session header's. `debounce` is a delay in seconds between the last edit and the
     rebuild; 0 (the default) builds at once, inside the edit. `.policy`, `.fences`, `.result` are the
@@ -90,8 +91,9 @@ class Playground:
         summarizer: SummarizerPort | None = None,
         calibration: PathLike | None = None,
         tools: PathLike | None = None,
+        store: PathLike | None = None,
     ) -> None:
-        self.sources = open_sources(session, policy, fences, defaults)
+        self.sources = open_sources(session, policy, fences, defaults, store)
         inputs = self.sources.inputs(defaults, copy)
         setup = RecordSetup.load(calibration, tools)  # a recorded session's calibration and missing tools
         inputs.calibration, inputs.given_offset = setup.calibration, setup.given_offset

@@ -16,6 +16,7 @@ import ipywidgets as W
 
 from playground.diff_html import DIFF_STYLE, step_html, totals_html
 from playground.diffing import RunFiles, open_runs
+from playground.recording import StoredRuns
 from playground.rundiff import ALIGNMENTS, RunDiff, diff_runs
 
 PathLike = str | Path
@@ -72,8 +73,14 @@ def diff(
     fences: PathLike | None = None,
     shape: str = "openai",
     model: str | None = None,
+    store: PathLike | None = None,
 ) -> DiffView:
-    """Two runs side by side (as `linn-playground diff`); raises the loaders' errors for a bad file."""
+    """Two runs side by side (as `linn-playground diff`; `run:ID` a run of the audit store at `store`);
+    raises the loaders' errors for a bad file."""
     files = RunFiles(a, b, policy, policy_a, policy_b, fences, shape=shape, model=model)
-    _, sources = open_runs(files)
+    runs = StoredRuns(store)
+    try:
+        _, sources = open_runs(files, runs.inputs)
+    finally:
+        runs.close()
     return DiffView(diff_runs(*sources))

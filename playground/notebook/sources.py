@@ -26,6 +26,7 @@ from engine import (
     read_policy_layer,
 )
 from playground.inputs import PlaygroundInputs, header_dict, header_fences, load_inputs
+from playground.recording import RUN_PREFIX, StoredRuns
 
 __all__ = ["Sources", "open_sources"]
 
@@ -87,12 +88,17 @@ def _is_path(value: Any) -> bool:
     return isinstance(value, str | os.PathLike)
 
 
-def open_sources(session: SessionInput, policy: PolicyInput, fences: FencesInput, defaults: str) -> Sources:
-    """Resolve the Playground's arguments; raises the loaders' errors (they name file, line, field)."""
+def open_sources(
+    session: SessionInput, policy: PolicyInput, fences: FencesInput, defaults: str, store: Any = None
+) -> Sources:
+    """Resolve the Playground's arguments; raises the loaders' errors (they name file, line, field).
+    `session` may be `run:ID`, a run of the audit store (`store`: its path, None the default one)."""
     policy_file = Path(policy) if _is_path(policy) else None
     fence_file = Path(fences) if _is_path(fences) else None
     if _is_path(session):
-        inputs = load_inputs(session, policy_file, fence_file, defaults)
+        inputs = _stored(str(session), policy_file, store) or load_inputs(
+            session, policy_file, fence_file, defaults
+        )
         loaded, header = inputs.session, inputs.header
         chosen_policy, chosen_fences = inputs.policy, inputs.fences
     else:
@@ -119,6 +125,17 @@ def open_sources(session: SessionInput, policy: PolicyInput, fences: FencesInput
         fence_file,
         notes,
     )
+
+
+def _stored(session: str, policy_file: Path | None, store: Any) -> PlaygroundInputs | None:
+    """A stored run's inputs (under the policy file when given), or None when `session` names a file."""
+    if not session.startswith(RUN_PREFIX):
+        return None
+    runs = StoredRuns(store)
+    try:
+        return runs.inputs(session, policy_file)
+    finally:
+        runs.close()
 
 
 def _in_memory(messages: Sequence[AiMessage | dict[str, Any]]) -> Session:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from engine.policy import set_value
 from playground.cli import main
 from playground.inputs import SAMPLES_DIR
-from playground.notebook import Playground
+from playground.notebook import Playground, diff
 from playground.store import open_store
 
 SUMMARIZING = SAMPLES_DIR / "summarization_trigger.jsonl"
@@ -26,3 +26,19 @@ def test_record_keeps_the_current_policys_run(tmp_path, capsys):
     assert stored.policy().summarization.trigger_threshold == 0.9
     assert stored.run["summaries_made"] == 0 and stored.run["steps"] == 13
     pg.close()
+
+
+def test_a_stored_run_opens_and_diffs_against_today_s_policy(tmp_path, capsys):
+    """`Playground("run:ID", store=...)` is the run as recorded (recording it again is the same run);
+    `diff("run:ID", policy_b=...)` puts it beside today's policy, as the files' diff does."""
+    store, today = tmp_path / "runs.duckdb", tmp_path / "today.yaml"
+    today.write_text("summarization:\n  triggerThreshold: 0.9\n", encoding="utf-8")
+    assert main(["replay", str(SUMMARIZING), "--record", "--store", str(store)]) == 0
+    recorded = capsys.readouterr().err.strip().splitlines()[-1].split()[2]
+    pg = Playground(f"run:{recorded}", store=store, debounce=0)
+    assert pg.record(store).startswith(recorded)
+    pg.close()
+    stored = diff(f"run:{recorded}", policy_b=today, store=store)
+    files = diff(SUMMARIZING, policy_b=today)
+    assert [s.to_json() for s in stored.diff.steps] == [s.to_json() for s in files.diff.steps]
+    assert stored.diff.changed_steps
