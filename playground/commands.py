@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +27,11 @@ from engine import (
     to_anthropic,
     tokenizer_from_policy,
 )
+from engine.ticks import step_points
 from playground.costing import price_choice, price_table
 from playground.html_report import build_report, replay_report, steps_of, write_report
 from playground.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
+from playground.progress import INTERRUPTED, stop_between_steps, with_progress
 from playground.recorded import (
     RecordSetup,
     calibration_options,
@@ -184,13 +186,7 @@ def run_replay(args) -> int:
     for line in noticed:
         print(line, file=sys.stderr)
     if args.html:
-        series = iter_session_steps(inputs.session.messages, inputs.policy, **_replay_options(args, inputs))
-        rows, last = steps_of(series)
-        policy = policy_diff(inputs.policy, inputs.defaults)
-        page = replay_report(rows, last, title=_report_title(inputs), policy=policy)
-        if not _write_html(args.html, page, inputs):
-            return 2
-        return 1 if any("!" in row.markers for row in rows) or noticed else 0
+        return _replay_html(args, inputs, noticed)
     run = record_of(inputs)
     priced = _replay_price(args, inputs, run)
     if priced is None:
@@ -213,30 +209,64 @@ def run_replay(args) -> int:
     steps = iter_step_costs(
         inputs.session.messages, policy, tracker=tracker, truths=stream, samples=samples, **options
     )  # streamed: one step is held at a time (and the one before, for its cached prefix)
-    totals = Counter()
-    for step, cost in steps:
-        line = step.summary()
-        truth = seen[-1] if stream is not None else None
-        totals.update(
-            steps=1,
-            summariesMade=int(line["summaryMade"] is not None),
-            overBudgetSteps=int(step.result.tokens.over_budget),
-            failedSteps=int(step.result.error is not None),
-            reminderSteps=int(bool(line["reminders"])),
-        )
-        _print_step(line, cost, truth, as_json=args.json)
+    totals, interrupted = _write_steps(steps, seen if stream is not None else None, args.json,
+                                       lambda: _step_count(inputs, options))  # fmt: skip
     names = ("steps", "summariesMade", "overBudgetSteps", "reminderSteps", "failedSteps")
     session_totals = tracker.totals()
     summary = {name: totals[name] for name in names} | session_totals.to_json()
     if run:
         summary |= recorded_totals(run, table, session_totals)
+    if interrupted:  # the totals of the steps written, said to be partial
+        summary["interrupted"] = True
+        print(f"replay: interrupted after step {totals['steps']}; every record written is whole",
+              file=sys.stderr)  # fmt: skip
     if args.json:
         print(json.dumps({"totals": summary}, ensure_ascii=False))
     else:
         print("totals: " + ", ".join(f"{name} {value}" for name, value in summary.items()))
     for problem in run.problems:
         print(f"warning: {inputs.session.path}: {problem}", file=sys.stderr)
+    if interrupted:
+        return INTERRUPTED
     return 1 if totals["failedSteps"] or noticed else 0
+
+
+def _replay_html(args, inputs: PlaygroundInputs, noticed: list[str]) -> int:
+    series = iter_session_steps(inputs.session.messages, inputs.policy, **_replay_options(args, inputs))
+    rows, last = steps_of(series)
+    policy = policy_diff(inputs.policy, inputs.defaults)
+    page = replay_report(rows, last, title=_report_title(inputs), policy=policy)
+    if not _write_html(args.html, page, inputs):
+        return 2
+    return 1 if any("!" in row.markers for row in rows) or noticed else 0
+
+
+def _write_steps(
+    steps: Iterator[tuple[Any, Any]], seen: list[StepTruth] | None, as_json: bool, count: Callable[[], int]
+) -> tuple[Counter, bool]:
+    """Print each step as it is made (a progress bar on a terminal) and count them; whether Ctrl-C stopped
+    the loop (between two steps: every record written is whole)."""
+    totals: Counter = Counter()
+    with stop_between_steps() as stop:
+        for step, cost in with_progress(steps, count, "replay"):
+            line = step.summary()
+            totals.update(
+                steps=1,
+                summariesMade=int(line["summaryMade"] is not None),
+                overBudgetSteps=int(step.result.tokens.over_budget),
+                failedSteps=int(step.result.error is not None),
+                reminderSteps=int(bool(line["reminders"])),
+            )
+            _print_step(line, cost, seen[-1] if seen is not None else None, as_json=as_json)
+            if stop.requested:
+                break
+    return totals, stop.requested
+
+
+def _step_count(inputs: PlaygroundInputs, options: dict[str, Any]) -> int:
+    """The replay's step count, for its progress bar (counted only when a bar shows)."""
+    names = {k: v for k, v in options.items() if k == "checkpoint_tool_name" and v is not None}
+    return len(step_points(inputs.session.messages, **names))
 
 
 def _print_step(line: dict[str, Any], cost: Any, truth: StepTruth | None, *, as_json: bool) -> None:
