@@ -8,7 +8,7 @@ tiktoken encoding of every message content once for scale (median of 5 passes, t
 right before the replay, so a change of the shared machine's speed falls on both), their ratio, the peak
 RSS, and the milliseconds per step of the first and the last 100 steps (flat when a step's cost does not
 depend on how long the session already is). `default` is the default policy; `tight` a 16k budget that
-summarizes often.
+summarizes often. The cyclic collector is paced as the `replay` command paces it (`paced_collection`).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from bench_build import make_session  # noqa: E402
 from engine.policy import define_context_policy  # noqa: E402
 from engine.replay import iter_session_steps  # noqa: E402
 from engine.tokens import DefaultTokenizer, load_encoding  # noqa: E402
+from playground.progress import paced_collection  # noqa: E402
 
 POLICIES = {
     "default": {},
@@ -64,7 +65,8 @@ def one(policy_name: str, size: int, clock) -> dict[str, float]:
     times: list[float] = []
     summaries = 0
     start = last = clock()
-    for step in iter_session_steps(session, policy, tokenizer=DefaultTokenizer(), detail=False):
+    steps = iter_session_steps(session, policy, tokenizer=DefaultTokenizer(), detail=False)
+    for step in paced_collection(steps):  # the collector paced as `replay` paces it
         now = clock()
         times.append(now - last)
         last = now

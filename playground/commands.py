@@ -31,7 +31,7 @@ from engine.ticks import step_points
 from playground.costing import price_choice, price_table
 from playground.html_report import build_report, replay_report, steps_of, write_report
 from playground.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
-from playground.progress import INTERRUPTED, stop_between_steps, with_progress
+from playground.progress import INTERRUPTED, paced_collection, stop_between_steps, with_progress
 from playground.recorded import (
     RecordSetup,
     calibration_options,
@@ -248,7 +248,7 @@ def _write_steps(
     the loop (between two steps: every record written is whole)."""
     totals: Counter = Counter()
     with stop_between_steps() as stop:
-        for step, cost in with_progress(steps, count, "replay"):
+        for step, cost in with_progress(paced_collection(steps), count, "replay"):
             line = step.summary()
             totals.update(
                 steps=1,
