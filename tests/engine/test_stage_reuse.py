@@ -337,3 +337,24 @@ def test_purification_appending_to_another_lanes_lists_leaves_that_lanes_next_ru
         assert _shape(purified) == _shape(_fresh(purification_stage.purify_history, entries)), lane
         removed.append([o for r in purified.removals for o in r.origins])
     assert removed == [[1], [1, 4], [1], [1, 5]]
+
+
+def test_a_new_summary_folding_the_old_one_in_keeps_a_message_sharing_its_id():
+    """The new summary replaces all the old one did, so what left stays out, except a message under the
+    new summary's own id: a message never leaves for a summary of its own id."""
+    first = {"messageType": "summary", "replacedMessageIds": ["m1"], "summarySeq": 1}
+    second = {"messageType": "summary", "replacedMessageIds": ["m1", "s1", "m2"], "summarySeq": 2}
+    history = [
+        AiMessage("sys", "system", "system_prompt", "agent", 0),
+        AiMessage("m1", "user", "user_input", "ask", 1),
+        AiMessage("s1", "system", "history_summary", "summary", 2, first),
+        AiMessage("m2", "assistant", "final_answer", "done", 3),
+        AiMessage("m1", "system", "history_summary", "summary again", 4, second),
+    ]
+    STAGE_CACHE.clear()
+    purification_stage._LAST.clear()
+    for end in range(1, len(history) + 1):
+        entries = STAGE_CACHE.entries(history[:end])
+        purified = purification_stage.purify_history(entries)
+        assert _shape(purified) == _shape(_fresh(purification_stage.purify_history, entries)), end
+    assert [e.message.content for e in purified.entries] == ["agent", "ask", "summary again"]
