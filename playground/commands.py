@@ -24,10 +24,10 @@ from engine import (
     iter_session_steps,
     iter_step_costs,
     policy_diff,
+    step_points,
     to_anthropic,
     tokenizer_from_policy,
 )
-from engine.ticks import step_points
 from playground.costing import price_choice, price_table
 from playground.html_report import build_report, replay_report, steps_of, write_report
 from playground.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
