@@ -179,7 +179,7 @@ def _walk(entries: list[Entry], start: int, replaced: frozenset[str], summary_id
 
 
 def _refolded(lists: _Lists, entries: list[Entry], replaced: frozenset[str], summary_id: str) -> bool:
-    """Turn `lists` (copies, made under a summary whose replaced ids all are in `replaced`) into the new
+    """Turn `lists` (carried from a run under a summary whose replaced ids all are in `replaced`) into the new
     summary's: what left stays out, what stayed is looked at again. False when an entry that left is the
     new summary (it stays under its own summary): the caller then looks at every entry."""
     if summary_id in lists.removed_ids:
@@ -191,8 +191,13 @@ def _refolded(lists: _Lists, entries: list[Entry], replaced: frozenset[str], sum
     leaving = set(newly)
     lists.out = [e for p, e in zip(lists.kept_at, lists.out, strict=True) if p not in leaving]
     lists.kept_at = [p for p in lists.kept_at if p not in leaving]
-    lists.removed_at = sorted(lists.removed_at + newly)  # two sorted runs: merged in C
-    lists.removed_ids = [entries[p].message.id for p in lists.removed_at]
-    lists.origins = [o for p in lists.removed_at for o in entries[p].origins]
-    lists.origin_ends = list(accumulate(len(entries[p].origins) for p in lists.removed_at))
+    if lists.removed_at and newly[0] < lists.removed_at[-1]:  # some leave between those that left
+        newly = sorted(lists.removed_at + newly)  # two sorted runs: merged in C; all made again
+        lists.removed_at, lists.removed_ids, lists.origins, lists.origin_ends = [], [], [], []
+    # new lists (the carried ones may be the last run's own): copied in C, the new part made here
+    lists.removed_at = lists.removed_at + newly
+    lists.removed_ids = lists.removed_ids + [entries[p].message.id for p in newly]
+    ends = accumulate((len(entries[p].origins) for p in newly), initial=len(lists.origins))
+    lists.origin_ends = lists.origin_ends + list(ends)[1:]
+    lists.origins = lists.origins + [o for p in newly for o in entries[p].origins]
     return True

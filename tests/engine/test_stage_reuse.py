@@ -358,3 +358,23 @@ def test_a_new_summary_folding_the_old_one_in_keeps_a_message_sharing_its_id():
         purified = purification_stage.purify_history(entries)
         assert _shape(purified) == _shape(_fresh(purification_stage.purify_history, entries)), end
     assert [e.message.content for e in purified.entries] == ["agent", "ask", "summary again"]
+
+
+def test_a_new_summary_taking_out_a_message_before_those_already_out_lists_them_in_history_order():
+    first = {"messageType": "summary", "replacedMessageIds": ["m2"], "summarySeq": 1}
+    second = {"messageType": "summary", "replacedMessageIds": ["m1", "m2", "s1", "m3"], "summarySeq": 2}
+    history = [
+        AiMessage("sys", "system", "system_prompt", "agent", 0),
+        AiMessage("m1", "user", "user_input", "ask", 1),
+        AiMessage("m2", "assistant", "final_answer", "done", 2),
+        AiMessage("s1", "system", "history_summary", "summary", 3, first),
+        AiMessage("m3", "user", "user_input", "next", 4),
+        AiMessage("s2", "system", "history_summary", "summary again", 5, second),
+    ]
+    STAGE_CACHE.clear()
+    purification_stage._LAST.clear()
+    for end in range(1, len(history) + 1):
+        entries = STAGE_CACHE.entries(history[:end])
+        purified = purification_stage.purify_history(entries)
+        assert _shape(purified) == _shape(_fresh(purification_stage.purify_history, entries)), end
+    assert purified.events[0].message_ids == ("m1", "m2", "s1", "m3")
