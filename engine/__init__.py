@@ -81,7 +81,7 @@ from engine.result import (
 from engine.safe_input import InputError, LoadProblem
 from engine.session import Session, SessionLoadError, SessionSaveError, load_session, save_session
 from engine.summarizer import FailingSummarizer, FixedSummarizer, OfflineSummarizer, SummarizerPort
-from engine.ticks import StepPoint
+from engine.ticks import StepPoint, step_points
 from engine.tokens import DefaultTokenizer, MockTokenizer, TokenizerPort, tokenizer_from_policy
 from engine.truth import AS_RECORDED, Calibration, ModelFit, StepTruth, iter_truth, load_calibration
 from engine.usage import RecordedUsage
@@ -191,6 +191,7 @@ __all__ = [
     "run_all",
     "save_session",
     "session_cost",
+    "step_points",
     "to_anthropic",
     "tokenizer_from_policy",
     "value_range",

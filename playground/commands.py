@@ -6,7 +6,7 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from engine import (
     iter_session_steps,
     iter_step_costs,
     policy_diff,
+    step_points,
     to_anthropic,
     tokenizer_from_policy,
 )
@@ -33,6 +34,7 @@ from playground.costing import price_choice, price_table
 from playground.explain import ordinary_warnings
 from playground.html_report import build_report, replay_report, steps_of, write_report
 from playground.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
+from playground.progress import INTERRUPTED, paced_collection, stop_between_steps, with_progress
 from playground.recorded import (
     RecordSetup,
     calibration_options,
@@ -208,13 +210,7 @@ def run_replay(args) -> int:
     for line in noticed:
         print(line, file=sys.stderr)
     if args.html:
-        series = iter_session_steps(inputs.session.messages, inputs.policy, **_replay_options(args, inputs))
-        rows, last = steps_of(series)
-        policy = policy_diff(inputs.policy, inputs.defaults)
-        page = replay_report(rows, last, title=_report_title(inputs), policy=policy)
-        if not _write_html(args.html, page, inputs):
-            return 2
-        return 1 if any("!" in row.markers for row in rows) or noticed else 0
+        return _replay_html(args, inputs, noticed)
     run = record_of(inputs)
     priced = _replay_price(args, inputs, run)
     if priced is None:
@@ -237,41 +233,80 @@ def run_replay(args) -> int:
     steps = iter_step_costs(
         inputs.session.messages, policy, tracker=tracker, truths=stream, samples=samples, **options
     )  # streamed: one step is held at a time (and the one before, for its cached prefix)
-    totals = Counter()
     capture = runs_commands.replay_capture(args, inputs, policy, table, options) if args.record else None
-    for step, cost in steps:
-        line = step.summary()
-        if capture is not None:
-            capture.add(step, cost, line)
-        truth = seen[-1] if stream is not None else None
-        totals.update(
-            steps=1,
-            summariesMade=int(line["summaryMade"] is not None),
-            overBudgetSteps=int(step.result.tokens.over_budget),
-            failedSteps=int(step.result.error is not None),
-            reminderSteps=int(bool(line["reminders"])),
-        )
-        _print_step(line, cost, truth, as_json=args.json)
+    totals, interrupted = _write_steps(steps, seen if stream is not None else None, args.json,
+                                       lambda: _step_count(inputs, options), capture)  # fmt: skip
     names = ("steps", "summariesMade", "overBudgetSteps", "reminderSteps", "failedSteps")
     session_totals = tracker.totals()
     summary = {name: totals[name] for name in names} | session_totals.to_json()
     if run:
         summary |= recorded_totals(run, table, session_totals)
+    if interrupted:  # the totals of the steps written, said to be partial
+        summary["interrupted"] = True
+        print(f"replay: interrupted after step {totals['steps']}; every record written is whole",
+              file=sys.stderr)  # fmt: skip
     if args.json:
         print(json.dumps({"totals": summary}, ensure_ascii=False))
     else:
         print("totals: " + ", ".join(f"{name} {value}" for name, value in summary.items()))
-    return _replay_end(args, inputs, run, capture, summary, failed=bool(totals["failedSteps"] or noticed))
+    failed = bool(totals["failedSteps"] or noticed)
+    return _replay_end(args, inputs, run, capture, summary, failed=failed, interrupted=interrupted)
 
 
 def _replay_end(args, inputs: PlaygroundInputs, run: RecordedRun, capture: Any, summary: dict[str, Any],
-                *, failed: bool) -> int:  # fmt: skip
-    """The record's warnings, the run recorded (`--record`), the exit code."""
+                *, failed: bool, interrupted: bool) -> int:  # fmt: skip
+    """The record's warnings, the run recorded (`--record`; not a run Ctrl-C cut short), the exit code."""
     for problem in run.problems:
         print(f"warning: {inputs.session.path}: {problem}", file=sys.stderr)
+    if interrupted:  # a partial run is not the run: nothing recorded
+        return INTERRUPTED
     if capture is not None and not runs_commands.record_runs(args.store, [capture.finish(summary)]):
         return 1
     return 1 if failed else 0
+
+
+def _replay_html(args, inputs: PlaygroundInputs, noticed: list[str]) -> int:
+    series = iter_session_steps(inputs.session.messages, inputs.policy, **_replay_options(args, inputs))
+    rows, last = steps_of(series)
+    policy = policy_diff(inputs.policy, inputs.defaults)
+    page = replay_report(rows, last, title=_report_title(inputs), policy=policy)
+    if not _write_html(args.html, page, inputs):
+        return 2
+    return 1 if any("!" in row.markers for row in rows) or noticed else 0
+
+
+def _write_steps(
+    steps: Iterator[tuple[Any, Any]],
+    seen: list[StepTruth] | None,
+    as_json: bool,
+    count: Callable[[], int],
+    capture: Any = None,
+) -> tuple[Counter, bool]:
+    """Print each step as it is made (a progress bar on a terminal), count them and hand each to `capture`
+    (`--record`); whether Ctrl-C stopped the loop (between two steps: every record written is whole)."""
+    totals: Counter = Counter()
+    with stop_between_steps() as stop:
+        for step, cost in with_progress(paced_collection(steps), count, "replay"):
+            line = step.summary()
+            if capture is not None:
+                capture.add(step, cost, line)
+            totals.update(
+                steps=1,
+                summariesMade=int(line["summaryMade"] is not None),
+                overBudgetSteps=int(step.result.tokens.over_budget),
+                failedSteps=int(step.result.error is not None),
+                reminderSteps=int(bool(line["reminders"])),
+            )
+            _print_step(line, cost, seen[-1] if seen is not None else None, as_json=as_json)
+            if stop.requested:
+                break
+    return totals, stop.requested
+
+
+def _step_count(inputs: PlaygroundInputs, options: dict[str, Any]) -> int:
+    """The replay's step count, for its progress bar (counted only when a bar shows)."""
+    names = {k: v for k, v in options.items() if k == "checkpoint_tool_name" and v is not None}
+    return len(step_points(inputs.session.messages, **names))
 
 
 def _print_step(line: dict[str, Any], cost: Any, truth: StepTruth | None, *, as_json: bool) -> None:

@@ -120,6 +120,7 @@ class Workspace:
         # Summaries the replayed steps made under the current inputs, and how many steps that covers
         self.summaries: list[Persisted] = []
         self.summaries_through = 0
+        self._summaries_from: tuple[tuple[AiMessage, ...], BuildOptions, ContextPolicy] | None = None
         self._shown_complete = True  # whether the last step build had every earlier step's summaries
         self._shown_summaries: list[Persisted] = []  # the ones it had
         self._changed: tuple[ContextPolicy | None, str, set[Path_]] = (None, "", set())  # see `changed`
@@ -184,8 +185,9 @@ class Workspace:
         """The build of the current step, with the summaries the steps before it made (as far as the
         series has replayed them: `summaries_complete` says whether that reached this step)."""
         self.generation += 1
-        if policy_changed:
+        if policy_changed and not self._summaries_hold():
             self.summaries, self.summaries_through = [], 0
+        self._summaries_from = (tuple(self._messages), self.options, self.policy)
         messages, tick, complete = tuple(self._messages), None, True
         if self.step is not None:
             point = self.points[self.step - 1]
@@ -207,11 +209,23 @@ class Workspace:
     def record_series(self, steps_done: int, summaries: list[Persisted]) -> str:
         """The series has replayed `steps_done` steps. Returns "rebuild" when the current step's build
         lacked summaries it now has, "complete" when it turns out to have had them all, else ""."""
-        self.summaries, self.summaries_through = list(summaries), steps_done
+        if steps_done >= self.summaries_through:  # summaries kept across an edit are known further on
+            self.summaries, self.summaries_through = list(summaries), steps_done
         if self._shown_complete or self.step is None or steps_done < self.step - 1:
             return ""
         self._shown_complete = True
         return "rebuild" if self._summaries_before(self.step) != self._shown_summaries else "complete"
+
+    def _summaries_hold(self) -> bool:
+        """Whether the summaries the series persisted hold for the current inputs: the same messages and
+        build options, and a policy that differs at most in its reminders (appended to the wire after
+        summarization: a reminder-only edit changes no summary). The step builds then stay complete and
+        the series finds the same summaries again."""
+        if self._summaries_from is None:
+            return False
+        messages, options, policy = self._summaries_from
+        alike = policy.model_copy(update={"system_reminder": self.policy.system_reminder}) == self.policy
+        return alike and options is self.options and messages == tuple(self._messages)
 
     def _summaries_before(self, step: int | None) -> list[Persisted]:
         if step is None:

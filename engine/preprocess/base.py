@@ -49,15 +49,28 @@ def starts_with(items: Sequence[object], prefix: Sequence[object]) -> bool:
     """`items` begins with `prefix`, item by item the same object or an equal one. List equality is
     checked in C, identity first (ten times faster than an identity scan in Python); an equal item is as
     good as the same one, since a stage's output depends only on its input's values."""
-    return len(prefix) <= len(items) and list(prefix) == list(items[: len(prefix)])
+    size = len(prefix)
+    return size <= len(items) and _as_list(items[:size]) == _as_list(prefix)
+
+
+def _as_list(items: Sequence[object]) -> list[object]:
+    return items if type(items) is list else list(items)
+
+
+_CHUNK = 256  # items compared in C at a time when looking for where two lists part
 
 
 def common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
-    """How many items `a` and `b` share at the start (the same object, or an equal one: `starts_with`)."""
+    """How many items `a` and `b` share at the start (the same object, or an equal one: `starts_with`).
+    Compared a chunk at a time in C; only the chunk where they part is walked in Python."""
     if starts_with(b, a):  # the usual case in a replay: `b` is `a` and more
         return len(a)
-    same = [x is y or x == y for x, y in zip(a, b, strict=False)]
-    return same.index(False) if False in same else len(same)
+    size = min(len(a), len(b))
+    for low in range(0, size, _CHUNK):
+        high = min(low + _CHUNK, size)
+        if _as_list(a[low:high]) != _as_list(b[low:high]):
+            return next(i for i in range(low, high) if not (a[i] is b[i] or a[i] == b[i]))
+    return size
 
 
 def messages_of(entries: list[Entry]) -> list[AiMessage]:

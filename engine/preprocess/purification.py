@@ -3,12 +3,16 @@
 
 A replay's next step gives this stage the previous step's list with a few entries more (the stages before it
 hand on the very same entry objects), so the last run is kept: the part of the list it saw is not looked at
-again when the latest summary is the same.
+again when the latest summary is the same, and the run appends to the last run's lists instead of copying
+them. A new summary that replaces everything the last one did (it folds the old one in) only looks again at
+what the last one kept. So no step walks the whole history in Python.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
+from itertools import accumulate
 
 from engine.lanes import LaneLists
 from engine.messages import AiMessage
@@ -24,32 +28,24 @@ def _seq(message: AiMessage) -> int | float:
     return seq if isinstance(seq, (int, float)) and not isinstance(seq, bool) else -1
 
 
-def _latest_summary(entries: list[Entry], start: int, best: int | None) -> int | None:
-    """The index of the summary with the highest `summarySeq` (the first wins a tie), given the best
-    among `entries[:start]` (None: there is none)."""
-    best_seq = _seq(entries[best].message) if best is not None else None
-    for index in range(start, len(entries)):
-        message = entries[index].message
-        if message.type != "history_summary":
-            continue
-        seq = _seq(message)
-        if best_seq is None or seq > best_seq:
-            best, best_seq = index, seq
-    return best
-
-
 @dataclass(frozen=True, slots=True)
 class _Run:
-    """One run of the stage: its input, the latest summary's index, and what left the list."""
+    """One run of the stage: its input, the latest summary's index, and what left the list. The position
+    lists, ids and origins may be longer than this run's own: the run after it, on a list that extends
+    this one, appends to them instead of copying them (`_carried` reads only this run's part)."""
 
     entries: list[Entry]
     summary: int | None
     replaced: frozenset[str]  # the summary's replacedMessageIds
-    stays: list[bool]  # per input entry (empty when no summary replaced anything)
-    out: list[Entry]
-    removed: list[Entry]
-    removed_ids: list[str]
-    removals: list[Removal]
+    kept: int  # how many entries stay
+    out: list[Entry]  # the entries that stay (`entries` itself when none left)
+    kept_at: list[int]  # their positions (empty when no summary replaced anything)
+    removed_at: list[int]  # the positions of the entries that left, in order
+    removed_ids: list[str]  # their message ids
+    origins: list[int]  # their session indices, entry after entry
+    origin_ends: list[int]  # per entry that left: len(origins) up to it
+    summaries: list[int]  # the summaries' indices in `entries`
+    best: list[int]  # per summary, the latest summary's index up to it
 
 
 _LAST: LaneLists[_Run] = LaneLists(1)  # the last run, per memory lane (`engine.lanes`)
@@ -58,55 +54,150 @@ _LAST: LaneLists[_Run] = LaneLists(1)  # the last run, per memory lane (`engine.
 def purify_history(entries: list[Entry]) -> StageOutput:
     last = _LAST.newest()
     seen = common_prefix(last.entries, entries) if last is not None else 0
-    if last is None or (last.summary is not None and last.summary >= seen):
-        best = _latest_summary(entries, 0, None)
-    else:  # the last run's latest summary (or its having none) holds for the part both lists share
-        best = _latest_summary(entries, seen, last.summary)
-    reusable = last is not None and best is not None and best == last.summary and best < seen
-    run = _purify(entries, best, last if reusable else None, seen)
+    summaries, best_at = _summaries(entries, seen, last)
+    best = best_at[-1] if best_at else None
+    run = _purify(entries, best, last, seen, summaries, best_at)
     _LAST.add(run)
-    if not run.removed or run.summary is None:
+    gone = len(entries) - run.kept
+    if not gone or run.summary is None:
         return StageOutput.unchanged(entries)
     summary_id = entries[run.summary].message.id
     event = Event(
         kind="purification",
-        title=f"purification: {len(run.removed)} message(s) already covered by summary {summary_id}",
-        message_ids=tuple(run.removed_ids),
+        title=f"purification: {gone} message(s) already covered by summary {summary_id}",
+        message_ids=tuple(run.removed_ids[:gone]),
         data={"summaryId": summary_id},
     )
-    return StageOutput(run.out, STRATEGY, list(run.removals), [event])
+    # One removal carries every session index that left: they all left for the same summary.
+    removal = Removal(tuple(run.origins[: run.origin_ends[gone - 1]]), STRATEGY, summary_id)
+    return StageOutput(run.out, STRATEGY, [removal], [event])
 
 
-def _purify(entries: list[Entry], best: int | None, last: _Run | None, seen: int) -> _Run:
-    """The run for `entries`, reusing `last` (a run with the same latest summary) for `entries[:seen]`."""
+def _summaries(entries: list[Entry], start: int, last: _Run | None) -> tuple[list[int], list[int]]:
+    """The indices of the summaries in `entries` and, for each, the index of the latest summary (highest
+    `summarySeq`, the first wins a tie) up to it, carried from `last` for `entries[:start]`."""
+    if last is None:
+        at, best = [], []
+    else:
+        kept = bisect_left(last.summaries, start)
+        at, best = last.summaries[:kept], last.best[:kept]
+    for index in range(start, len(entries)):
+        message = entries[index].message
+        if message.type != "history_summary":
+            continue
+        if not best or _seq(message) > _seq(entries[best[-1]].message):
+            best.append(index)
+        else:
+            best.append(best[-1])
+        at.append(index)
+    return at, best
+
+
+class _Lists:
+    """The lists a run fills: what stays (entries, positions) and what leaves (positions, ids, origins)."""
+
+    __slots__ = ("out", "kept_at", "removed_at", "removed_ids", "origins", "origin_ends")
+
+    def __init__(self, out=None, kept_at=None, removed_at=None, removed_ids=None, origins=None, ends=None):
+        self.out: list[Entry] = out if out is not None else []
+        self.kept_at: list[int] = kept_at if kept_at is not None else []
+        self.removed_at: list[int] = removed_at if removed_at is not None else []
+        self.removed_ids: list[str] = removed_ids if removed_ids is not None else []
+        self.origins: list[int] = origins if origins is not None else []
+        self.origin_ends: list[int] = ends if ends is not None else []
+
+
+def _carried(last: _Run, seen: int) -> _Lists:
+    """`last`'s lists for `entries[:seen]`: its own, to append to, when the new list extends its whole list
+    and no later run has appended to them (the usual replay step: no copy of the history's length), else
+    copies cut at `seen`."""
+    own_gone = len(last.entries) - last.kept
+    out = last.out[: bisect_left(last.kept_at, seen, hi=last.kept)]
+    if seen == len(last.entries) and len(last.kept_at) == last.kept and len(last.removed_at) == own_gone:
+        return _Lists(out, last.kept_at, last.removed_at, last.removed_ids, last.origins, last.origin_ends)
+    kept, gone = len(out), bisect_left(last.removed_at, seen, hi=own_gone)
+    origins = last.origins[: last.origin_ends[gone - 1]] if gone else []
+    return _Lists(out, last.kept_at[:kept], last.removed_at[:gone], last.removed_ids[:gone], origins,
+                  last.origin_ends[:gone])  # fmt: skip
+
+
+def _purify(
+    entries: list[Entry],
+    best: int | None,
+    last: _Run | None,
+    seen: int,
+    summaries: list[int],
+    best_at: list[int],
+) -> _Run:
+    """The run for `entries`, reusing `last` for `entries[:seen]` when its summary is the same message or
+    one the new summary folds in (it replaces all the old one did)."""
     summary = entries[best].message if best is not None else None
-    if last is not None:
+    held = _summary_of(last)
+    if summary is not None and summary is held:
         replaced = last.replaced
     else:
         replaced = frozenset(summary.meta("replacedMessageIds") or []) if summary is not None else frozenset()
     if summary is None or not replaced:
-        return _Run(entries, best, replaced, [], entries, [], [], [])
-    start = 0
-    stays: list[bool] = []
-    out: list[Entry] = []
-    removed: list[Entry] = []
-    removed_ids: list[str] = []
-    removals: list[Removal] = []
-    if last is not None and last.stays:
-        start, stays = seen, last.stays[:seen]
-        kept = sum(stays)
-        out, removed = last.out[:kept], last.removed[: seen - kept]
-        removed_ids, removals = last.removed_ids[: seen - kept], last.removals[: seen - kept]
-    for entry in entries[start:]:
+        return _Run(entries, best, replaced, len(entries), entries, [], [], [], [], [], summaries, best_at)
+    lists, start = _Lists(), 0
+    if held is not None and last.replaced and (summary is held or last.replaced <= replaced):
+        lists, start = _carried(last, seen), seen
+        if summary is not held and not _refolded(lists, entries, replaced, summary.id):
+            lists, start = _Lists(), 0  # an entry the old summary removed is the new one: look at all
+    _walk(entries, start, replaced, summary.id, lists)
+    kept = len(lists.out)
+    out = lists.out if kept != len(entries) else entries
+    return _Run(entries, best, replaced, kept, out, lists.kept_at, lists.removed_at, lists.removed_ids,
+                lists.origins, lists.origin_ends, summaries, best_at)  # fmt: skip
+
+
+def _summary_of(run: _Run | None) -> AiMessage | None:
+    """The summary message `run` purified under, if any."""
+    return run.entries[run.summary].message if run is not None and run.summary is not None else None
+
+
+def _covered(message: AiMessage, replaced: frozenset[str]) -> bool:
+    sources = message.metadata.get("replacementSourceIds") if message.metadata else None
+    return message.id in replaced or (isinstance(sources, list) and not replaced.isdisjoint(sources))
+
+
+def _walk(entries: list[Entry], start: int, replaced: frozenset[str], summary_id: str, lists: _Lists) -> None:
+    """Decide `entries[start:]`, appending to `lists`."""
+    out, kept_at, removed_at, removed_ids = lists.out, lists.kept_at, lists.removed_at, lists.removed_ids
+    origins, ends = lists.origins, lists.origin_ends
+    for index in range(start, len(entries)):
+        entry = entries[index]
         message = entry.message
-        sources = message.metadata.get("replacementSourceIds") if message.metadata else None
-        covered = message.id in replaced or (isinstance(sources, list) and not replaced.isdisjoint(sources))
-        if covered and message.id != summary.id:
-            removed.append(entry)
+        if message.id != summary_id and _covered(message, replaced):
+            removed_at.append(index)
             removed_ids.append(message.id)
-            removals.append(Removal(entry.origins, STRATEGY, summary.id))
-            stays.append(False)
+            origins.extend(entry.origins)
+            ends.append(len(origins))
         else:
             out.append(entry)
-            stays.append(True)
-    return _Run(entries, best, replaced, stays, out if removed else entries, removed, removed_ids, removals)
+            kept_at.append(index)
+
+
+def _refolded(lists: _Lists, entries: list[Entry], replaced: frozenset[str], summary_id: str) -> bool:
+    """Turn `lists` (carried from a run under a summary whose replaced ids all are in `replaced`) into the new
+    summary's: what left stays out, what stayed is looked at again. False when an entry that left is the
+    new summary (it stays under its own summary): the caller then looks at every entry."""
+    if summary_id in lists.removed_ids:
+        return False
+    newly = [p for p, e in zip(lists.kept_at, lists.out, strict=True) if e.message.id != summary_id
+             and _covered(e.message, replaced)]  # fmt: skip
+    if not newly:
+        return True
+    leaving = set(newly)
+    lists.out = [e for p, e in zip(lists.kept_at, lists.out, strict=True) if p not in leaving]
+    lists.kept_at = [p for p in lists.kept_at if p not in leaving]
+    if lists.removed_at and newly[0] < lists.removed_at[-1]:  # some leave between those that left
+        newly = sorted(lists.removed_at + newly)  # two sorted runs: merged in C; all made again
+        lists.removed_at, lists.removed_ids, lists.origins, lists.origin_ends = [], [], [], []
+    # new lists (the carried ones may be the last run's own): copied in C, the new part made here
+    lists.removed_at = lists.removed_at + newly
+    lists.removed_ids = lists.removed_ids + [entries[p].message.id for p in newly]
+    ends = accumulate((len(entries[p].origins) for p in newly), initial=len(lists.origins))
+    lists.origin_ends = lists.origin_ends + list(ends)[1:]
+    lists.origins = lists.origins + [o for p in newly for o in entries[p].origins]
+    return True

@@ -107,8 +107,7 @@ def _extended(
     if not groups:
         return _Plan(prefix, plan.key, scan, entries=prefix)
     kept, selected = _select_kept(groups, tool_history)
-    kept_ids = {id(k) for k in kept}
-    removed = [g for g in groups if id(g) not in kept_ids]
+    removed = _removed(groups, kept)
     if not removed:
         return _Plan(prefix, plan.key, scan, entries=prefix)
     # Keep the first `same` removed groups' output; redo from the first group whose fate changed.
@@ -171,11 +170,11 @@ def _select_kept(groups: list[ToolGroup], tool_history: Any) -> tuple[list[ToolG
     strategy = tool_history.strategy
     if strategy == "none":
         kept = list(groups)
-    elif strategy == "per-run":
-        newest_run = max(g.run_ordinal for g in groups)
+    elif strategy == "per-run":  # run ordinals never decrease along the groups (a scan counts user inputs)
+        newest_run = groups[-1].run_ordinal
         runs = tool_history.keep_latest_runs
         floor_ordinal = max(0, newest_run - runs + 1)
-        kept = [g for g in groups if g.run_ordinal >= floor_ordinal] if runs > 0 else []
+        kept = groups[bisect_left(groups, floor_ordinal, key=lambda g: g.run_ordinal) :] if runs > 0 else []
     else:  # per-pair
         plain = [g for g in groups if not g.is_checkpoint]
         count = tool_history.keep_latest_tool_pairs
@@ -194,6 +193,16 @@ def _select_kept(groups: list[ToolGroup], tool_history: Any) -> tuple[list[ToolG
             provider_name=PROVIDER_NAME,
         )
     return _keep_latest(kept, checkpoint, cap), len(kept)
+
+
+def _removed(groups: list[ToolGroup], kept: list[ToolGroup]) -> list[ToolGroup]:
+    """The groups not kept, in order: the groups before the kept ones when those are the latest in order
+    (the usual selection, read without a walk over every group)."""
+    cut = len(groups) - len(kept)
+    if cut >= 0 and all(a is b for a, b in zip(kept, groups[cut:], strict=True)):
+        return groups[:cut]
+    kept_ids = {id(k) for k in kept}
+    return [g for g in groups if id(g) not in kept_ids]
 
 
 def _latest_checkpoint(groups: list[ToolGroup]) -> ToolGroup | None:

@@ -276,3 +276,28 @@ def test_a_cost_replay_asks_stop_before_each_step_and_ends_at_the_first_yes(ws: 
     assert run_cost(request, stop_at(0)) is None and asked == [0]  # not one step made
     asked.clear()
     assert run_cost(request, stop_at(3)) is None and len(asked) == 4
+
+
+def test_a_reminder_only_edit_keeps_the_persisted_summaries_and_the_step_build_complete(
+    tmp_path: Path,
+) -> None:
+    lines = (SAMPLES_DIR / "summarization_trigger.jsonl").read_text(encoding="utf-8").splitlines()
+    header, body = lines[0], [json.loads(line) for line in lines[1:]]
+    again = [{**m, "id": m["id"] + "~2"} for m in body if m["type"] != "system_prompt"]
+    path = tmp_path / "twice.jsonl"
+    path.write_text("\n".join([header, *map(json.dumps, body + again)]), encoding="utf-8")
+    ws = Workspace(load_inputs(path))
+    ws.build_request()
+    series = list(series_steps(ws.timeline_request()))
+    summaries = [persisted for _, persisted in series if persisted]
+    ws.record_series(len(series), summaries)
+    assert ws.edit(("systemReminder", "disabledRuleIds"), ["todo_list_reminder"])
+    request = ws.build_request()  # a reminder-only edit: every summary still holds
+    assert request.summaries_complete and ws.summaries == summaries
+    steps = replay_session(ws.messages, ws.policy, max_steps=ws.max_steps)
+    assert run_build(request).result.wire == steps[24].result.wire
+    ws.record_series(3, summaries[:0])  # the series restarted: its first steps add nothing to what is known
+    assert ws.summaries == summaries and ws.build_request(policy_changed=False).summaries_complete
+    assert ws.edit(("budget", "maxTokens"), 90_000)
+    request = ws.build_request()  # a budget edit can change every summary: replayed again
+    assert not request.summaries_complete and ws.summaries == []

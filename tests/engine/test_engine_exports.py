@@ -119,6 +119,7 @@ EXPORTS = [
     "run_all",
     "save_session",
     "session_cost",
+    "step_points",
     "to_anthropic",
     "tokenizer_from_policy",
     "value_range",

@@ -307,3 +307,74 @@ def test_lane_lists_keep_each_lanes_newest_and_read_the_own_lane_first():
     assert kept.items() == ["m2", "m3", "s1"]
     kept.clear()
     assert kept.items() == [] and kept.newest() is None
+
+
+
+def test_purification_appending_to_another_lanes_lists_leaves_that_lanes_next_run_right():
+    """A run appends to the lists of the run before it (no copy of the history's length per step): the
+    series lane's run extends the main lane's, so the main lane's next run must not append after it."""
+    summary = {"messageType": "summary", "replacedMessageIds": ["m1"], "summarySeq": 1}
+    base = [
+        AiMessage("sys", "system", "system_prompt", "agent", 0),
+        AiMessage("m1", "user", "user_input", "ask", 1),
+        AiMessage("m2", "assistant", "final_answer", "done", 2),
+        AiMessage("s1", "system", "history_summary", "summary", 3, summary),
+    ]
+    again = AiMessage("m1", "user", "user_input", "ask again", 5)  # replaced: its id is the summary's
+    STAGE_CACHE.clear()
+    purification_stage._LAST.clear()
+    steps = [
+        ("main", base),
+        ("series", [*base, AiMessage("m1", "user", "user_input", "other", 4)]),
+        ("main", [*base, AiMessage("m4", "user", "user_input", "next", 4)]),
+        ("main", [*base, AiMessage("m4", "user", "user_input", "next", 4), again]),
+    ]
+    removed = []
+    for lane, messages in steps:
+        with memory_lane(lane):
+            entries = STAGE_CACHE.entries(messages)
+            purified = purification_stage.purify_history(entries)
+        assert _shape(purified) == _shape(_fresh(purification_stage.purify_history, entries)), lane
+        removed.append([o for r in purified.removals for o in r.origins])
+    assert removed == [[1], [1, 4], [1], [1, 5]]
+
+
+def test_a_new_summary_folding_the_old_one_in_keeps_a_message_sharing_its_id():
+    """The new summary replaces all the old one did, so what left stays out, except a message under the
+    new summary's own id: a message never leaves for a summary of its own id."""
+    first = {"messageType": "summary", "replacedMessageIds": ["m1"], "summarySeq": 1}
+    second = {"messageType": "summary", "replacedMessageIds": ["m1", "s1", "m2"], "summarySeq": 2}
+    history = [
+        AiMessage("sys", "system", "system_prompt", "agent", 0),
+        AiMessage("m1", "user", "user_input", "ask", 1),
+        AiMessage("s1", "system", "history_summary", "summary", 2, first),
+        AiMessage("m2", "assistant", "final_answer", "done", 3),
+        AiMessage("m1", "system", "history_summary", "summary again", 4, second),
+    ]
+    STAGE_CACHE.clear()
+    purification_stage._LAST.clear()
+    for end in range(1, len(history) + 1):
+        entries = STAGE_CACHE.entries(history[:end])
+        purified = purification_stage.purify_history(entries)
+        assert _shape(purified) == _shape(_fresh(purification_stage.purify_history, entries)), end
+    assert [e.message.content for e in purified.entries] == ["agent", "ask", "summary again"]
+
+
+def test_a_new_summary_taking_out_a_message_before_those_already_out_lists_them_in_history_order():
+    first = {"messageType": "summary", "replacedMessageIds": ["m2"], "summarySeq": 1}
+    second = {"messageType": "summary", "replacedMessageIds": ["m1", "m2", "s1", "m3"], "summarySeq": 2}
+    history = [
+        AiMessage("sys", "system", "system_prompt", "agent", 0),
+        AiMessage("m1", "user", "user_input", "ask", 1),
+        AiMessage("m2", "assistant", "final_answer", "done", 2),
+        AiMessage("s1", "system", "history_summary", "summary", 3, first),
+        AiMessage("m3", "user", "user_input", "next", 4),
+        AiMessage("s2", "system", "history_summary", "summary again", 5, second),
+    ]
+    STAGE_CACHE.clear()
+    purification_stage._LAST.clear()
+    for end in range(1, len(history) + 1):
+        entries = STAGE_CACHE.entries(history[:end])
+        purified = purification_stage.purify_history(entries)
+        assert _shape(purified) == _shape(_fresh(purification_stage.purify_history, entries)), end
+    assert purified.events[0].message_ids == ("m1", "m2", "s1", "m3")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -672,3 +673,37 @@ def test_the_footer_shows_quit_and_help(tmp_path: Path) -> None:
         assert {"q", "f1"} <= shown
 
     run(write_session(tmp_path), scenario)
+
+
+def _twice_summarized(tmp_path: Path) -> Path:
+    """The summarization sample said twice: 25 steps, summaries made at steps 13 and 21."""
+    lines = (SAMPLES_DIR / "summarization_trigger.jsonl").read_text(encoding="utf-8").splitlines()
+    header, body = lines[0], [json.loads(line) for line in lines[1:]]
+    again = [{**m, "id": m["id"] + "~2"} for m in body if m["type"] != "system_prompt"]
+    path = tmp_path / "twice.jsonl"
+    path.write_text("\n".join([header, *map(json.dumps, body + again)]), encoding="utf-8")
+    return path
+
+
+def test_a_reminder_edit_shows_the_late_step_complete_at_once_and_a_budget_edit_replays_first(
+    tmp_path: Path,
+) -> None:
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        main, shown = app.main, []
+        set_status = main._set_status
+        main._set_status = lambda text, style="$text-muted": (shown.append(text), set_status(text, style))
+        assert app.workspace.step == 25 and app.workspace.summaries_through == 25
+        slider = (await focus_field(app, pilot, "systemReminder.thresholds.toolCallStreak")).input
+        await pilot.press("right")  # a reminder-only edit: the summaries of steps 13 and 21 still hold
+        await settle(app, pilot)
+        assert slider.value == 11 and app.workspace.policy.system_reminder.thresholds.tool_call_streak == 11
+        assert "ready · replaying earlier steps…" not in shown and shown[-1] == "ready"
+        assert main.result.kept_ids[1] == app.workspace.summaries[1][1].id  # built with step 21's summary
+        shown.clear()
+        await focus_field(app, pilot, "budget.maxTokens")
+        await pilot.press("right")  # a budget edit can change every summary: shown provisional, then whole
+        await settle(app, pilot)
+        assert "ready · replaying earlier steps…" in shown
+        assert shown[-1] == "ready" and app.workspace.summaries_through == 25
+
+    run(_twice_summarized(tmp_path), scenario)
