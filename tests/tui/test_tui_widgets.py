@@ -20,7 +20,6 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from playground.tui.widgets import BudgetBar, EventsView, Slider, Timeline, TraceView, WireList, WireView
-from playground.tui.widgets.component_styles import ComponentStyles
 from playground.tui.widgets.slider import SliderBar
 from playground.tui.widgets.static_text import update_if_changed
 from playground.tui.widgets.text_lines import TextLines
@@ -270,7 +269,7 @@ def test_kept_component_styles_follow_a_class_a_theme_and_focus() -> None:
 
     async def scenario(pilot: Pilot, seen: list[Message]) -> None:
         app, knob = pilot.app, slider.query_one(SliderBar)
-        kept, knob_style = ComponentStyles(bar), ComponentStyles(knob)
+        kept, knob_style = bar.component_style, knob.component_style  # cleared by Textual's restyle hook
 
         def fresh(widget: Widget, name: str) -> object:
             widget.refresh()  # drops Textual's own copy

@@ -22,7 +22,6 @@ from playground.diffing import policy_sources
 from playground.explain import summarization_verdict
 from playground.lessons import LessonRun, StepView, build_view, load_lesson_for, start_policy
 from playground.tui.builder import Builder
-from playground.tui.compositor import ChangedOnlyCompositor
 from playground.tui.keys import MAIN_BINDINGS, STEP_KEYS
 from playground.tui.messages import BuildFinished, TimelineProgress
 from playground.tui.panels.compare_panel import ComparePanel
@@ -57,7 +56,6 @@ class MainScreen(Screen[None]):
 
     def __init__(self, workspace: Workspace, priority: UiPriority) -> None:
         super().__init__()
-        self._compositor = ChangedOnlyCompositor()  # a partial update draws only what changed
         self.workspace = workspace
         self.priority = priority
         self.result: BuildResult | None = None

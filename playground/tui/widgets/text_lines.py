@@ -39,6 +39,7 @@ class TextLines(Widget):
 
     def notify_style_update(self) -> None:
         self._strips = None
+        self.component_style.clear()
         super().notify_style_update()
 
     def render_line(self, y: int) -> Strip:
