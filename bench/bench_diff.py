@@ -39,6 +39,7 @@ from playground.building import BuildOptions  # noqa: E402
 from playground.cli import main as cli_main  # noqa: E402
 from playground.costing import CostRequest, cost_stream  # noqa: E402
 from playground.diffing import ReplaySource  # noqa: E402
+from playground.pacing import paced_collection  # noqa: E402
 from playground.rundiff import diff_runs  # noqa: E402
 
 CLOCK = time.perf_counter
@@ -79,7 +80,7 @@ def request(messages: list[AiMessage], layer: dict) -> CostRequest:
 
 def one_replay(messages: list[AiMessage]) -> int:
     _, stream = cost_stream(request(messages, LAYER))
-    return sum(1 for _ in stream)
+    return sum(1 for _ in paced_collection(stream))  # the collector paced as `replay` and `diff` pace it
 
 
 def diff(a: list[AiMessage], layer_a: dict, b: list[AiMessage], layer_b: dict) -> tuple[str, int, int]:

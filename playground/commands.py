@@ -34,7 +34,8 @@ from playground.costing import price_choice, price_table
 from playground.explain import ordinary_warnings
 from playground.html_report import build_report, replay_report, steps_of, write_report
 from playground.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
-from playground.progress import INTERRUPTED, paced_collection, stop_between_steps, with_progress
+from playground.pacing import paced_collection
+from playground.progress import INTERRUPTED, stop_between_steps, with_progress
 from playground.recorded import (
     RecordSetup,
     calibration_options,

@@ -8,7 +8,6 @@ While `stop_between_steps` is active, the first Ctrl-C only asks the loop to sto
 
 from __future__ import annotations
 
-import gc
 import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -22,7 +21,6 @@ from rich.text import Text
 
 T = TypeVar("T")
 INTERRUPTED = 130  # the shell's exit status for a command ended by SIGINT
-COLLECT_EVERY = 2_000  # steps between two full collections while a step loop holds the collector off
 
 
 @dataclass(slots=True)
@@ -70,19 +68,3 @@ def with_progress(items: Iterable[T], total: Callable[[], int], label: str) -> I
             progress.advance(task)
 
 
-def paced_collection(items: Iterable[T], every: int = COLLECT_EVERY) -> Iterator[T]:
-    """`items`, with the cyclic collector held off while they are made and one full collection every
-    `every` items. A replay keeps its session, the stages' last runs and the persisted summaries alive,
-    almost nothing it drops is cyclic, and the collector's automatic scans went over all of that ever more
-    often as the session grew: 24% of a 8,000-message replay's time, and more per step the later the step."""
-    if not gc.isenabled():
-        yield from items
-        return
-    gc.disable()
-    try:
-        for count, item in enumerate(items, start=1):
-            yield item
-            if count % every == 0:
-                gc.collect()
-    finally:
-        gc.enable()

@@ -24,6 +24,7 @@ from engine.messages import AiMessage
 from engine.replay import StepBuild
 from engine.result import WireCard
 from engine.ticks import StepPoint
+from playground.pacing import paced_collection
 
 ALIGNMENTS = {"step": "by step index", "turns": "by user turns and tool-call ids"}
 _WORDS = re.compile(r"\s*\S+|\s+")  # a word with the whitespace before it
@@ -431,7 +432,7 @@ def iter_diff(a: RunSource, b: RunSource) -> tuple[str, Iterator[StepDiff]]:
             if next(rest, None) is not None:
                 raise ValueError(f"diff: run {name} has more steps than anchors")
 
-    return method, run()
+    return method, paced_collection(run())  # both replays: the collector paced as `replay` paces it
 
 
 def diff_runs(a: RunSource, b: RunSource) -> RunDiff:
