@@ -13,7 +13,6 @@ from typing import Any
 from engine import (
     BuildResult,
     CostTracker,
-    PolicyFileError,
     Price,
     PriceTable,
     RecordedRun,
@@ -32,7 +31,7 @@ from engine import (
 from playground import runs_commands
 from playground.costing import price_choice, price_table
 from playground.explain import ordinary_warnings
-from playground.html_report import build_report, replay_report, steps_of, write_report
+from playground.html_report import build_report, replay_report, steps_of, write_page_said
 from playground.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
 from playground.pacing import paced_collection
 from playground.progress import INTERRUPTED, stop_between_steps, with_progress
@@ -388,16 +387,7 @@ def _report_title(inputs: PlaygroundInputs) -> str:
 
 
 def _write_html(out: str, page: str, inputs: PlaygroundInputs) -> bool:
-    try:
-        write_report(out, page, protected=[inputs.session.path])
-    except PolicyFileError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return False
-    except OSError as error:
-        print(f"error: {out}: {error.strerror or error}", file=sys.stderr)
-        return False
-    print(f"report written to {out}")
-    return True
+    return write_page_said(out, page, [inputs.session.path], "report")
 
 
 def run_sweep(args) -> int:

@@ -15,10 +15,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine import PolicyFileError
 from playground.diff_html import diff_page
 from playground.diffing import RunFiles, diff_text, open_runs
-from playground.html_report import write_report
+from playground.html_report import write_page_said
 from playground.inputs import LOAD_ERRORS, PlaygroundInputs
 from playground.recording import StoredRuns
 from playground.report import printable
@@ -85,13 +84,4 @@ def run_diff(args: Any) -> int:
 
 def _write(out: str, diff: RunDiff, loaded: list[PlaygroundInputs]) -> bool:
     """Write the page atomically, never over either session."""
-    try:
-        write_report(out, diff_page(diff), protected=[Path(i.session.path) for i in loaded])
-    except PolicyFileError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return False
-    except OSError as error:
-        print(f"error: {out}: {error.strerror or error}", file=sys.stderr)
-        return False
-    print(f"diff written to {out}")
-    return True
+    return write_page_said(out, diff_page(diff), [Path(i.session.path) for i in loaded], "diff")

@@ -8,6 +8,7 @@ here escape theirs too. Writing is atomic and refuses to replace the session fil
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -16,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from engine.policy import write_atomic
+from engine.policy import PolicyFileError, write_atomic
 from engine.replay import StepBuild
 from engine.result import BuildResult
 from playground.html_views import budget_bar, events_list, step_chart, wire_cards
@@ -102,6 +103,20 @@ def replay_report(
 def write_report(path: str | Path, page: str, *, protected: Iterable[str | Path] = ()) -> Path:
     """Write atomically; never over a protected file (the session)."""
     return write_atomic(path, page, protected=[p for p in protected if p])
+
+
+def write_page_said(out: str, page: str, protected: Iterable[str | Path], what: str) -> bool:
+    """Write a page (`write_report`) and say so on stdout, or why not in one line on stderr (False)."""
+    try:
+        write_report(out, page, protected=protected)
+    except PolicyFileError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return False
+    except OSError as error:
+        print(f"error: {out}: {error.strerror or error}", file=sys.stderr)
+        return False
+    print(f"{what} written to {out}")
+    return True
 
 
 def _page(title: str, note: str, sections: list[str]) -> str:
