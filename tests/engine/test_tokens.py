@@ -380,8 +380,9 @@ def test_a_large_batch_counts_the_same_on_any_number_of_threads(fresh_encodings,
     assert batched.tokenizations == one_by_one.tokenizations  # each distinct text counted once either way
     if threads == 1:
         assert counted_on == set()  # estimate_message counted them, one by one
-    else:  # one run of texts on the calling thread, each other on its own thread
-        assert len(counted_on) == threads and threading.current_thread().name in counted_on
+    else:  # one run of texts on the calling thread, the others on the pool's threads (a thread that is
+        # already done may take the next run: at least one other thread, at most one a run)
+        assert threading.current_thread().name in counted_on and 2 <= len(counted_on) <= threads
     assert batched.estimate_messages(batch_messages()) == expected  # the second time, all from the caches
     assert batched.tokenizations == one_by_one.tokenizations
 
