@@ -347,7 +347,7 @@ def iter_truth(
         segment = (model, compactions)
         calibrated = calibration.fit_for(model) if calibration else None
         fit = calibrated or IDENTITY
-        learner = learners.setdefault(model, _Learner(fit.coefficient))
+        learner = learners.get(model) or learners.setdefault(model, _Learner(fit.coefficient))
         if learn:
             fit = replace(fit, coefficient=learner.coefficient())
         estimate = step.result.tokens.final_tokens + step.result.reminder.tokens

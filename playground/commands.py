@@ -43,7 +43,7 @@ from playground.recorded import (
     recorded_totals,
     truths,
 )
-from playground.recording import RUN_PREFIX, StoredRuns
+from playground.recording import RUN_PREFIX, stored_inputs
 from playground.report import build_json, print_build_table, print_import_report, printable
 
 
@@ -71,14 +71,11 @@ def _load(args) -> PlaygroundInputs | None:
 
 def _load_stored(args) -> PlaygroundInputs | None:
     """A stored run (`linn-playground run:ID [--policy today.yaml] [--store PATH]`), or None (exit 2)."""
-    stored = StoredRuns(args.store)
     try:
-        return stored.inputs(args.session, args.policy)
+        return stored_inputs(args.session, args.policy, args.store)
     except LOAD_ERRORS as error:
         print(f"error: {error}", file=sys.stderr)
         return None
-    finally:
-        stored.close()
 
 
 def _input_problems(inputs: PlaygroundInputs) -> list[str]:

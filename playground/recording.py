@@ -65,3 +65,14 @@ class StoredRuns:
         if self.store is not None:
             self.store.close()
             self.store = None
+
+
+def stored_inputs(
+    ref: str, policy: str | Path | None = None, store: str | Path | None = None
+) -> PlaygroundInputs | None:
+    """`StoredRuns(store).inputs(ref, policy)`, the store closed after: one stored run to open."""
+    runs = StoredRuns(store)
+    try:
+        return runs.inputs(ref, policy)
+    finally:
+        runs.close()

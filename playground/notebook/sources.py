@@ -26,7 +26,7 @@ from engine import (
     read_policy_layer,
 )
 from playground.inputs import PlaygroundInputs, header_dict, header_fences, load_inputs
-from playground.recording import RUN_PREFIX, StoredRuns
+from playground.recording import stored_inputs
 
 __all__ = ["Sources", "open_sources"]
 
@@ -96,7 +96,7 @@ def open_sources(
     policy_file = Path(policy) if _is_path(policy) else None
     fence_file = Path(fences) if _is_path(fences) else None
     if _is_path(session):
-        inputs = _stored(str(session), policy_file, store) or load_inputs(
+        inputs = stored_inputs(str(session), policy_file, store) or load_inputs(
             session, policy_file, fence_file, defaults
         )
         loaded, header = inputs.session, inputs.header
@@ -125,17 +125,6 @@ def open_sources(
         fence_file,
         notes,
     )
-
-
-def _stored(session: str, policy_file: Path | None, store: Any) -> PlaygroundInputs | None:
-    """A stored run's inputs (under the policy file when given), or None when `session` names a file."""
-    if not session.startswith(RUN_PREFIX):
-        return None
-    runs = StoredRuns(store)
-    try:
-        return runs.inputs(session, policy_file)
-    finally:
-        runs.close()
 
 
 def _in_memory(messages: Sequence[AiMessage | dict[str, Any]]) -> Session:
