@@ -6,6 +6,7 @@ missing path when run outside the workspace. With `CI` set, such a skip is a fai
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Generator
 from pathlib import Path
@@ -29,3 +30,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if report.skipped and os.environ.get("CI") and str(SHARED) in _skip_reason(report):
         report.outcome = "failed"
         report.longrepr = f"CI is set but the references are missing: {_skip_reason(report)}"
+
+
+@pytest.fixture(autouse=True)
+def _collector_left_on() -> Generator[None, None, None]:
+    """A test that leaves Python's cyclic garbage collector off fails here, not in whichever test next
+    relies on it (the app holds it off while a key's effect is on its way to the screen)."""
+    yield
+    if not gc.isenabled():
+        gc.enable()
+        pytest.fail("this test left Python's cyclic garbage collector off")

@@ -18,12 +18,13 @@ engine lock, which the user's build may need).
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 from textual.app import App
+
+from playground.pacing import hold_collector, let_go_of_collector
 
 KEY_HOLD = 0.15  # a key that does not lead to a build (scrolling, moving focus) holds this long
 BUILD_HOLD = 1.0  # a requested build holds until it is painted, or this long at most
@@ -37,7 +38,7 @@ class UiPriority:
     def __init__(self, app: App[object]) -> None:
         self._app = app
         self._until = 0.0  # time.monotonic() until which the background waits
-        self._gc_was_enabled = False
+        self._holds_collector = False
         self._paint_hold: AbstractContextManager[None] | None = None  # an open `App.batch_update()`
 
     @property
@@ -47,9 +48,9 @@ class UiPriority:
     def hold(self, seconds: float) -> None:
         """The user did something: the background waits for `seconds`, or until `release()`."""
         self._until = max(self._until, time.monotonic() + seconds)
-        if gc.isenabled():
-            gc.disable()
-            self._gc_was_enabled = True
+        if not self._holds_collector:
+            hold_collector()
+            self._holds_collector = True
         self._app.set_timer(seconds, self._expire)
 
     def hold_paint(self) -> None:
@@ -88,9 +89,15 @@ class UiPriority:
             self.release(after)
 
     def _expire(self) -> None:
-        if not self.busy and self._gc_was_enabled:
-            self._gc_was_enabled = False
-            gc.enable()
+        left = self._until - time.monotonic()
+        if left > 0:  # a timer may fire a little before the hold's end by this clock: look again then
+            if self._app.is_running:
+                self._app.set_timer(left, self._expire)
+                return
+            self._until = 0.0  # no timer runs after the app: never leave the collector off behind us
+        if self._holds_collector:
+            self._holds_collector = False
+            let_go_of_collector()
 
     def wait(self, stop: Callable[[], bool] = lambda: False) -> None:
         """In a worker thread: return once the user is not waiting (or at once when `stop()` is true)."""

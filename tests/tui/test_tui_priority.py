@@ -8,7 +8,9 @@ import gc
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
 from textual import events
 from textual.app import App
 from textual.message import Message
@@ -17,6 +19,7 @@ from textual.widgets import Input
 
 from playground.building import series_steps
 from playground.inputs import load_inputs
+from playground.tui import priority as priority_module
 from playground.tui.app import PlaygroundApp, make_app
 from playground.tui.messages import BuildFinished
 from playground.tui.priority import PAINT_GRACE, UPDATES_ASKED, UiPriority
@@ -48,6 +51,25 @@ def test_a_hold_turns_the_collector_off_until_released_or_expired() -> None:
         await asyncio.sleep(0.03)
         assert priority.busy and not gc.isenabled()
         await asyncio.sleep(0.1)
+        await pilot.pause()
+        assert not priority.busy and gc.isenabled()
+
+    run_in_app(scenario)
+
+
+def test_an_expiry_before_the_hold_ends_by_the_clock_looks_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Textual's timers and `time.monotonic()` may disagree by a hair: an expiry that finds the hold not yet
+    # over must not leave the collector off for the rest of the session (it did, in CI).
+    late = [0.0]
+    clock = SimpleNamespace(monotonic=lambda: time.monotonic() - late[0], sleep=time.sleep)
+    monkeypatch.setattr(priority_module, "time", clock)
+
+    async def scenario(priority: UiPriority, pilot: Pilot) -> None:
+        priority.hold(0.03)
+        late[0] = 0.02  # from now on this clock reads 20 ms behind the timers'
+        await asyncio.sleep(0.04)
+        assert priority.busy and not gc.isenabled()
+        await asyncio.sleep(0.06)
         await pilot.pause()
         assert not priority.busy and gc.isenabled()
 

@@ -1,0 +1,44 @@
+"""The cyclic collector's holders (playground/pacing.py): counted, so no holder turns it on under another."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from playground import pacing
+from playground.pacing import hold_collector, let_go_of_collector, paced_collection
+
+
+def test_the_collector_is_on_again_only_when_the_last_holder_lets_go() -> None:
+    hold_collector()
+    steps = paced_collection(range(3))
+    assert next(steps) == 0 and not gc.isenabled()
+    let_go_of_collector()  # the first holder is done while the replay still runs
+    assert not gc.isenabled()
+    assert list(steps) == [1, 2]
+    assert gc.isenabled()
+
+
+def test_a_collector_the_host_turned_off_stays_off() -> None:
+    gc.disable()
+    try:
+        assert list(paced_collection(range(2))) == [0, 1]
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_paced_loop_collects_every_so_many_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    collected: list[int] = []
+    monkeypatch.setattr(pacing.gc, "collect", lambda: collected.append(1) or 0)
+    assert sum(1 for _ in paced_collection(range(7), every=3)) == 7
+    assert len(collected) == 2
+
+
+def test_a_loop_left_unfinished_lets_go_when_closed() -> None:
+    steps = paced_collection(range(5))
+    next(steps)
+    assert not gc.isenabled()
+    steps.close()
+    assert gc.isenabled()
