@@ -35,11 +35,12 @@ import tiktoken
 
 from engine import tokens
 from engine.build import build_context
+from engine.encodings import load_encoding
 from engine.messages import AiMessage
 from engine.policy import define_context_policy
 from engine.session import load_session
 from engine.stage_cache import forget_earlier_builds
-from engine.tokens import DefaultTokenizer, load_encoding
+from engine.tokens import DefaultTokenizer
 
 LINES = [
     "Read billing/totals.py and explain the rounding of line totals.",

@@ -30,11 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_build import make_session  # noqa: E402
 
+from engine.encodings import load_encoding  # noqa: E402
 from engine.messages import AiMessage  # noqa: E402
 from engine.policy import define_context_policy  # noqa: E402
 from engine.prices import BUILTIN_PRICES  # noqa: E402
 from engine.session import save_session  # noqa: E402
-from engine.tokens import DefaultTokenizer, load_encoding  # noqa: E402
+from engine.tokens import DefaultTokenizer  # noqa: E402
 from playground.building import BuildOptions  # noqa: E402
 from playground.cli import main as cli_main  # noqa: E402
 from playground.costing import CostRequest, cost_stream  # noqa: E402

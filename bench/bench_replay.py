@@ -28,9 +28,10 @@ import tiktoken
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_build import make_session  # noqa: E402
 
+from engine.encodings import load_encoding  # noqa: E402
 from engine.policy import define_context_policy  # noqa: E402
 from engine.replay import iter_session_steps  # noqa: E402
-from engine.tokens import DefaultTokenizer, load_encoding  # noqa: E402
+from engine.tokens import DefaultTokenizer  # noqa: E402
 from playground.pacing import paced_collection  # noqa: E402
 
 POLICIES = {

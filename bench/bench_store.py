@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_build import make_session  # noqa: E402
 
 from engine import CostTracker, iter_step_costs, save_session  # noqa: E402
-from engine.tokens import load_encoding  # noqa: E402
+from engine.encodings import load_encoding  # noqa: E402
 from playground.inputs import load_inputs  # noqa: E402
 from playground.store import RunCapture, open_store  # noqa: E402
 from playground.sweep import RETURN, plan_sweep, run_sweep, with_capture  # noqa: E402

@@ -11,10 +11,11 @@ the CLI) import the engine only from here, and `tests/test_engine_exports.py` pi
 """
 
 from engine.build import build_context
+from engine.cache_breaks import MECHANISMS
 from engine.calibration import CalibrationSample, TokenRoute
 from engine.conformance import case_files, load_cases, read_case, run_all
 from engine.copyset import check_copy
-from engine.cost import MECHANISMS, CostTracker, SessionCost, StepCost, iter_step_costs, session_cost
+from engine.cost import CostTracker, SessionCost, StepCost, iter_step_costs, session_cost
 from engine.errors import ConfigurationError, ContextProviderError, EngineError
 from engine.export import FORMATS as EXPORT_FORMATS
 from engine.export import export_session, export_wire
@@ -31,6 +32,7 @@ from engine.fences import (
     dump_fences,
     load_fences,
 )
+from engine.host_tokenizers import MockTokenizer
 from engine.hygiene import HygieneWarning, hygiene_checks
 from engine.importers import format_names, import_file
 from engine.invariants import InvariantReport, check_invariants
@@ -82,7 +84,7 @@ from engine.safe_input import InputError, LoadProblem
 from engine.session import Session, SessionLoadError, SessionSaveError, load_session, save_session
 from engine.summarizer import FailingSummarizer, FixedSummarizer, OfflineSummarizer, SummarizerPort
 from engine.ticks import StepPoint, step_points
-from engine.tokens import DefaultTokenizer, MockTokenizer, TokenizerPort, tokenizer_from_policy
+from engine.tokens import DefaultTokenizer, TokenizerPort, tokenizer_from_policy
 from engine.truth import AS_RECORDED, Calibration, ModelFit, StepTruth, iter_truth, load_calibration
 from engine.usage import RecordedUsage
 from engine.wire import to_anthropic

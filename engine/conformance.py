@@ -14,6 +14,7 @@ from typing import Any
 
 from engine.build import build_context
 from engine.fences import as_registry
+from engine.host_tokenizers import MockTokenizer
 from engine.messages import AiMessage
 from engine.policy import effective_policy
 from engine.replay import PlannedStep, run_replay
@@ -21,7 +22,7 @@ from engine.result import BuildResult
 from engine.safe_input import InputError, decode_json, decode_utf8, read_regular_file
 from engine.summarizer import FailingSummarizer, FixedSummarizer, SummarizerPort
 from engine.ticks import TickState
-from engine.tokens import MockTokenizer, TokenizerPort
+from engine.tokens import TokenizerPort
 
 ORACLE_MODEL = "oracle-model"
 COMPARED_FIELDS = (

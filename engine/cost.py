@@ -26,13 +26,14 @@ record read of the previous call's prompt; a step without a recorded call misses
 from __future__ import annotations
 
 import math
-import statistics
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from engine.cache_breaks import SHAPES, WireUnit, break_mechanism, common_prefix, wire_units
 from engine.calibration import CalibrationSample, TokenRoute
+from engine.cost_figures import SessionCost, StepCost
 from engine.messages import AiMessage
 from engine.policy import define_context_policy
 from engine.prices import Price, PriceTable
@@ -43,261 +44,11 @@ from engine.result import BuildResult, Decision
 from engine.tokens import TokenizerPort, tokenizer_from_policy
 from engine.truth import StepTruth, error_summary
 from engine.usage import RecordedUsage
-from engine.wire import anthropic_turns, to_anthropic
 
-__all__ = ["MECHANISMS", "SHAPES", "CostTracker", "SessionCost", "StepCost", "session_cost", "wire_units"]
+__all__ = ["CostTracker", "SessionCost", "StepCost", "session_cost"]
 
-SHAPES = ("openai", "anthropic")
-# what changed the first differing wire message, by id → how a reader calls it
-MECHANISMS = {
-    "tool_history": "tool-history compression",
-    "working_memory": "working-memory drop",
-    "summary": "summary",
-    "checkpoint": "checkpoint",
-    "fence": "fence",
-    "reminder": "reminder",
-    "replay_guard": "tool replay guard",
-    "failed": "failed step",
-    "expired": "cache expired (idle past its time to live)",
-    "model": "another model (its own cache)",
-    "other": "other",
-}
 MISS_PRIOR = 10  # warm calls without a miss assumed before a record's own: see CostTracker._miss_rate
 TTL_MS = {"5m": 5 * 60_000, "1h": 60 * 60_000}
-# the first needle found in a decision's reason, strategy and phase names its mechanism
-_NEEDLES = (
-    ("tool_history", "tool_history"),
-    ("checkpoint", "checkpoint"),
-    ("summar", "summary"),  # ai_history_summarization, SUMMARIZATION, summary_replacement_cleanup
-    ("fence", "fence"),  # fence_lifetime, fence-budget:<kind> truncation
-    ("current_turn_message_assembly", "fence"),
-    ("tool_replay_protocol_guard", "replay_guard"),
-    ("working_memory", "working_memory"),
-    ("budget_or_priority", "working_memory"),  # not selected by any provider: working memory's budget
-)
-
-
-@dataclass(frozen=True, slots=True)
-class WireUnit:
-    """One wire message in the shape in use, its tokens, and the OpenAI-shaped messages it carries."""
-
-    payload: Any
-    tokens: int
-    indexes: tuple[int, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class StepCost:
-    step: int
-    tokens_sent: int
-    cached_tokens: int  # the wire prefix identical to the previous step's, whole messages
-    new_tokens: int
-    wire_messages: int
-    cached_messages: int
-    break_at: int | None  # the first wire message that differs from the previous step's; None: no break
-    mechanism: str | None  # what changed it (a key of MECHANISMS)
-    output_tokens: int  # the recorded answer of this LLM call
-    summarizer_calls: int
-    summarizer_prompt_tokens: int
-    summarizer_summary_tokens: int
-    summary_made: bool
-    over_budget: bool
-    failed: bool
-    user_requests_dropped: tuple[str, ...]  # user requests this step did not send as written
-    cost_usd: float | None
-    cost_no_cache_usd: float | None
-    price_model: str | None = None  # the price row this step was priced with
-    predicted_prompt_tokens: int | None = None  # the provider's count predicted from the record
-    recorded_prompt_tokens: int | None = None  # what the provider counted for this call, if recorded
-    as_recorded_prompt_tokens: int | None = None  # the as-recorded rebuild's prediction of that count
-    recorded_cost_usd: float | None = None  # what the recorded call cost, at the same price row
-    rebuild_error: float | None = None  # (as recorded − recorded) / recorded; None where it set the offset
-    # the step's decisions of the user requests (read once here; the audit store keeps them)
-    user_decisions: tuple[Decision, ...] = field(default=(), repr=False, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        """The per-step fields `replay --json` adds."""
-        return {
-            "promptTokens": self.predicted_prompt_tokens,
-            "priceModel": self.price_model,
-            "tokensSent": self.tokens_sent,
-            "cachedTokens": self.cached_tokens,
-            "newTokens": self.new_tokens,
-            "cachedMessages": self.cached_messages,
-            "cacheBreakAt": self.break_at,
-            "cacheBreakBy": self.mechanism,
-            "outputTokens": self.output_tokens,
-            "summarizerCalls": self.summarizer_calls,
-            "summarizerPromptTokens": self.summarizer_prompt_tokens,
-            "summarizerSummaryTokens": self.summarizer_summary_tokens,
-            "userRequestsDropped": list(self.user_requests_dropped),
-            "costUsd": _round(self.cost_usd),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class SessionCost:
-    steps: int = 0
-    tokens_sent: int = 0
-    cached_tokens: int = 0
-    new_tokens: int = 0
-    output_tokens: int = 0
-    cache_breaks: dict[str, int] = field(default_factory=dict)
-    summaries_made: int = 0
-    steps_between_summaries: tuple[int, ...] = ()
-    summarizer_calls: int = 0
-    summarizer_prompt_tokens: int = 0
-    summarizer_summary_tokens: int = 0
-    over_budget_steps: int = 0
-    failed_steps: int = 0
-    user_requests_dropped: int = 0  # distinct user requests some step did not send as written
-    shape: str = "openai"
-    model: str | None = (
-        None  # the price row used (the most used, when steps name their models); None: unpriced
-    )
-    cost_usd: float | None = None
-    cost_no_cache_usd: float | None = None  # the same calls with no prompt cache
-    predicted_prompt_tokens: int | None = None  # Σ the provider's counts predicted from a record
-    recorded_steps: int = 0  # steps whose call was recorded
-    recorded_prompt_tokens: int = 0  # Σ of what the provider counted at those steps
-    recorded_cost_usd: float | None = None  # Σ of what those calls cost (this conversation's, at steps)
-    cost_at_recorded_usd: float | None = None  # Σ of this policy's cost at those same steps
-    as_recorded_error: dict[str, Any] = field(default_factory=dict)  # error_summary of the rebuild
-    unpriced_steps: int = 0  # steps no price row was found for (left out of cost_usd)
-    price_models: dict[str, int] = field(default_factory=dict)  # price row → steps priced with it
-
-    @property
-    def cached_share(self) -> float:
-        return self.cached_tokens / self.tokens_sent if self.tokens_sent else 0.0
-
-    @property
-    def breaks(self) -> int:
-        return sum(self.cache_breaks.values())
-
-    @property
-    def min_steps_between_summaries(self) -> int | None:
-        return min(self.steps_between_summaries) if self.steps_between_summaries else None
-
-    def to_json(self) -> dict[str, Any]:
-        """camelCase, for `replay --json`'s totals line and a sweep's rows."""
-        gaps = self.steps_between_summaries
-        return {
-            "steps": self.steps,
-            "tokensSent": self.tokens_sent,
-            "cachedTokens": self.cached_tokens,
-            "newTokens": self.new_tokens,
-            "cachedShare": round(self.cached_share, 4),
-            "outputTokens": self.output_tokens,
-            "cacheBreaks": self.breaks,
-            "cacheBreaksBy": dict(sorted(self.cache_breaks.items())),
-            "summariesMade": self.summaries_made,
-            "stepsBetweenSummaries": list(gaps),
-            "medianStepsBetweenSummaries": statistics.median(gaps) if gaps else None,
-            "summarizerCalls": self.summarizer_calls,
-            "summarizerPromptTokens": self.summarizer_prompt_tokens,
-            "summarizerSummaryTokens": self.summarizer_summary_tokens,
-            "overBudgetSteps": self.over_budget_steps,
-            "failedSteps": self.failed_steps,
-            "userRequestsDropped": self.user_requests_dropped,
-            "wireShape": self.shape,
-            "priceModel": self.model,
-            "costUsd": _round(self.cost_usd),
-            "costNoCacheUsd": _round(self.cost_no_cache_usd),
-            "promptTokens": self.predicted_prompt_tokens,
-            "recordedSteps": self.recorded_steps,
-            "recordedPromptTokens": self.recorded_prompt_tokens,
-            "recordedStepsCostUsd": _round(self.recorded_cost_usd),
-            "costAtRecordedStepsUsd": _round(self.cost_at_recorded_usd),
-            "unpricedSteps": self.unpriced_steps,
-            "priceModels": dict(sorted(self.price_models.items())),
-        }
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
-
-
-def wire_units(result: BuildResult, shape: str = "openai") -> list[WireUnit]:
-    """The build's wire as whole messages of `shape`, each with the build's token count."""
-    if shape not in SHAPES:
-        raise ValueError(f"wire shape {shape!r}: expected one of {', '.join(SHAPES)}")
-    wire = result.wire
-    if wire and not result.cards:
-        raise ValueError("the cost of a step needs a detailed build (detail=True): its wire cards")
-    tokens = [0] * len(wire)
-    for card in result.cards:
-        tokens[card.index] = card.tokens
-    if tokens:
-        tokens[-1] += result.reminder.tokens  # the reminder rides on the last wire message
-    if shape == "openai":
-        return [WireUnit(m, t, (i,)) for i, (m, t) in enumerate(zip(wire, tokens, strict=True))]
-    anthropic = to_anthropic(wire)
-    units = []
-    system = tuple(i for i, m in enumerate(wire) if m["role"] == "system")
-    if system:
-        units.append(WireUnit(("system", anthropic["system"]), sum(tokens[i] for i in system), system))
-    for (_, indexes), message in zip(anthropic_turns(wire), anthropic["messages"], strict=True):
-        units.append(WireUnit(message, sum(tokens[i] for i in indexes), tuple(indexes)))
-    return units
-
-
-def _common_prefix(before: Sequence[Any], after: Sequence[Any]) -> int:
-    count = 0
-    for a, b in zip(before, after, strict=False):
-        if a != b:
-            break
-        count += 1
-    return count
-
-
-def _mechanism_of(decision: Decision) -> str:
-    text = f"{decision.reason} {decision.strategy or ''} {decision.phase or ''}".lower()
-    return next((mechanism for needle, mechanism in _NEEDLES if needle in text), "other")
-
-
-def _changed(before: Decision, after: Decision) -> Decision:
-    """Of two fates of one message, the one that names the change: a drop or replacement now, else the
-    one it came back from (re-admitted), else the new keep (another phase or a truncation)."""
-    for decision in (after, before):
-        if not decision.kept or decision.reason.startswith("replaced_by_"):
-            return decision
-    return after
-
-
-def break_mechanism(before: BuildResult, after: BuildResult, index: int) -> str:
-    """Why OpenAI-shaped wire message `index` of `before` differs in `after`, from the builds' own records."""
-    if after.error is not None:
-        return "failed"
-    old = before.cards[index]
-    new = after.cards[index] if index < len(after.cards) else None
-    if new is not None and set(old.source_ids) == set(new.source_ids):
-        if "reminder" in old.marks or "reminder" in new.marks:
-            return "reminder"
-    sources = dict.fromkeys(old.source_ids + (new.source_ids if new is not None else ()))
-    for source in sources:
-        was, now = before.decision_for(source), after.decision_for(source)
-        if (
-            was is not None
-            and now is not None
-            and (was.kept, was.reason, was.strategy)
-            != (
-                now.kept,
-                now.reason,
-                now.strategy,
-            )
-        ):
-            return _mechanism_of(_changed(was, now))
-    marks = set(new.marks if new is not None else old.marks)
-    if "summary" in marks:
-        return "summary"
-    if "compressed" in marks:
-        return "tool_history"
-    if marks & {"truncated"} or any(m.startswith(("fence:", "assembled:")) for m in marks):
-        return "fence"
-    return "other"
 
 
 def _user_requests_dropped(users: Sequence[Decision]) -> tuple[str, ...]:
@@ -376,7 +127,7 @@ class CostTracker:
         held, at = self._held.get(key), self._time(upto)
         expired = held is not None and _expired(held, at)
         before = held.units if held is not None and not expired else []
-        prefix = _common_prefix([u.payload for u in before], [u.payload for u in units])
+        prefix = common_prefix([u.payload for u in before], [u.payload for u in units])
         sent = sum(u.tokens for u in units)
         cached = sum(u.tokens for u in units[:prefix])
         mechanism = self._mechanism(result, held, expired, prefix)
@@ -504,7 +255,7 @@ class CostTracker:
             return None
         if result.error is not None:
             return "failed"
-        index = _common_prefix(held.result.wire, result.wire)  # the first differing OpenAI-shaped message
+        index = common_prefix(held.result.wire, result.wire)  # the first differing OpenAI-shaped message
         if index >= len(held.result.wire):  # same messages, only merged otherwise into turns
             return "other"
         return break_mechanism(held.result, result, index)

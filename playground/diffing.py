@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from engine.cost import MECHANISMS, CostTracker, SessionCost
+from engine.cache_breaks import MECHANISMS
+from engine.cost import CostTracker, SessionCost
 from engine.lanes import memory_lane
 from engine.policy import ContextPolicy
 from engine.prices import Price, PriceTable

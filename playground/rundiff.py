@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from engine.cost import SessionCost, StepCost, WireUnit, wire_units
+from engine.cache_breaks import WireUnit, wire_units
+from engine.cost import SessionCost, StepCost
 from engine.messages import AiMessage
 from engine.replay import StepBuild
 from engine.result import WireCard

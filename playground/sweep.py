@@ -27,7 +27,8 @@ from typing import Any
 
 import yaml
 
-from engine.cost import MECHANISMS, CostTracker, SessionCost, iter_step_costs
+from engine.cache_breaks import MECHANISMS
+from engine.cost import CostTracker, SessionCost, iter_step_costs
 from engine.errors import EngineError
 from engine.policy import ContextPolicy, PolicyValidationError, control_for, set_value, write_atomic
 from engine.prices import BUILTIN_PRICES, PriceTable, resolve_price

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 
+from engine.host_tokenizers import MockTokenizer, TableTokenizer
 from engine.invariants import check_invariants
 from engine.summarizer import FailingSummarizer, FixedSummarizer, SummarizerPort, SummaryRequest
 from engine.ticks import TickState
-from engine.tokens import MockTokenizer, TableTokenizer
 from tests.pipeline_helpers import (
     answer,
     build,

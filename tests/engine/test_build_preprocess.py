@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from engine.tokens import MockTokenizer
+from engine.host_tokenizers import MockTokenizer
 from tests.pipeline_helpers import (
     answer,
     build,

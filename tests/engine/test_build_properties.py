@@ -9,12 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.build import build_context
+from engine.host_tokenizers import MockTokenizer
 from engine.invariants import check_invariants
 from engine.messages import AiMessage
 from engine.policy import define_context_policy
 from engine.providers import working_memory
 from engine.stage_cache import forget_earlier_builds
-from engine.tokens import MockTokenizer
 
 WORDS = st.text(alphabet="abc xyz,.", min_size=0, max_size=60)
 

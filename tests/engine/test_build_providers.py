@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from engine.host_tokenizers import MockTokenizer, TableTokenizer
 from engine.messages import AiMessage
 from engine.summarizer import FixedSummarizer
-from engine.tokens import MockTokenizer, TableTokenizer
 from tests.engine.test_build_examples import E7_SUMMARY, RecordingSummarizer, e7_build, e7_messages
 from tests.pipeline_helpers import (
     answer,

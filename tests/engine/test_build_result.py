@@ -8,11 +8,11 @@ import pytest
 
 from engine.build import build_context
 from engine.fences import load_fences
+from engine.host_tokenizers import MockTokenizer, TableTokenizer
 from engine.invariants import check_invariants
 from engine.policy import effective_policy
 from engine.session import load_session
 from engine.summarizer import FixedSummarizer
-from engine.tokens import MockTokenizer, TableTokenizer
 from tests.pipeline_helpers import (
     answer,
     build,

@@ -9,8 +9,8 @@ import pytest
 
 from engine import build_context
 from engine.calibration import CalibrationSample, TokenRoute, calibration_state
+from engine.host_tokenizers import MockTokenizer
 from engine.messages import AiMessage
-from engine.tokens import MockTokenizer
 
 ROUTE = TokenRoute("glm-via-openrouter", "openrouter", "https://openrouter.ai/api/v1")
 OTHER = TokenRoute("glm-official", "zhipu", "https://open.bigmodel.cn/api/paas/v4")

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.cost import CostTracker, iter_step_costs, session_cost, wire_units
+from engine.cache_breaks import wire_units
+from engine.cost import CostTracker, iter_step_costs, session_cost
+from engine.host_tokenizers import MockTokenizer
 from engine.prices import BUILTIN_PRICES, DEFAULT_PRICE_MODEL, PriceTable, load_price_table
 from engine.safe_input import InputError
-from engine.tokens import MockTokenizer
 from engine.wire import anthropic_turns, to_anthropic
 from playground.inputs import load_inputs
 from tests.pipeline_helpers import answer, call, calls, output, sys, user

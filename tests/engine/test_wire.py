@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from engine.host_tokenizers import MockTokenizer
 from engine.messages import AiMessage
-from engine.tokens import MockTokenizer
 from engine.wire import format_message, to_anthropic
 from tests.pipeline_helpers import answer, build, call, calls, fence, output, policy, registry, sys, user
 

@@ -1,0 +1,135 @@
+"""Where a step's cached prefix broke, and which mechanism broke it.
+
+A provider caches a prompt by its prefix: the wire messages of a step that are identical, from the start,
+to the previous step's (whole messages, in the wire shape in use: OpenAI's chat messages, or Anthropic's
+`system` followed by its merged turns) can be read from the cache. `wire_units` cuts a build's wire into
+those units with the build's own token counts; `break_mechanism` says why the first differing unit
+differs, read from the two builds' decisions and card marks, never re-derived.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.result import BuildResult, Decision
+from engine.wire import anthropic_turns, to_anthropic
+
+__all__ = ["MECHANISMS", "SHAPES", "WireUnit", "break_mechanism", "common_prefix", "wire_units"]
+
+SHAPES = ("openai", "anthropic")
+# what changed the first differing wire message, by id → how a reader calls it
+MECHANISMS = {
+    "tool_history": "tool-history compression",
+    "working_memory": "working-memory drop",
+    "summary": "summary",
+    "checkpoint": "checkpoint",
+    "fence": "fence",
+    "reminder": "reminder",
+    "replay_guard": "tool replay guard",
+    "failed": "failed step",
+    "expired": "cache expired (idle past its time to live)",
+    "model": "another model (its own cache)",
+    "other": "other",
+}
+# the first needle found in a decision's reason, strategy and phase names its mechanism
+_NEEDLES = (
+    ("tool_history", "tool_history"),
+    ("checkpoint", "checkpoint"),
+    ("summar", "summary"),  # ai_history_summarization, SUMMARIZATION, summary_replacement_cleanup
+    ("fence", "fence"),  # fence_lifetime, fence-budget:<kind> truncation
+    ("current_turn_message_assembly", "fence"),
+    ("tool_replay_protocol_guard", "replay_guard"),
+    ("working_memory", "working_memory"),
+    ("budget_or_priority", "working_memory"),  # not selected by any provider: working memory's budget
+)
+
+
+@dataclass(frozen=True, slots=True)
+class WireUnit:
+    """One wire message in the shape in use, its tokens, and the OpenAI-shaped messages it carries."""
+
+    payload: Any
+    tokens: int
+    indexes: tuple[int, ...]
+
+
+def wire_units(result: BuildResult, shape: str = "openai") -> list[WireUnit]:
+    """The build's wire as whole messages of `shape`, each with the build's token count."""
+    if shape not in SHAPES:
+        raise ValueError(f"wire shape {shape!r}: expected one of {', '.join(SHAPES)}")
+    wire = result.wire
+    if wire and not result.cards:
+        raise ValueError("the cost of a step needs a detailed build (detail=True): its wire cards")
+    tokens = [0] * len(wire)
+    for card in result.cards:
+        tokens[card.index] = card.tokens
+    if tokens:
+        tokens[-1] += result.reminder.tokens  # the reminder rides on the last wire message
+    if shape == "openai":
+        return [WireUnit(m, t, (i,)) for i, (m, t) in enumerate(zip(wire, tokens, strict=True))]
+    anthropic = to_anthropic(wire)
+    units = []
+    system = tuple(i for i, m in enumerate(wire) if m["role"] == "system")
+    if system:
+        units.append(WireUnit(("system", anthropic["system"]), sum(tokens[i] for i in system), system))
+    for (_, indexes), message in zip(anthropic_turns(wire), anthropic["messages"], strict=True):
+        units.append(WireUnit(message, sum(tokens[i] for i in indexes), tuple(indexes)))
+    return units
+
+
+def common_prefix(before: Sequence[Any], after: Sequence[Any]) -> int:
+    count = 0
+    for a, b in zip(before, after, strict=False):
+        if a != b:
+            break
+        count += 1
+    return count
+
+
+def _mechanism_of(decision: Decision) -> str:
+    text = f"{decision.reason} {decision.strategy or ''} {decision.phase or ''}".lower()
+    return next((mechanism for needle, mechanism in _NEEDLES if needle in text), "other")
+
+
+def _changed(before: Decision, after: Decision) -> Decision:
+    """Of two fates of one message, the one that names the change: a drop or replacement now, else the
+    one it came back from (re-admitted), else the new keep (another phase or a truncation)."""
+    for decision in (after, before):
+        if not decision.kept or decision.reason.startswith("replaced_by_"):
+            return decision
+    return after
+
+
+def break_mechanism(before: BuildResult, after: BuildResult, index: int) -> str:
+    """Why OpenAI-shaped wire message `index` of `before` differs in `after`, from the builds' own records."""
+    if after.error is not None:
+        return "failed"
+    old = before.cards[index]
+    new = after.cards[index] if index < len(after.cards) else None
+    if new is not None and set(old.source_ids) == set(new.source_ids):
+        if "reminder" in old.marks or "reminder" in new.marks:
+            return "reminder"
+    sources = dict.fromkeys(old.source_ids + (new.source_ids if new is not None else ()))
+    for source in sources:
+        was, now = before.decision_for(source), after.decision_for(source)
+        if (
+            was is not None
+            and now is not None
+            and (was.kept, was.reason, was.strategy)
+            != (
+                now.kept,
+                now.reason,
+                now.strategy,
+            )
+        ):
+            return _mechanism_of(_changed(was, now))
+    marks = set(new.marks if new is not None else old.marks)
+    if "summary" in marks:
+        return "summary"
+    if "compressed" in marks:
+        return "tool_history"
+    if marks & {"truncated"} or any(m.startswith(("fence:", "assembled:")) for m in marks):
+        return "fence"
+    return "other"
