@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.policy import PolicyFileError, read_policy_file  # noqa: E402
 from engine.provider_check import check_wire  # noqa: E402
 from engine.session import load_session  # noqa: E402
-from playground.cli import main as cli  # noqa: E402
+from playground.cli.main import main as cli  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "badinput"
 SECONDS = 20  # a run slower than this counts as a hang

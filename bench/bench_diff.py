@@ -36,12 +36,12 @@ from engine.policy import define_context_policy  # noqa: E402
 from engine.prices import BUILTIN_PRICES  # noqa: E402
 from engine.session import save_session  # noqa: E402
 from engine.tokens import DefaultTokenizer  # noqa: E402
-from playground.building import BuildOptions  # noqa: E402
-from playground.cli import main as cli_main  # noqa: E402
-from playground.costing import CostRequest, cost_stream  # noqa: E402
-from playground.diffing import ReplaySource  # noqa: E402
-from playground.pacing import paced_collection  # noqa: E402
-from playground.rundiff import diff_runs  # noqa: E402
+from playground.app.building import BuildOptions  # noqa: E402
+from playground.app.costing import CostRequest, cost_stream  # noqa: E402
+from playground.app.diffing import ReplaySource  # noqa: E402
+from playground.app.pacing import paced_collection  # noqa: E402
+from playground.app.rundiff import diff_runs  # noqa: E402
+from playground.cli.main import main as cli_main  # noqa: E402
 
 CLOCK = time.perf_counter
 LAYER = {

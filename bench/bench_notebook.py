@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 from ipywidgets.widgets.widget import _instances  # noqa: E402
 
 from bench.bench_build import make_session  # noqa: E402
-from playground.inputs import SAMPLES_DIR  # noqa: E402
+from playground.app.inputs import SAMPLES_DIR  # noqa: E402
 from playground.notebook import Playground  # noqa: E402
 
 EDITS = 8

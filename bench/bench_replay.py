@@ -32,7 +32,7 @@ from engine.encodings import load_encoding  # noqa: E402
 from engine.policy import define_context_policy  # noqa: E402
 from engine.replay import iter_session_steps  # noqa: E402
 from engine.tokens import DefaultTokenizer  # noqa: E402
-from playground.pacing import paced_collection  # noqa: E402
+from playground.app.pacing import paced_collection  # noqa: E402
 
 POLICIES = {
     "default": {},

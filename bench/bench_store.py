@@ -29,9 +29,9 @@ from bench_build import make_session  # noqa: E402
 
 from engine import CostTracker, iter_step_costs, save_session  # noqa: E402
 from engine.encodings import load_encoding  # noqa: E402
-from playground.inputs import load_inputs  # noqa: E402
-from playground.store import RunCapture, open_store  # noqa: E402
-from playground.sweep import RETURN, plan_sweep, run_sweep, with_capture  # noqa: E402
+from playground.app.inputs import load_inputs  # noqa: E402
+from playground.app.store import RunCapture, open_store  # noqa: E402
+from playground.app.sweep import RETURN, plan_sweep, run_sweep, with_capture  # noqa: E402
 
 POLICY = {"budget": {"maxTokens": 16000, "reservedForResponse": 2000},
           "summarization": {"triggerThreshold": 0.3}}  # fmt: skip

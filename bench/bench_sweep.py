@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from playground.sweep import plan_sweep, run_sweep  # noqa: E402
+from playground.app.sweep import plan_sweep, run_sweep  # noqa: E402
 
 GRID = ["budget.maxTokens=16000,32000", "summarization.triggerThreshold=0.6,0.8"]
 CORPORA = {"samples": ROOT / "sample_sessions", "real-sessions": ROOT.parent / "shared" / "real-sessions"}

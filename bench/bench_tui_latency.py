@@ -17,7 +17,8 @@ Then, in a fresh process, the peak RSS with a synthetic N-message session (defau
 build on screen. Numbers, not pass/fail.
 
 Like `linn-playground`, it freezes what its imports made out of the garbage collector's scans
-(`gc.freeze()`, as `playground.cli.main` does); the app itself freezes again once its first build is shown.
+(`gc.freeze()`, as `playground.cli.main.main` does); the app itself freezes again once its first build
+is shown.
 `--edits N` (default 24) sets the number of edits and steps of each kind.
 """
 
@@ -46,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 from bench.bench_build import machine_speed, make_session  # noqa: E402
 from engine import BuildResult  # noqa: E402
 from engine.importers import detect_format  # noqa: E402
-from playground.inputs import load_inputs  # noqa: E402
+from playground.app.inputs import load_inputs  # noqa: E402
 from playground.tui.app import PlaygroundApp, make_app  # noqa: E402
 from playground.tui.screens.main import MainScreen  # noqa: E402
 from playground.tui.widgets import Timeline, WireView  # noqa: E402
@@ -215,7 +216,7 @@ def line(label: str, samples: list[tuple[float, float]]) -> str:
 
 
 def main() -> None:
-    gc.freeze()  # as playground.cli.main does once its imports are done
+    gc.freeze()  # as playground.cli.main.main does once its imports are done
     args = sys.argv[1:]
     edits = EDITS
     if "--edits" in args:

@@ -1,6 +1,6 @@
 """The playground as ipywidgets: `from playground.notebook import Playground`.
 
-ipywidgets is an optional extra. The HTML renderers (`playground.html_views`) need nothing more than
+ipywidgets is an optional extra. The HTML renderers (`playground.web.views`) need nothing more than
 the engine; the widgets are imported on first use, and without ipywidgets that import fails with the
 install line.
 """

@@ -4,7 +4,7 @@ Inputs are observed on `value`; each edit rebuilds at once (a build takes millis
 one value on release, text boxes on enter) and redraws the `HTML` views. The current step is built with
 the summaries the series has replayed so far and rebuilt when the series, filling in the background
 in short slices, finds it lacked one (as the TUI does). Nothing here decides anything: the engine
-builds, the application layer (`playground.workspace`, `playground.compare`) tracks inputs and
+builds, the application layer (`playground.app.workspace`, `playground.app.compare`) tracks inputs and
 compares, `html` renders, the widgets only edit inputs.
 
 A Playground shows as its widgets and, for a saved notebook, GitHub or nbviewer, as a static HTML view
@@ -40,11 +40,13 @@ from engine import (
     effective_policy,
     write_atomic,
 )
-from playground import html_views as html
-from playground.building import Persisted, run_build, series_steps
-from playground.compare import compare_builds
-from playground.explain import summarization_verdict
-from playground.lessons import load_lesson_for
+from playground.app.building import Persisted, run_build, series_steps
+from playground.app.compare import compare_builds
+from playground.app.explain import summarization_verdict
+from playground.app.lessons import load_lesson_for
+from playground.app.recorded import AS_RECORDED_POLICY, RecordSetup
+from playground.app.views import StepSample
+from playground.app.workspace import DEFAULTS_PROFILES, Workspace
 from playground.notebook import data
 from playground.notebook.controls import PolicyControls
 from playground.notebook.cost import CostView
@@ -54,9 +56,8 @@ from playground.notebook.schedule import Debouncer, Scheduler, loop_scheduler
 from playground.notebook.sources import FencesInput, PathLike, PolicyInput, SessionInput, open_sources
 from playground.notebook.timeline import SeriesRunner, Timeline
 from playground.notebook.views import ResultViews
-from playground.recorded import AS_RECORDED_POLICY, RecordSetup
-from playground.views import StepSample
-from playground.workspace import DEFAULTS_PROFILES, Workspace
+from playground.web import views as html
+from playground.web.exports import REPORT, export
 
 __all__ = ["Playground"]
 
@@ -287,7 +288,7 @@ class Playground:
     def export_report(self, path: PathLike) -> Path:
         """Write the self-contained HTML report of the shown step (wire, budget, step chart, policy),
         atomically; never over the session."""
-        return self.workspace.export("html-report", path)
+        return export(self.workspace, REPORT, path)
 
     def export_fences_yaml(self, path: PathLike) -> Path:
         """Write the fence descriptors as YAML, atomically; never over the session file."""
@@ -416,7 +417,7 @@ class Playground:
         self._debouncer.trigger()
 
     def _series_steps(self) -> Iterator[StepSample]:
-        """The series behind the chart (`playground.building.series_steps`); it records the summaries it
+        """The series behind the chart (`playground.app.building.series_steps`); it records the summaries it
         makes in the workspace for the step builds."""
         version, request = self._inputs_version, self.workspace.timeline_request()
         summaries: list[Persisted] = []

@@ -22,7 +22,7 @@ from typing import Any
 import ipywidgets as W
 
 from engine import ContextPolicy, ControlSpec, get_value, policy_controls, policy_groups
-from playground.workspace import Workspace
+from playground.app.workspace import Workspace
 
 __all__ = ["FieldEditor", "PolicyControls"]
 

@@ -1,5 +1,5 @@
 """The session's cost under the current policy, beside the build: totals, the per-step chart of sent vs
-cached tokens, and A vs B when a build is pinned (`playground.costing`; the engine replays, nothing here
+cached tokens, and A vs B when a build is pinned (`playground.app.costing`; the engine replays, nothing here
 decides).
 
 Costs are computed for a policy once and kept: moving the step slider does not replay again. Sessions of
@@ -14,9 +14,9 @@ from typing import Any
 import ipywidgets as W
 
 from engine import BUILTIN_PRICES, ContextPolicy, PriceTable, SessionCost, StepCost, recorded_cost
-from playground import cost_views
-from playground.costing import CostRequest, cost_rows, cost_summary, price_choice, record_lines, run_cost
-from playground.workspace import Workspace
+from playground.app.costing import CostRequest, cost_rows, cost_summary, price_choice, record_lines, run_cost
+from playground.app.workspace import Workspace
+from playground.web import cost_views
 
 AUTO_STEPS = 150
 SESSION_CHOICE = "(session's modelId, else default)"

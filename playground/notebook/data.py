@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine import BuildResult
-from playground.compare import BuildComparison
-from playground.html_views import STYLE, step_chart
-from playground.views import StepSample, category_names
+from playground.app.compare import BuildComparison
+from playground.app.views import StepSample, category_names
+from playground.web.views import STYLE, step_chart
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,5 +1,5 @@
 """The diff of two runs as a notebook widget: what was compared and the totals, then one changed step at
-a time in two columns (`playground.diff_html` renders it), "previous change" / "next change" move.
+a time in two columns (`playground.web.diff` renders it), "previous change" / "next change" move.
 
     from playground.notebook import diff
     diff("run1.jsonl", "run2.jsonl")                                  # two recorded runs of a task
@@ -14,10 +14,10 @@ from typing import Any
 
 import ipywidgets as W
 
-from playground.diff_html import DIFF_STYLE, step_html, totals_html
-from playground.diffing import RunFiles, open_runs
-from playground.recording import StoredRuns
-from playground.rundiff import ALIGNMENTS, RunDiff, diff_runs
+from playground.app.diffing import RunFiles, open_runs
+from playground.app.recording import StoredRuns
+from playground.app.rundiff import ALIGNMENTS, RunDiff, diff_runs
+from playground.web.diff import DIFF_STYLE, step_html, totals_html
 
 PathLike = str | Path
 

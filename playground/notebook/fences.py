@@ -13,7 +13,7 @@ from html import escape
 import ipywidgets as W
 
 from engine import LIFETIMES, LLM_ROLES, PLACEMENTS, FenceDescriptor, FenceError, FenceRegistry
-from playground.workspace import Workspace
+from playground.app.workspace import Workspace
 
 __all__ = ["COLUMNS", "FenceEditor", "FenceRow"]
 

@@ -1,5 +1,5 @@
 """The lesson as a notebook widget: steps ticked off as their checks hold, a hint button and a button
-that puts the policy back to the lesson's start. The checks are playground.lessons'."""
+that puts the policy back to the lesson's start. The checks are playground.app.lessons'."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from html import escape
 import ipywidgets as W
 
 from engine import ContextPolicy
-from playground.lessons import Lesson, LessonRun, build_view, start_policy
-from playground.workspace import Workspace
+from playground.app.lessons import Lesson, LessonRun, build_view, start_policy
+from playground.app.workspace import Workspace
 
 
 class LessonView:

@@ -1,6 +1,6 @@
 """What a Playground opens: a session (file, `Session` or messages), a policy and fences (files or objects).
 
-Files are read by `playground.inputs.load_inputs`, as the CLI and the TUI read them: a policy file
+Files are read by `playground.app.inputs.load_inputs`, as the CLI and the TUI read them: a policy file
 replaces the policy in the session header, a fence file the header's descriptors. Objects given
 directly replace them the same way.
 """
@@ -25,8 +25,8 @@ from engine import (
     load_fences,
     read_policy_layer,
 )
-from playground.inputs import PlaygroundInputs, header_dict, header_fences, load_inputs
-from playground.recording import stored_inputs
+from playground.app.inputs import PlaygroundInputs, header_dict, header_fences, load_inputs
+from playground.app.recording import stored_inputs
 
 __all__ = ["Sources", "open_sources"]
 

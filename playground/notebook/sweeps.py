@@ -7,7 +7,7 @@ policy with the Pareto front marked.
 pandas (the `pandas` extra) rather than polars: a sweep's table is small (sessions × policies rows), so
 polars' speed buys nothing, while pandas is what notebooks, Dask and most plotting code already take and
 show, and with pyarrow it writes the `.parquet` output too. The plot is plain inline SVG
-(`playground.cost_views`): no plotting library to install, nothing loaded from the network, and it shows
+(`playground.web.cost_views`): no plotting library to install, nothing loaded from the network, and it shows
 the same in Jupyter, Voilà and an exported notebook.
 """
 
@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from engine import BUILTIN_PRICES, PriceTable
-from playground.cost_views import pareto_front, pareto_plot, points_of
-from playground.recording import record_replay, workspace_inputs
-from playground.sweep import columns, plan_sweep, run_sweep, summarize
+from playground.app.recording import record_replay, workspace_inputs
+from playground.app.sweep import columns, plan_sweep, run_sweep, summarize
+from playground.web.cost_views import pareto_front, pareto_plot, points_of
 
 __all__ = ["SweepPlot", "record", "sweep"]
 

@@ -17,9 +17,9 @@ from html import escape
 import ipywidgets as W
 
 from engine import StepPoint
-from playground.html_views import STYLE, step_chart
+from playground.app.views import StepSample
 from playground.notebook.schedule import Handle, Scheduler
-from playground.views import StepSample
+from playground.web.views import STYLE, step_chart
 
 __all__ = ["SeriesRunner", "StepSample", "Timeline"]
 

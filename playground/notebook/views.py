@@ -1,6 +1,6 @@
 """The views of one BuildResult: wire cards, budget, events and the trace explorer, as HTML widgets.
 
-They only render (`playground.html_views`) and choose what to show (dropped lines, which page of the
+They only render (`playground.web.views`) and choose what to show (dropped lines, which page of the
 wire, which message to trace); a new result comes in through `show`. The wire is shown a page of
 `PAGE_ROWS` rows at a time, and the trace picker lists every message of the session up to
 `PICK_ALL` of them, else the shown page's: an edit on a session of thousands of messages then sends a few
@@ -12,8 +12,8 @@ from __future__ import annotations
 import ipywidgets as W
 
 from engine import BuildResult, Decision
-from playground import html_views as html
-from playground.views import WireRow, wire_rows
+from playground.app.views import WireRow, wire_rows
+from playground.web import views as html
 
 __all__ = ["PAGE_ROWS", "ResultViews"]
 

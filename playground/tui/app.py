@@ -12,7 +12,8 @@ from textual import events
 from textual.app import App
 from textual.binding import BindingType
 
-from playground.inputs import PlaygroundInputs
+from playground.app.inputs import PlaygroundInputs
+from playground.app.workspace import Workspace
 from playground.tui.commands import PlaygroundCommands
 from playground.tui.keys import APP_BINDINGS
 from playground.tui.priority import KEY_HOLD, UiPriority
@@ -22,7 +23,6 @@ from playground.tui.screens.help import HelpScreen
 from playground.tui.screens.main import MainScreen
 from playground.tui.screens.notice import NoticeScreen
 from playground.tui.screens.path_prompt import PathPrompt
-from playground.workspace import Workspace
 
 DARK, LIGHT = "textual-dark", "textual-light"
 MAX_NOTICE_LINES = 200
@@ -96,12 +96,12 @@ class PlaygroundApp(App[int]):
     def action_record(self) -> None:
         """Replay the session under the current policy, fences and defaults and keep the run in the audit
         store (`runs`), in a thread; a notice says which run, or the one line that went wrong."""
-        from playground.recording import record_replay, workspace_inputs
+        from playground.app.recording import record_replay, workspace_inputs
 
         inputs, policy = workspace_inputs(self.workspace), self.workspace.policy  # taken on the UI thread
 
         def record() -> None:
-            from playground.store import StoreError
+            from playground.app.store import StoreError
 
             try:
                 run_id, path, new = record_replay(inputs, policy, self.store)

@@ -9,7 +9,7 @@ from textual import work
 from textual.widget import Widget
 from textual.worker import get_current_worker
 
-from playground.building import BuildRequest, TimelineRequest, run_build, series_steps
+from playground.app.building import BuildRequest, TimelineRequest, run_build, series_steps
 from playground.tui.messages import BuildFinished, TimelineProgress
 from playground.tui.priority import UiPriority
 

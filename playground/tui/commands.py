@@ -9,7 +9,7 @@ from functools import partial
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from engine import policy_controls, policy_groups
-from playground.workspace import EXPORTS
+from playground.web.exports import EXPORTS
 
 ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Pin the current build as A", "compare the next builds with it", "pin"),

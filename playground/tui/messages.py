@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from playground.building import BuildOutcome, Persisted
-from playground.views import StepSample
+from playground.app.building import BuildOutcome, Persisted
+from playground.app.views import StepSample
 
 
 @dataclass

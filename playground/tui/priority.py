@@ -24,7 +24,7 @@ from contextlib import AbstractContextManager
 
 from textual.app import App
 
-from playground.pacing import hold_collector, let_go_of_collector
+from playground.app.pacing import hold_collector, let_go_of_collector
 
 KEY_HOLD = 0.15  # a key that does not lead to a build (scrolling, moving focus) holds this long
 BUILD_HOLD = 1.0  # a requested build holds until it is painted, or this long at most

@@ -1,10 +1,10 @@
-"""Comparing two builds (playground/compare.py)."""
+"""Comparing two builds (playground/app/compare.py)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from playground.compare import MessageDelta, compare_builds
+from playground.app.compare import MessageDelta, compare_builds
 from tests.tui_fixtures import ACCOUNT, OVER_ACCOUNT, small_result
 
 

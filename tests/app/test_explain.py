@@ -1,4 +1,4 @@
-"""Why a step made a summary or not, in words both front ends show (playground.explain)."""
+"""Why a step made a summary or not, in words both front ends show (playground.app.explain)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from engine.policy import effective_policy, set_value
 from engine.replay import iter_session_steps
 from engine.session import load_session
 from engine.summarizer import FailingSummarizer
-from playground.explain import summarization_verdict
+from playground.app.explain import summarization_verdict
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "summarization_trigger.jsonl"
 REAL = Path(__file__).resolve().parents[2].parent / "shared" / "real-sessions" / "claude-code"

@@ -1,10 +1,10 @@
-"""Re-placing a session's fences by an edited descriptor (playground/fence_placement.py)."""
+"""Re-placing a session's fences by an edited descriptor (playground/app/fence_placement.py)."""
 
 from __future__ import annotations
 
 from engine.fences import FenceDescriptor
 from engine.messages import AiMessage
-from playground.fence_placement import reinject
+from playground.app.fence_placement import reinject
 
 
 def fence(id: str, kind: str, role: str, placement: str) -> AiMessage:

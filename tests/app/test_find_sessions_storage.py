@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from playground.inputs import find_sessions
+from playground.app.inputs import find_sessions
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "real-sessions"
 

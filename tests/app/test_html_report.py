@@ -8,8 +8,9 @@ from pathlib import Path
 from engine.build import build_context
 from engine.messages import AiMessage
 from engine.replay import replay_session
-from playground.cli import main
-from playground.html_report import build_report, replay_report, steps_of, write_report
+from playground.app.views import steps_of
+from playground.cli.main import main
+from playground.web.report import build_report, replay_report, write_report
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)>"

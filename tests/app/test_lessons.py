@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from engine.session import load_session
-from playground.lessons import (
+from playground.app.lessons import (
     LessonError,
     LessonRun,
     check_step,

@@ -1,4 +1,5 @@
-"""The cyclic collector's holders (playground/pacing.py): counted, so no holder turns it on under another."""
+"""The cyclic collector's holders (playground/app/pacing.py): counted, so that no holder turns it on under
+another."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import gc
 
 import pytest
 
-from playground import pacing
-from playground.pacing import hold_collector, let_go_of_collector, paced_collection
+from playground.app import pacing
+from playground.app.pacing import hold_collector, let_go_of_collector, paced_collection
 
 
 def test_the_collector_is_on_again_only_when_the_last_holder_lets_go() -> None:

@@ -1,6 +1,6 @@
 """One script of edits through the TUI (Pilot) and through the notebook's widgets gives the same build.
 
-Both front ends sit on `playground.workspace`; this pins that they stay equal on policy fields, a fence
+Both front ends sit on `playground.app.workspace`; this pins that they stay equal on policy fields, a fence
 placement (the session's fence is re-placed), the defaults switch and a step move.
 """
 
@@ -11,12 +11,12 @@ import asyncio
 from textual.pilot import Pilot
 from textual.widgets import Select
 
-from playground.inputs import SAMPLES_DIR, load_inputs
+from playground.app.inputs import SAMPLES_DIR, load_inputs
+from playground.app.views import bar_segments, wire_rows
 from playground.notebook import Playground
 from playground.tui.app import PlaygroundApp, make_app
 from playground.tui.screens.fence_form import FenceForm
 from playground.tui.widgets.wire_list import WireList
-from playground.views import bar_segments, wire_rows
 from tests.tui.test_tui_app import SIZE, focus_field, settle
 
 SESSION = SAMPLES_DIR / "fences_showcase.jsonl"

@@ -1,4 +1,4 @@
-"""The diff of two runs (playground/rundiff.py, diffing.py): alignment, wire changes, deltas, breaks."""
+"""The diff of two runs (playground/app/rundiff.py, diffing.py): alignment, wire changes, deltas, breaks."""
 
 from __future__ import annotations
 
@@ -9,11 +9,19 @@ from engine.messages import AiMessage
 from engine.policy import define_context_policy
 from engine.prices import BUILTIN_PRICES
 from engine.ticks import step_points
-from playground.building import BuildOptions
-from playground.costing import CostRequest
-from playground.diffing import ReplaySource, diff_text, replay_source, word_snippet
-from playground.inputs import load_inputs
-from playground.rundiff import CacheBreak, StepAnchor, align, diff_runs, diff_until, step_anchors, word_diff
+from playground.app.building import BuildOptions
+from playground.app.costing import CostRequest
+from playground.app.diffing import ReplaySource, diff_text, replay_source, word_snippet
+from playground.app.inputs import load_inputs
+from playground.app.rundiff import (
+    CacheBreak,
+    StepAnchor,
+    align,
+    diff_runs,
+    diff_until,
+    step_anchors,
+    word_diff,
+)
 from tests.pipeline_helpers import answer, fallback_tokenizer, group, sys, user
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "tool_loop_runs.jsonl"

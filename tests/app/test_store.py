@@ -10,10 +10,10 @@ import duckdb
 import pytest
 
 from engine import CostTracker, iter_step_costs
-from playground.cli import main
-from playground.inputs import load_inputs
-from playground.store import SCHEMA_VERSION, RunCapture, StoreError, open_store
-from playground.store.db import migrate
+from playground.app.inputs import load_inputs
+from playground.app.store import SCHEMA_VERSION, RunCapture, StoreError, open_store
+from playground.app.store.db import migrate
+from playground.cli.main import main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 SUMMARIZING = SAMPLES / "summarization_trigger.jsonl"
@@ -190,7 +190,7 @@ def test_runs_lists_filters_and_shows(tmp_path, capsys):
 
 
 def test_the_default_store_is_the_env_var_else_the_xdg_data_folder(tmp_path, monkeypatch, capsys):
-    from playground.store import default_store_path
+    from playground.app.store import default_store_path
 
     monkeypatch.delenv("LINN_PLAYGROUND_STORE", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
@@ -204,7 +204,7 @@ def test_the_default_store_is_the_env_var_else_the_xdg_data_folder(tmp_path, mon
 
 
 def test_a_stored_runs_inputs_replay_to_the_same_run(tmp_path, capsys):
-    from playground.sweep import capture_run
+    from playground.app.sweep import capture_run
 
     store = tmp_path / "runs.duckdb"
     session = SAMPLES / "fences_showcase.jsonl"

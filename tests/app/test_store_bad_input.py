@@ -15,8 +15,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from playground.cli import main
-from playground.store import open_store
+from playground.app.store import open_store
+from playground.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SHORT = ROOT / "sample_sessions" / "short_chat.jsonl"
@@ -89,8 +89,8 @@ RECORDER = textwrap.dedent(
     """
     import sys
     from engine import CostTracker, iter_step_costs
-    from playground.inputs import load_inputs
-    from playground.store import RunCapture, open_store
+    from playground.app.inputs import load_inputs
+    from playground.app.store import RunCapture, open_store
 
     inputs = load_inputs(sys.argv[2])
     messages, policy = inputs.session.messages, inputs.policy
@@ -167,7 +167,7 @@ def test_a_store_path_that_is_a_folder_is_refused(tmp_path, capsys):
 FULL_DISK = textwrap.dedent(
     """
     import resource, signal, sys
-    from playground.cli import main
+    from playground.cli.main import main
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG), as on a full disk
     resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
     sys.exit(main(["replay", sys.argv[2], "--record", "--store", sys.argv[1]]))

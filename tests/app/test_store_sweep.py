@@ -11,9 +11,9 @@ import pyarrow.dataset as ds
 import pytest
 import yaml
 
-from playground.cli import main
-from playground.store import open_store
-from playground.sweep import plan_sweep, run_sweep, with_capture
+from playground.app.store import open_store
+from playground.app.sweep import plan_sweep, run_sweep, with_capture
+from playground.cli.main import main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 SHORT, SUMMARIZING = SAMPLES / "short_chat.jsonl", SAMPLES / "summarization_trigger.jsonl"

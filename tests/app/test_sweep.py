@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from playground.cli import main
-from playground.inputs import find_sessions
-from playground.sweep import (
+from playground.app.inputs import find_sessions
+from playground.app.sweep import (
     SweepError,
     parse_vary,
     plan_sweep,
@@ -18,6 +17,7 @@ from playground.sweep import (
     summarize,
     summary_path,
 )
+from playground.cli.main import main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 SHORT, SUMMARIZING = str(SAMPLES / "short_chat.jsonl"), str(SAMPLES / "summarization_trigger.jsonl")

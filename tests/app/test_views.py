@@ -1,10 +1,17 @@
-"""The view models both front ends draw (playground/views.py): one dropped rule, one category order."""
+"""The view models both front ends draw (playground/app/views.py): one dropped rule, one category order."""
 
 from __future__ import annotations
 
 from engine import BuildResult, Decision, ReminderOutcome, TokenAccount
-from playground import html_views as html
-from playground.views import bar_segments, category_names, tokens_delta, tokens_long, tokens_short, wire_rows
+from playground.app.views import (
+    bar_segments,
+    category_names,
+    tokens_delta,
+    tokens_long,
+    tokens_short,
+    wire_rows,
+)
+from playground.web import views as html
 
 
 def summarised_result() -> BuildResult:

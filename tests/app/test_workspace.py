@@ -11,11 +11,12 @@ import pytest
 from engine.fences import FenceDescriptor, FenceError, load_fences
 from engine.policy import PolicyFileError, load_policy, set_value
 from engine.replay import replay_session
-from playground.building import run_build, series_steps
-from playground.cli import main
-from playground.costing import CostRequest, run_cost
-from playground.inputs import SAMPLES_DIR, load_inputs
-from playground.workspace import Workspace
+from playground.app.building import run_build, series_steps
+from playground.app.costing import CostRequest, run_cost
+from playground.app.inputs import SAMPLES_DIR, load_inputs
+from playground.app.workspace import Workspace
+from playground.cli.main import main
+from playground.web.exports import suggested_path
 from tests.tui_session import write_session
 
 
@@ -120,11 +121,11 @@ def test_add_duplicate_remove_fences_and_their_errors(ws: Workspace) -> None:
 def test_exports_load_back_equal(ws: Workspace, tmp_path: Path) -> None:
     ws.edit(("toolHistory", "retentionMode"), "drop")
     for kind in ("policy-changed", "policy-full", "agent-spec"):
-        path = ws.export(kind, ws.suggested_path(kind))
+        path = ws.export(kind, suggested_path(ws, kind))
         assert load_policy(path) == ws.policy
-    assert ws.suggested_path("agent-spec") == tmp_path / "sales.policy.json"
+    assert suggested_path(ws, "agent-spec") == tmp_path / "sales.policy.json"
     assert json.loads(ws.export_text("agent-spec"))["profileId"] == ws.policy.profile_id
-    fences = ws.export("fences", ws.suggested_path("fences"))
+    fences = ws.export("fences", suggested_path(ws, "fences"))
     assert fences == tmp_path / "sales.fences.yaml" and load_fences(fences).list() == ws.fences.list()
     with pytest.raises(PolicyFileError, match="refusing to overwrite a protected file"):
         ws.export("policy-full", ws.inputs.session.path)
@@ -136,7 +137,7 @@ def test_a_bundled_sample_exports_to_the_working_directory(
     sample = sorted(SAMPLES_DIR.glob("*.jsonl"))[0]
     monkeypatch.chdir(tmp_path)
     ws = Workspace(load_inputs(sample))
-    assert ws.suggested_path("policy-changed") == tmp_path / f"{sample.stem}.policy.yaml"
+    assert suggested_path(ws, "policy-changed") == tmp_path / f"{sample.stem}.policy.yaml"
 
 
 def test_load_policy_file(ws: Workspace, tmp_path: Path) -> None:

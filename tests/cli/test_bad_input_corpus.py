@@ -20,11 +20,11 @@ from engine.fences import FenceError, load_fences
 from engine.importers import import_file
 from engine.policy import PolicyFileError, PolicyValidationError, define_context_policy, read_policy_file
 from engine.session import SessionLoadError, load_session, save_session
-from playground.cli import main
-from playground.explain import decision_rows, incomplete_groups, why_dropped
-from playground.html_views import trace_view
-from playground.inputs import load_inputs
+from playground.app.explain import decision_rows, incomplete_groups, why_dropped
+from playground.app.inputs import load_inputs
+from playground.cli.main import main
 from playground.notebook.sources import open_sources
+from playground.web.views import trace_view
 
 CORPUS = Path(__file__).resolve().parents[1] / "badinput"
 RUNS = yaml.safe_load((CORPUS / "expected.yaml").read_text(encoding="utf-8"))

@@ -9,7 +9,7 @@ import pytest
 
 from engine.importers import format_names
 from engine.prices import CATALOGUE
-from playground.cli import main
+from playground.cli.main import main
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 CASES = SHARED / "conformance" / "cases"

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from engine.session import save_session
-from playground.cli import main
+from playground.cli.main import main
 from tests.app.test_rundiff import run_a, run_b
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "tool_loop_runs.jsonl"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from playground.cli import main
-from playground.store import open_store
+from playground.app.store import open_store
+from playground.cli.main import main
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_sessions" / "tool_loop_runs.jsonl"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from playground.cli import main
-from playground.inputs import find_sessions, load_inputs
+from playground.app.inputs import find_sessions, load_inputs
+from playground.cli.main import main
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "real-sessions"
 CLINE = DATA / "cline" / "1767225600000"

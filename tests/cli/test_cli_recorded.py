@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.session import save_session
-from playground.cli import main
+from playground.cli.main import main
 from tests.engine.test_truth import session
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "real-sessions"
@@ -97,8 +97,8 @@ def test_calibrate_fits_writes_and_reports_on_other_sessions(recorded, tmp_path,
 def test_a_real_session_says_what_was_billed() -> None:
     from engine.prices import BUILTIN_PRICES
     from engine.recorded import recorded_cost
-    from playground.inputs import load_inputs
-    from playground.recorded import record_of
+    from playground.app.inputs import load_inputs
+    from playground.app.recorded import record_of
 
     inputs = load_inputs(SHARED / "claude-code" / "long_session.jsonl")
     cost = recorded_cost(record_of(inputs), BUILTIN_PRICES)
@@ -108,7 +108,7 @@ def test_a_real_session_says_what_was_billed() -> None:
 
 
 def test_a_sweep_row_of_a_recorded_session_says_what_it_billed(tmp_path, capsys) -> None:
-    from playground.sweep import plan_sweep, run_job
+    from playground.app.sweep import plan_sweep, run_job
     from tests.tui.test_tui_recorded import priced_session
 
     path = priced_session(tmp_path)

@@ -6,7 +6,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from playground.serve import app_command
+from playground.web.serve import app_command
 
 
 def test_the_tab_command_carries_every_input_file_and_the_conversation(tmp_path, monkeypatch) -> None:

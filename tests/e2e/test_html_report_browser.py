@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.cli import main
+from playground.cli.main import main
 from tests.e2e.test_notebook_browser import BROWSER_ARGS, CHROMIUM, MISSING
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"

@@ -14,7 +14,7 @@ from engine.policy import effective_policy
 from engine.reminders.builtins import BUILTIN_TEMPLATES
 from engine.replay import build_at_step
 from engine.session import load_session
-from playground.cli import main
+from playground.cli.main import main
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
 

@@ -12,7 +12,7 @@ from engine.host_tokenizers import MockTokenizer
 from engine.prices import BUILTIN_PRICES, DEFAULT_PRICE_MODEL, PriceTable, load_price_table
 from engine.safe_input import InputError
 from engine.wire import anthropic_turns, to_anthropic
-from playground.inputs import load_inputs
+from playground.app.inputs import load_inputs
 from tests.pipeline_helpers import answer, call, calls, output, sys, user
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"

@@ -11,7 +11,7 @@ import pytest
 from engine import build_at_step, effective_policy, export_session, export_wire, load_session
 from engine.importers import import_file, import_text
 from engine.importers._common import find_unpaired
-from playground.cli import main
+from playground.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = sorted((ROOT / "sample_sessions").glob("*.jsonl"))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine import AiMessage, hygiene_checks
-from playground.cli import main
+from playground.cli.main import main
 
 
 def message(mid: str, type_: str, content: str = "x", **extra: object) -> AiMessage:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 
 from engine.importers import import_text
-from playground.cli import main
-from playground.sweep import plan_sweep, run_job
+from playground.app.sweep import plan_sweep, run_job
+from playground.cli.main import main
 
 TS = "2026-03-01T10:00:0{}.000Z"
 

@@ -13,7 +13,7 @@ from engine.importers import archives, import_file
 from engine.importers.detect import detect_text, read_source
 from engine.importers.registry import Sniff, importers
 from engine.safe_input import InputError
-from playground.cli import main
+from playground.cli.main import main
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "real-sessions" / "inspect-ai"
 DEDUP = DATA / "log_message_deduplication.eval"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 import engine.importers as importers
-import playground.inputs as inputs
+import playground.app.inputs as inputs
 from engine.importers import EmptyImportError, import_file, import_text
-from playground.cli import main
+from playground.cli.main import main
 from tests.engine.test_import_detection import REPO
 
 SAMPLE = REPO / "tests" / "data" / "real-sessions" / "claude-code" / "session-3fe1b6bc.jsonl"

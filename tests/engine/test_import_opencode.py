@@ -11,7 +11,7 @@ import pytest
 
 from engine.importers import import_file
 from engine.safe_input import InputError
-from playground.cli import main
+from playground.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1] / "data" / "real-sessions" / "opencode" / "storage"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine.importers import import_file, registry
-from playground.cli import main
+from playground.cli.main import main
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from playground.cli import main
+from playground.cli.main import main
 
 SIZE = 200 * 1024 * 1024
 

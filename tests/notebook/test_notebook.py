@@ -20,13 +20,13 @@ from engine.messages import AiMessage
 from engine.policy import PolicyFileError, control_for, define_context_policy, policy_controls
 from engine.result import BuildResult, Decision, ReminderOutcome, TokenAccount
 from engine.session import SessionHeader, save_session
-from playground import html_views as html
-from playground.inputs import SAMPLES_DIR
+from playground.app.inputs import SAMPLES_DIR
+from playground.app.views import StepSample
 from playground.notebook import INSTALL_HINT, Playground
 from playground.notebook.app import QUIET
 from playground.notebook.schedule import Debouncer, loop_scheduler
 from playground.notebook.timeline import SeriesRunner
-from playground.views import StepSample
+from playground.web import views as html
 
 NNBSP = "\u202f"
 
@@ -75,7 +75,7 @@ def playground(messages=None, policy=None, **kwargs) -> Playground:
 def test_import_without_ipywidgets_gives_the_install_hint():
     code = (
         "import sys; sys.modules['ipywidgets'] = None\n"
-        "import playground.html_views\n"  # the renderers need no ipywidgets
+        "import playground.web.views\n"  # the renderers need no ipywidgets
         "try:\n"
         "    from playground.notebook import Playground\n"
         "except ImportError as err:\n"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from engine.policy import set_value
-from playground.cost_views import PolicyPoint, pareto_front
-from playground.inputs import SAMPLES_DIR
+from playground.app.inputs import SAMPLES_DIR
 from playground.notebook import Playground, sweep
+from playground.web.cost_views import PolicyPoint, pareto_front
 
 SUMMARIZING = SAMPLES_DIR / "summarization_trigger.jsonl"
 

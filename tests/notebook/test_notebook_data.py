@@ -12,8 +12,8 @@ import pytest
 from ipywidgets.widgets.widget import _instances
 
 from engine.policy import set_value
-from playground.compare import compare_builds
-from playground.inputs import SAMPLES_DIR
+from playground.app.compare import compare_builds
+from playground.app.inputs import SAMPLES_DIR
 from playground.notebook import Playground
 from playground.notebook.data import DECISION_COLUMNS, PANDAS_HINT
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.safe_input import InputError
-from playground.inputs import SAMPLES_DIR
+from playground.app.inputs import SAMPLES_DIR
 from playground.notebook import diff
 
 SAMPLE = SAMPLES_DIR / "tool_loop_runs.jsonl"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from engine import effective_policy
-from playground.lessons import load_lesson_for, merge_layer
+from playground.app.lessons import load_lesson_for, merge_layer
 from playground.notebook import Playground
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"

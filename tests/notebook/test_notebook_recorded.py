@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from playground.app.recorded import AS_RECORDED_POLICY
 from playground.notebook import Playground
-from playground.recorded import AS_RECORDED_POLICY
 from tests.tui.test_tui_recorded import priced_session
 
 
@@ -41,7 +41,7 @@ def test_a_calibration_file_scales_the_rebuild(tmp_path: Path) -> None:
 
 
 def test_no_record_no_panel(tmp_path: Path) -> None:
-    from playground.inputs import SAMPLES_DIR
+    from playground.app.inputs import SAMPLES_DIR
 
     pg = Playground(SAMPLES_DIR / "short_chat.jsonl", debounce=0)
     assert pg.cost.record is None and pg.cost.record_chart is None and pg.as_recorded_button is None

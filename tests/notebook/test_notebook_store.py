@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 from engine.policy import set_value
-from playground.cli import main
-from playground.inputs import SAMPLES_DIR
+from playground.app.inputs import SAMPLES_DIR
+from playground.app.store import open_store
+from playground.cli.main import main
 from playground.notebook import Playground, diff
-from playground.store import open_store
 
 SUMMARIZING = SAMPLES_DIR / "summarization_trigger.jsonl"
 

@@ -12,7 +12,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, RadioButton, Select, SelectionList, Switch
 
 from engine.policy import load_policy
-from playground.inputs import SAMPLES_DIR, load_inputs
+from playground.app.inputs import SAMPLES_DIR, load_inputs
 from playground.tui.app import PlaygroundApp, make_app
 from playground.tui.commands import palette_commands
 from playground.tui.keys import APP_BINDINGS, MAIN_BINDINGS

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from playground.inputs import SAMPLES_DIR
+from playground.app.inputs import SAMPLES_DIR
 from playground.tui.widgets.cost_pane import CostCompare, CostPane
 from tests.tui.test_tui_app import run, settle
 

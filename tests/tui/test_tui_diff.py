@@ -9,7 +9,7 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 from textual.worker import WorkerCancelled
 
-from playground.inputs import SAMPLES_DIR
+from playground.app.inputs import SAMPLES_DIR
 from playground.tui.app import PlaygroundApp
 from playground.tui.commands import palette_commands
 from playground.tui.screens.diff import DiffScreen

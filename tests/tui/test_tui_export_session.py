@@ -12,7 +12,7 @@ from textual.widgets import RadioButton
 
 from engine.importers import import_file
 from engine.wire import anthropic_turns
-from playground.inputs import load_inputs
+from playground.app.inputs import load_inputs
 from playground.tui.app import PlaygroundApp, make_app
 from playground.tui.screens.export import ExportScreen
 from playground.tui.screens.main import MainScreen

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from playground.inputs import load_inputs
-from playground.lessons import load_lesson_for
+from playground.app.inputs import load_inputs
+from playground.app.lessons import load_lesson_for
 from playground.tui.app import make_app
 from playground.tui.panels.policy_field import PolicyField
 from playground.tui.widgets.lesson_pane import LessonPane

@@ -17,15 +17,15 @@ from textual.message import Message
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from playground.building import series_steps
-from playground.inputs import load_inputs
+from playground.app.building import series_steps
+from playground.app.inputs import load_inputs
+from playground.app.workspace import Workspace
 from playground.tui import priority as priority_module
 from playground.tui.app import PlaygroundApp, make_app
 from playground.tui.messages import BuildFinished
 from playground.tui.priority import PAINT_GRACE, UPDATES_ASKED, UiPriority
 from playground.tui.screens.main import MainScreen
 from playground.tui.widgets import Slider, Timeline
-from playground.workspace import Workspace
 from tests.tui.test_tui_app import settle
 from tests.tui_session import write_session
 

@@ -7,12 +7,12 @@ import asyncio
 from pathlib import Path
 
 from engine.session import save_session
-from playground.inputs import load_inputs
-from playground.recorded import AS_RECORDED_POLICY
+from playground.app.inputs import load_inputs
+from playground.app.recorded import AS_RECORDED_POLICY
+from playground.app.views import tokens_long
 from playground.tui.app import make_app
 from playground.tui.widgets.cost_pane import CostPane
 from playground.tui.widgets.record_chart import RecordChart
-from playground.views import tokens_long
 from tests.engine.test_truth import session
 from tests.tui.test_tui_app import SIZE, settle
 

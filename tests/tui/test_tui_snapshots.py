@@ -14,8 +14,8 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Markdown
 
-from playground.compare import compare_builds
-from playground.inputs import load_inputs
+from playground.app.compare import compare_builds
+from playground.app.inputs import load_inputs
 from playground.tui.app import PlaygroundApp, make_app
 from tests.tui.test_tui_app import ALL_KEPT
 from tests.tui_session import POLICY, write_session

@@ -7,10 +7,10 @@ import asyncio
 from pathlib import Path
 
 from engine.policy import set_value
-from playground.cli import main
-from playground.inputs import SAMPLES_DIR, load_inputs
-from playground.recording import StoredRuns
-from playground.store import open_store
+from playground.app.inputs import SAMPLES_DIR, load_inputs
+from playground.app.recording import StoredRuns
+from playground.app.store import open_store
+from playground.cli.main import main
 from playground.tui.app import PlaygroundApp, make_app
 from playground.tui.commands import palette_commands
 

@@ -19,13 +19,13 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
+from playground.app.views import StepSample, apportion, bar_segments
 from playground.tui.widgets import BudgetBar, EventsView, Slider, Timeline, TraceView, WireList, WireView
 from playground.tui.widgets.slider import SliderBar
 from playground.tui.widgets.static_text import update_if_changed
 from playground.tui.widgets.text_lines import TextLines
 from playground.tui.widgets.timeline import columns
 from playground.tui.widgets.trace_view import trace_content
-from playground.views import StepSample, apportion, bar_segments
 from tests.tui_fixtures import ACCOUNT, OVER_ACCOUNT, REMINDER_TEXT, big_result, small_result
 
 

@@ -7,9 +7,9 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import DataTable, Static
 
-from playground.compare import BuildComparison
+from playground.app.compare import BuildComparison
+from playground.app.views import CHANGE_SIGNS, tokens_delta, tokens_long
 from playground.tui.widgets.static_text import update_if_changed
-from playground.views import CHANGE_SIGNS, tokens_delta, tokens_long
 
 SIGNS = CHANGE_SIGNS
 STYLES = {"added": "$success", "removed": "$error", "changed": "$warning"}

@@ -1,7 +1,7 @@
 """The diff screen: the session replayed under two policies, side by side, one changed step at a time.
 
 A is the pinned policy (or the one the session opened with), B the current one. Both replays run in a
-worker (`playground.rundiff.diff_runs`); `n` / `p` move to the next / previous step that differs.
+worker (`playground.app.rundiff.diff_runs`); `n` / `p` move to the next / previous step that differs.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from playground.diffing import (
+from playground.app.diffing import (
     ReplaySource,
     break_text,
     prefix_text,
@@ -25,8 +25,8 @@ from playground.diffing import (
     step_title,
     totals_line,
 )
-from playground.rundiff import ALIGNMENTS, MessageChange, RunDiff, StepDiff, StepSide, diff_until
-from playground.views import tokens_long
+from playground.app.rundiff import ALIGNMENTS, MessageChange, RunDiff, StepDiff, StepSide, diff_until
+from playground.app.views import tokens_long
 
 DELETED, INSERTED = "strike red", "bold green"
 

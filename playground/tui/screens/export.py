@@ -13,7 +13,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, RadioButton, RadioSet, Static
 
 from engine import PolicyFileError
-from playground.workspace import EXPORTS, Workspace
+from playground.app.workspace import Workspace
+from playground.web.exports import EXPORTS, export, export_text, suggested_path
 
 PREVIEW_LINES = 14
 
@@ -46,7 +47,7 @@ class ExportScreen(ModalScreen[Path | None]):
         super().__init__()
         self.workspace = workspace
         self.kind = kind
-        self._path = Input(str(workspace.suggested_path(kind)), id="export-path")
+        self._path = Input(str(suggested_path(workspace, kind)), id="export-path")
         self._error = Static("", classes="export--error", markup=False)
         self._preview = Static("", classes="export--preview", markup=False)
 
@@ -69,16 +70,16 @@ class ExportScreen(ModalScreen[Path | None]):
         self._path.focus()
 
     def _show_preview(self) -> None:
-        lines = self.workspace.export_text(self.kind).splitlines()
+        lines = export_text(self.workspace, self.kind).splitlines()
         more = [f"… {len(lines) - PREVIEW_LINES} more lines"] if len(lines) > PREVIEW_LINES else []
         self._preview.update("\n".join(lines[:PREVIEW_LINES] + more) or "(empty)")
 
     @on(RadioSet.Changed)
     def _kind_changed(self, event: RadioSet.Changed) -> None:
-        old = str(self.workspace.suggested_path(self.kind))
+        old = str(suggested_path(self.workspace, self.kind))
         self.kind = event.pressed.name or self.kind
         if self._path.value == old:  # only replace a path the user has not typed over
-            self._path.value = str(self.workspace.suggested_path(self.kind))
+            self._path.value = str(suggested_path(self.workspace, self.kind))
         self._error.update("")
         self._show_preview()
 
@@ -90,7 +91,7 @@ class ExportScreen(ModalScreen[Path | None]):
             self._error.update("enter a path")
             return
         try:
-            written = self.workspace.export(self.kind, Path(path).expanduser())
+            written = export(self.workspace, self.kind, Path(path).expanduser())
         except (PolicyFileError, OSError) as error:
             self._error.update(str(error))
             return

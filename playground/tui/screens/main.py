@@ -16,11 +16,13 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from engine import BUILTIN_PRICES, BuildResult, FenceError, control_for, dump_policy
-from playground.compare import compare_builds
-from playground.costing import CostRequest, price_choice
-from playground.diffing import policy_sources
-from playground.explain import summarization_verdict
-from playground.lessons import LessonRun, StepView, build_view, load_lesson_for, start_policy
+from playground.app.compare import compare_builds
+from playground.app.costing import CostRequest, price_choice
+from playground.app.diffing import policy_sources
+from playground.app.explain import summarization_verdict
+from playground.app.lessons import LessonRun, StepView, build_view, load_lesson_for, start_policy
+from playground.app.views import StepSample, tokens_long
+from playground.app.workspace import Workspace
 from playground.tui.builder import Builder
 from playground.tui.keys import MAIN_BINDINGS, STEP_KEYS
 from playground.tui.messages import BuildFinished, TimelineProgress
@@ -38,8 +40,6 @@ from playground.tui.widgets.cost_pane import CostCompare, CostPane
 from playground.tui.widgets.lesson_pane import LessonPane
 from playground.tui.widgets.record_chart import RecordChart
 from playground.tui.widgets.slider import Slider
-from playground.views import StepSample, tokens_long
-from playground.workspace import Workspace
 
 Path = tuple[str, ...]
 SLOW_BUILD = 0.1  # seconds

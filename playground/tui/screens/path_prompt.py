@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from engine import FenceError
-from playground.inputs import LOAD_ERRORS
+from playground.app.inputs import LOAD_ERRORS
 
 PROMPT_ERRORS = (*LOAD_ERRORS, FenceError)
 

@@ -9,8 +9,7 @@ from textual.geometry import Size
 from textual.reactive import reactive
 
 from engine import TokenAccount
-from playground.tui.widgets.text_lines import TextLines
-from playground.views import (
+from playground.app.views import (
     BarSegment,
     apportion,
     bar_segments,
@@ -19,6 +18,7 @@ from playground.views import (
     tokens_long,
     tokens_short,
 )
+from playground.tui.widgets.text_lines import TextLines
 
 WM_MARK, TRIGGER_MARK, MAX_MARK = "△", "▲", "┃"
 

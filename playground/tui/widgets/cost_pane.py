@@ -1,6 +1,6 @@
 """What the policy costs over the whole session: totals beside the budget (`CostPane`) and A vs B in the
-Compare tab (`CostCompare`). The numbers come from `playground.costing` (the engine replays); the pane runs
-that replay in a thread worker, once a policy: moving the step does not replay again.
+Compare tab (`CostCompare`). The numbers come from `playground.app.costing` (the engine replays); the pane
+runs that replay in a thread worker, once a policy: moving the step does not replay again.
 
 Keys while the pane has focus: `m` the next price row (the session's `modelId` wins when the table has it),
 `k` the cache's wire shape (OpenAI messages or Anthropic turns).
@@ -19,11 +19,11 @@ from textual.content import Content
 from textual.widgets import Static
 
 from engine import BUILTIN_PRICES, ContextPolicy, PriceTable, SessionCost, StepCost, recorded_cost
-from playground.costing import CostRequest, cost_compact, cost_rows, price_choice, record_lines, run_cost
+from playground.app.costing import CostRequest, cost_compact, cost_rows, price_choice, record_lines, run_cost
+from playground.app.workspace import Workspace
 from playground.tui.priority import UiPriority
 from playground.tui.widgets.record_chart import RecordChart
 from playground.tui.widgets.static_text import update_if_changed
-from playground.workspace import Workspace
 
 SESSION_CHOICE = None  # the session's modelId, else the default row
 SHAPES = ("openai", "anthropic")

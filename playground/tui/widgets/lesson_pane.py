@@ -1,12 +1,13 @@
 """The lesson pane: the lesson's steps, ticked off as their checks hold, the current instruction and,
-on request, its hint. It renders what it is given; the screen evaluates the checks (playground.lessons)."""
+on request, its hint. It renders what it is given; the screen evaluates the checks
+(playground.app.lessons)."""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.widgets import Static
 
-from playground.lessons import LessonRun
+from playground.app.lessons import LessonRun
 
 
 class LessonPane(Static):

@@ -3,7 +3,7 @@
 Two sparklines on one scale under the timeline, the current step's figures beside them: the recorded
 prompt, the as-recorded rebuild's prediction of it (and its error), this policy's predicted prompt. Shown
 only for a session whose transcript kept the provider's usage; the numbers come from the cost replay
-(`playground.costing`), the widget only draws them.
+(`playground.app.costing`), the widget only draws them.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from rich.text import Text
 from textual.geometry import Size
 
 from engine import StepCost
+from playground.app.views import tokens_long
 from playground.tui.widgets.text_lines import TextLines
 from playground.tui.widgets.timeline import BLOCKS
-from playground.views import tokens_long
 
 
 def spark(values: Sequence[int | None], width: int, scale: int) -> str:

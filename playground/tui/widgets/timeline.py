@@ -14,9 +14,9 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 
+from playground.app.views import StepSample, tokens_long
 from playground.tui.keys import keys_of
 from playground.tui.widgets.text_lines import TextLines
-from playground.views import StepSample, tokens_long
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 MARKER_ORDER = "SCR"  # summarization, checkpoint, reminder: the first one present is drawn

@@ -6,8 +6,8 @@ from textual.content import Content
 from textual.widgets import Static
 
 from engine import BuildResult
-from playground.explain import decision_rows, why_dropped
-from playground.views import tokens_long
+from playground.app.explain import decision_rows, why_dropped
+from playground.app.views import tokens_long
 
 
 def trace_content(result: BuildResult, message_id: str) -> Content:

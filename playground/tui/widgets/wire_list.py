@@ -17,7 +17,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from playground.views import WireRow, tokens_long
+from playground.app.views import WireRow, tokens_long
 
 ROLES = ("system", "user", "assistant", "tool")
 MARKS = ("fence", "summary", "compressed", "degraded", "truncated", "reminder", "assembled")

@@ -14,8 +14,8 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from engine import BuildResult
+from playground.app.views import WireRow, anthropic_rows, tokens_long, wire_rows
 from playground.tui.widgets.wire_list import WireList
-from playground.views import WireRow, anthropic_rows, tokens_long, wire_rows
 
 DETAIL_CHARS = 20_000  # beyond this the detail pane shows a count, not the text
 

@@ -1,16 +1,16 @@
 """The audit store: recorded runs in an embedded DuckDB file, and as Parquet parts from a sweep's workers.
 
-    from playground.store import open_store
+    from playground.app.store import open_store
     with open_store("runs.duckdb") as store:          # None: default_store_path()
-        run_id = store.record(captured)               # a CapturedRun (playground.store.capture.RunCapture)
+        run_id = store.record(captured)               # a CapturedRun (store.capture.RunCapture)
         stored = store.get(run_id[:8])                # StoredRun: session JSONL, policy YAML, fences, steps
         stored.session(), stored.policy()             # ready to replay again or diff
 
 Needs the `store` extra (duckdb, pyarrow).
 """
 
-from playground.store.capture import CapturedRun, RunCapture, content_hash, engine_version
-from playground.store.db import (
+from playground.app.store.capture import CapturedRun, RunCapture, content_hash, engine_version
+from playground.app.store.db import (
     STORE_ENV,
     RunStore,
     StoredRun,
@@ -18,7 +18,7 @@ from playground.store.db import (
     default_store_path,
     open_store,
 )
-from playground.store.schema import SCHEMA_VERSION
+from playground.app.store.schema import SCHEMA_VERSION
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -1,4 +1,5 @@
-"""The headless subcommands of `linn-playground` (see `playground.cli`). They print; the engine decides."""
+"""The headless subcommands of `linn-playground` (the table: `playground.cli.main`). They print; the engine
+decides."""
 
 from __future__ import annotations
 
@@ -28,14 +29,11 @@ from engine import (
     to_anthropic,
     tokenizer_from_policy,
 )
-from playground import runs_commands
-from playground.costing import price_choice, price_table
-from playground.explain import ordinary_warnings
-from playground.html_report import build_report, replay_report, steps_of, write_page_said
-from playground.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
-from playground.pacing import paced_collection
-from playground.progress import INTERRUPTED, stop_between_steps, with_progress
-from playground.recorded import (
+from playground.app.costing import price_choice, price_table
+from playground.app.explain import ordinary_warnings
+from playground.app.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
+from playground.app.pacing import paced_collection
+from playground.app.recorded import (
     RecordSetup,
     calibration_options,
     calibration_warnings,
@@ -43,8 +41,12 @@ from playground.recorded import (
     recorded_totals,
     truths,
 )
-from playground.recording import RUN_PREFIX, stored_inputs
-from playground.report import build_json, print_build_table, print_import_report, printable
+from playground.app.recording import RUN_PREFIX, stored_inputs
+from playground.app.views import steps_of
+from playground.cli import runs
+from playground.cli.progress import INTERRUPTED, stop_between_steps, with_progress
+from playground.cli.report import build_json, print_build_table, print_import_report, printable
+from playground.web.report import build_report, replay_report, write_page_said
 
 
 def _load(args) -> PlaygroundInputs | None:
@@ -100,7 +102,7 @@ def run_serve(args) -> int:
     inputs = _load(args)  # fail here, in the terminal, not in a browser tab
     if inputs is None:
         return 2
-    from playground.serve import app_command, serve
+    from playground.web.serve import app_command, serve
 
     path = inputs.session.path.resolve()
     files = {
@@ -230,7 +232,7 @@ def run_replay(args) -> int:
     steps = iter_step_costs(
         inputs.session.messages, policy, tracker=tracker, truths=stream, samples=samples, **options
     )  # streamed: one step is held at a time (and the one before, for its cached prefix)
-    capture = runs_commands.replay_capture(args, inputs, policy, table, options) if args.record else None
+    capture = runs.replay_capture(args, inputs, policy, table, options) if args.record else None
     totals, interrupted = _write_steps(steps, seen if stream is not None else None, args.json,
                                        lambda: _step_count(inputs, options), capture)  # fmt: skip
     names = ("steps", "summariesMade", "overBudgetSteps", "reminderSteps", "failedSteps")
@@ -257,7 +259,7 @@ def _replay_end(args, inputs: PlaygroundInputs, run: RecordedRun, capture: Any, 
         print(f"warning: {inputs.session.path}: {problem}", file=sys.stderr)
     if interrupted:  # a partial run is not the run: nothing recorded
         return INTERRUPTED
-    if capture is not None and not runs_commands.record_runs(args.store, [capture.finish(summary)]):
+    if capture is not None and not runs.record_runs(args.store, [capture.finish(summary)]):
         return 1
     return 1 if failed else 0
 
@@ -388,7 +390,7 @@ def _write_html(out: str, page: str, inputs: PlaygroundInputs) -> bool:
 
 
 def run_sweep(args) -> int:
-    from playground import sweep
+    from playground.app import sweep
 
     try:
         table = price_table(args.prices)
@@ -408,7 +410,7 @@ def run_sweep(args) -> int:
     policies = len(jobs) // sessions
     print(f"sweep: {sessions} sessions × {policies} policies = {len(jobs)} replays{note}", file=sys.stderr)
     try:
-        with runs_commands.sweep_capture(args, jobs) as (jobs, on_run):
+        with runs.sweep_capture(args, jobs) as (jobs, on_run):
             rows = _with_progress(lambda on_row: sweep.run_sweep(
                 jobs, out=args.out, workers=args.jobs, scheduler=args.scheduler, on_row=on_row, on_run=on_run
             ), len(jobs))  # fmt: skip
@@ -530,7 +532,7 @@ def _output_refusal(source: Path, output: Path, *, force: bool) -> str | None:
 
 def run_calibrate(args) -> int:
     from engine import write_atomic
-    from playground.recorded import calibrate
+    from playground.app.recorded import calibrate
 
     try:
         report = calibrate(args.sessions, args.test or (), fmt=args.fmt)

@@ -25,7 +25,7 @@ from engine.messages import AiMessage
 from engine.replay import StepBuild
 from engine.result import WireCard
 from engine.ticks import StepPoint
-from playground.pacing import paced_collection
+from playground.app.pacing import paced_collection
 
 ALIGNMENTS = {"step": "by step index", "turns": "by user turns and tool-call ids"}
 _WORDS = re.compile(r"\s*\S+|\s+")  # a word with the whitespace before it

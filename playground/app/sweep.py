@@ -36,8 +36,8 @@ from engine.recorded import recorded_cost
 from engine.safe_input import MAX_TRANSCRIPT_BYTES, InputError, read_text_file
 from engine.tokens import set_count_threads
 from engine.truth import Calibration
-from playground.inputs import LOAD_ERRORS, find_sessions, load_inputs
-from playground.recorded import RecordSetup, record_of, truths
+from playground.app.inputs import LOAD_ERRORS, find_sessions, load_inputs
+from playground.app.recorded import RecordSetup, record_of, truths
 
 FORMATS = (".csv", ".jsonl", ".parquet")
 # the totals a row carries (camelCase, as `replay --json`), then one column per cache-break mechanism
@@ -173,7 +173,7 @@ def plan_sweep(
 def with_capture(jobs: Sequence[SweepJob], capture: str) -> list[SweepJob]:
     """The jobs capturing their runs for the audit store: `RETURN`, or a folder for Parquet parts. The
     sweep's id is the hash of its plan, so a resumed sweep writes into the same partitions."""
-    from playground.store.capture import content_hash
+    from playground.app.store.capture import content_hash
 
     plan = json.dumps([[job.session, job.policy_id, job.base_policy, job.shape, job.model] for job in jobs])
     sweep_id = content_hash(plan)[:12]
@@ -212,7 +212,7 @@ def run_job(job: SweepJob) -> dict[str, Any]:
         if job.capture == RETURN:
             row[RUN_KEY] = run  # taken off by run_sweep before the row is written anywhere
         else:
-            from playground.store.parquet import write_run_parts
+            from playground.app.store.parquet import write_run_parts
 
             write_run_parts(job.capture, run, job.sweep_id or "")
     return {**row, "error": None}
@@ -230,7 +230,7 @@ def capture_run(inputs: Any, policy: ContextPolicy, *, shape: str = "openai", mo
 
 
 def _capture(job: SweepJob, inputs: Any, policy: ContextPolicy) -> Any:
-    from playground.store.capture import RunCapture, replay_settings
+    from playground.app.store.capture import RunCapture, replay_settings
 
     settings = replay_settings(
         wire=job.shape, model=job.model, prices=job.prices, copy=inputs.copy, as_recorded=job.as_recorded,

@@ -31,7 +31,7 @@ from engine.truth import (
     iter_truth,
     load_calibration,
 )
-from playground.inputs import PlaygroundInputs, find_sessions, load_inputs
+from playground.app.inputs import PlaygroundInputs, find_sessions, load_inputs
 
 __all__ = [
     "AS_RECORDED_POLICY",

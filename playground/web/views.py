@@ -21,9 +21,9 @@ from engine import (
     call_arguments,
     call_name,
 )
-from playground.compare import BuildComparison
-from playground.explain import decision_rows, why_dropped
-from playground.views import CHANGE_SIGNS, StepSample, WireRow, category_names, tokens_delta, wire_rows
+from playground.app.compare import BuildComparison
+from playground.app.explain import decision_rows, why_dropped
+from playground.app.views import CHANGE_SIGNS, StepSample, WireRow, category_names, tokens_delta, wire_rows
 
 __all__ = [
     "CATEGORY_COLOURS",
@@ -115,7 +115,7 @@ def wire_cards(
     rows: Sequence[WireRow] | None = None,
 ) -> str:
     """The wire messages as cards, in wire order; with `show_dropped`, the dropped messages
-    (`playground.views.wire_rows`) appear as dashed lines at their place in the session, with the reason.
+    (`playground.app.views.wire_rows`) appear as dashed lines at their place in the session, with the reason.
     `window` (start, stop) shows only those rows (a page of a long wire) and says which; `rows` are
     `wire_rows(result, show_dropped)` when the caller has them already."""
     if result.error is not None:
@@ -250,7 +250,7 @@ def _error_box(result: BuildResult) -> str:
 
 
 def category_order(by_category: dict[str, int]) -> list[str]:
-    """The categories with tokens, in the one stacking order (`playground.views.category_names`)."""
+    """The categories with tokens, in the one stacking order (`playground.app.views.category_names`)."""
     return [k for k in category_names(set(by_category)) if by_category.get(k)]
 
 

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from engine import EXPORT_FORMATS, PolicyFileError, build_at_step, export_session, export_wire, write_atomic
-from playground.inputs import LOAD_ERRORS, load_inputs
-from playground.report import printable
+from playground.app.inputs import LOAD_ERRORS, load_inputs
+from playground.cli.report import printable
 
 
 def add_export_parser(commands) -> None:

@@ -3,7 +3,7 @@
 A replay keeps its session, the stages' last runs and the persisted summaries alive, almost nothing it
 drops is cyclic, and the collector's automatic scans went over all of that ever more often as the session
 grew: a step loop holds it off and collects at a steady pace instead (`replay` through
-`playground.progress`, `diff` and the benchmarks pace it the same way). The TUI holds it off while a key's
+`playground.cli.progress`, `diff` and the benchmarks pace it the same way). The TUI holds it off while a key's
 effect is on its way to the screen (`playground.tui.priority`).
 
 Holders are counted, so that a replay thread finishing while the user holds the collector (or the other

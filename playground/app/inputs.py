@@ -58,7 +58,7 @@ from engine.truth import Calibration
 # what loading the inputs may raise (each names file, line and field): a front end shows it and goes on
 LOAD_ERRORS = (EngineError, FenceError, SessionLoadError, SessionSaveError, OSError, ValueError)
 
-SAMPLES_DIR = Path(__file__).resolve().parents[1] / "sample_sessions"
+SAMPLES_DIR = Path(__file__).resolve().parents[2] / "sample_sessions"
 DEFAULT_SAMPLE = "tool_loop_runs.jsonl"
 
 
@@ -76,7 +76,7 @@ class PlaygroundInputs:
     # time; the full texts land here (content-addressed), so the playground can show what was saved.
     observation_store: InMemoryObservationStore = field(default_factory=InMemoryObservationStore)
     # a recorded session's comparison: a calibration file (`--calibration`) and the tokens of the tool
-    # definitions the transcript lacks (`--tools`); see `playground.recorded`
+    # definitions the transcript lacks (`--tools`); see `playground.app.recorded`
     calibration: Calibration | None = None
     given_offset: int | None = None
 

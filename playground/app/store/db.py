@@ -1,4 +1,4 @@
-"""The audit store: an embedded DuckDB file of recorded runs (see `playground.store.schema` for the tables).
+"""The audit store: an embedded DuckDB file of recorded runs (the tables: `playground.app.store.schema`).
 
 A run is written in one transaction, so a process killed while recording leaves every run before it whole
 and nothing of the one it was writing. A run already stored (same content hash) is not written again.
@@ -20,8 +20,8 @@ from typing import Any
 
 import duckdb
 
-from playground.store.capture import CapturedRun
-from playground.store.schema import MIGRATIONS, SCHEMA_VERSION, TABLES, columns
+from playground.app.store.capture import CapturedRun
+from playground.app.store.schema import MIGRATIONS, SCHEMA_VERSION, TABLES, columns
 
 STORE_ENV = "LINN_PLAYGROUND_STORE"
 # no extension is ever fetched: a store needs none, and nothing runs with a network
@@ -111,7 +111,7 @@ class StoredRun:
         import yaml
 
         from engine.fences import parse_fences
-        from playground.inputs import PlaygroundInputs
+        from playground.app.inputs import PlaygroundInputs
 
         name = f"run {self.run_id[:12]}"
         session = replace(self.session(), path=Path(self.run["source"]))

@@ -20,9 +20,9 @@ from engine.prices import BUILTIN_PRICES, Price, PriceTable, load_price_table, r
 from engine.recorded import RecordedCost, RecordedRun
 from engine.replay import StepBuild
 from engine.truth import Calibration
-from playground.building import BuildOptions
-from playground.recorded import RecordSetup, truth_stream
-from playground.views import tokens_delta, tokens_long
+from playground.app.building import BuildOptions
+from playground.app.recorded import RecordSetup, truth_stream
+from playground.app.views import tokens_delta, tokens_long
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from engine.importers import ImportResult
 from engine.invariants import InvariantReport
 from engine.result import BuildResult
 from engine.wire import to_anthropic
-from playground.explain import incomplete_groups
+from playground.app.explain import incomplete_groups
 
 
 def printable(text: str) -> str:

@@ -2,7 +2,7 @@
 
 One file, no script, no external resource: the wire (cards, dropped messages in place), the budget bars,
 the step chart (inline SVG), the events, and the policy as YAML. The renderers are the notebook's pure HTML
-views (`playground.html_views`), so every piece of session text is escaped there; the parts written
+views (`playground.web.views`), so every piece of session text is escaped there; the parts written
 here escape theirs too. Writing is atomic and refuses to replace the session file.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -18,11 +17,11 @@ from typing import Any
 import yaml
 
 from engine.policy import PolicyFileError, write_atomic
-from engine.replay import StepBuild
 from engine.result import BuildResult
-from playground.html_views import budget_bar, events_list, step_chart, wire_cards
+from playground.app.views import ReportStep, ReportView
+from playground.web.views import budget_bar, events_list, step_chart, wire_cards
 
-__all__ = ["ReportStep", "build_report", "replay_report", "steps_of", "write_report"]
+__all__ = ["build_report", "replay_report", "report_page", "write_report"]
 
 PAGE_STYLE = """<style>
 body{margin:16px auto;max-width:980px;font-family:system-ui,sans-serif;color:#0f172a;background:#fff}
@@ -31,42 +30,6 @@ h1{font-size:20px;margin:0 0 4px}h2{font-size:15px;margin:18px 0 4px;border-bott
  font:12px ui-monospace,monospace;white-space:pre-wrap}
 .lr-steps{border-collapse:collapse;font-size:12px}.lr-steps td,.lr-steps th{padding:1px 8px;text-align:right}
 </style>"""
-
-
-@dataclass(frozen=True, slots=True)
-class ReportStep:
-    """One replay step as the chart and the step table need it (the build itself is not kept)."""
-
-    step: int
-    messages: int
-    final_tokens: int
-    total_budget: int
-    trigger_tokens: float
-    markers: str
-    reminders: tuple[str, ...]
-    carried: int
-
-
-def steps_of(replayed: Iterable[StepBuild]) -> tuple[list[ReportStep], BuildResult | None]:
-    """Reduce a streamed replay to its report rows, keeping only the last step's build."""
-    rows: list[ReportStep] = []
-    last: BuildResult | None = None
-    for built in replayed:
-        tokens = built.result.tokens
-        rows.append(
-            ReportStep(
-                built.number,
-                built.point.message_count,
-                tokens.final_tokens,
-                tokens.total_budget,
-                tokens.trigger_tokens,
-                built.markers,
-                built.result.reminder.hit_rule_ids,
-                len(built.carried_ids),
-            )
-        )
-        last = built.result
-    return rows, last
 
 
 def build_report(
@@ -88,6 +51,18 @@ def build_report(
         sections.insert(0, _section("Steps", step_chart(steps, current_step) + _step_table(steps)))
     sections.append(_section("Policy", f'<pre class="lr-policy">{escape(_yaml(policy))}</pre>'))
     return _page(title, note, sections)
+
+
+def report_page(view: ReportView) -> str:
+    """The page of a workspace's `report_view()`."""
+    return build_report(
+        view.result,
+        title=view.title,
+        policy=view.policy,
+        steps=view.steps,
+        current_step=view.current_step,
+        note=view.note,
+    )
 
 
 def replay_report(

@@ -1,8 +1,8 @@
 """Two runs to diff, and a diff as text: the application layer of `linn-playground diff`, the TUI's diff
 screen and the notebook's diff widget. No UI import.
 
-A `ReplaySource` is one side: a session under a policy, replayed with its cost (`playground.costing`,
-the same replay the cost pane runs). A stored run will be another `playground.rundiff.RunSource`.
+A `ReplaySource` is one side: a session under a policy, replayed with its cost (`playground.app.costing`,
+the same replay the cost pane runs). A stored run will be another `playground.app.rundiff.RunSource`.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from engine.policy import ContextPolicy
 from engine.prices import Price, PriceTable
 from engine.safe_input import InputError
 from engine.ticks import step_points
-from playground.building import BuildOptions
-from playground.costing import CostRequest, cost_rows, cost_stream, money, price_choice, price_table
-from playground.inputs import PlaygroundInputs, load_inputs
-from playground.recorded import record_of
-from playground.rundiff import (
+from playground.app.building import BuildOptions
+from playground.app.costing import CostRequest, cost_rows, cost_stream, money, price_choice, price_table
+from playground.app.inputs import PlaygroundInputs, load_inputs
+from playground.app.recorded import record_of
+from playground.app.rundiff import (
     ALIGNMENTS,
     MessageChange,
     RunDiff,
@@ -32,7 +32,7 @@ from playground.rundiff import (
     StepSide,
     step_anchors,
 )
-from playground.views import tokens_long
+from playground.app.views import tokens_long
 
 SIGNS = {"added": "+", "removed": "−", "changed": "~"}
 SNIPPET = 160  # characters of a word diff shown on one line

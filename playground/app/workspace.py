@@ -10,7 +10,7 @@ returns:
   field's problem;
 - fences: `add_fence`, `replace_fence`, `remove_fence`, `duplicate_fence`, `load_fences_file`;
 - steps: `set_step(n)`; builds: `build_request()` for the current step, `timeline_request()` for the
-  series (`playground.building.series_steps`), `record_series(...)` as the series progresses;
+  series (`playground.app.building.series_steps`), `record_series(...)` as the series progresses;
   `options` is the one frozen `BuildOptions` every build of the current state uses;
 - compare: `pin(result)`, `unpin()`, `changes_since_pin()`; export: `export_text`, `export` (the
   policy, the fences, an HTML report, the session or the shown step's wire for other tools).
@@ -55,23 +55,23 @@ from engine.session import SessionHeader
 from engine.summarizer import SummarizerPort
 from engine.ticks import StepPoint, step_points, tick_for
 from engine.tokens import TokenizerPort
-from playground.building import BuildOptions, BuildRequest, Persisted, TimelineRequest
-from playground.fence_placement import reinject
-from playground.html_report import build_report, steps_of
-from playground.inputs import SAMPLES_DIR, PlaygroundInputs
-from playground.recorded import AS_RECORDED_POLICY, record_of
+from playground.app.building import BuildOptions, BuildRequest, Persisted, TimelineRequest
+from playground.app.fence_placement import reinject
+from playground.app.inputs import SAMPLES_DIR, PlaygroundInputs
+from playground.app.recorded import AS_RECORDED_POLICY, record_of
+from playground.app.views import ReportView, steps_of
 
 Path_ = tuple[str, ...]
 
 DEFAULTS_PROFILES: tuple[str, ...] = tuple(PROFILES)
 
 # kind -> (label, file suffix)
+POLICY_EXPORTS = ("policy-changed", "policy-full", "agent-spec")
 EXPORTS: dict[str, tuple[str, str]] = {
     "policy-changed": ("policy YAML, only what differs from the defaults", ".policy.yaml"),
     "policy-full": ("policy YAML, every field", ".policy.yaml"),
     "agent-spec": ("policy JSON for a linnkit AgentSpec.contextPolicy", ".policy.json"),
     "fences": ("fence descriptors YAML", ".fences.yaml"),
-    "html-report": ("HTML report of the shown step: wire, budget, step chart, policy", ".report.html"),
     "session-openai": ("the session as OpenAI chat JSONL (imports back)", ".openai.jsonl"),
     "session-anthropic": ("the session as an Anthropic Messages request (imports back)", ".anthropic.json"),
     "session-otel": ("the session as OTel GenAI spans, OTLP JSON (imports back)", ".otel.json"),
@@ -404,8 +404,6 @@ class Workspace:
 
     # -- export ---------------------------------------------------------------------------------
     def export_text(self, kind: str) -> str:
-        if kind == "html-report":
-            return self.report_html()
         if kind.startswith("session-"):
             return export_session(self._messages, self.header.to_dict(), kind.removeprefix("session-"))
         if kind.startswith("wire-"):
@@ -417,9 +415,9 @@ class Workspace:
         only_changed = kind == "policy-changed"
         return dump_policy(self.policy, only_changed=only_changed, fmt="yaml", defaults=self.defaults)
 
-    def report_html(self) -> str:
-        """A teacher's hand-out: the shown step's build and the chart of every step (the session replayed,
-        summaries persisting), self-contained, all session text escaped."""
+    def report_view(self) -> ReportView:
+        """What a teacher's hand-out shows: the shown step's build and every step of the session (replayed,
+        summaries persisting); `playground.web.report` renders it."""
         replayed = list(iter_session_steps(
             self._messages, self.policy, max_steps=self.max_steps, available_tools=self.available_tools,
             checkpoint_tool_name=self.policy.checkpoint.trigger_tool_name, **self.options.kwargs(),
@@ -428,12 +426,10 @@ class Workspace:
         policy = policy_diff(self.policy, self.defaults)
         if self.step is None or last is None:
             result = build_context(self._messages, self.policy, **self.options.kwargs())
-            return build_report(result, title=self.title, policy=policy, note="the whole session")
+            return ReportView(result, self.title, policy, note="the whole session")
         result = replayed[self.step - 1].result
         note = f"step {self.step} of {len(steps)}"
-        return build_report(
-            result, title=self.title, policy=policy, steps=steps, current_step=self.step, note=note
-        )
+        return ReportView(result, self.title, policy, tuple(steps), self.step, note)
 
     def _shown_wire(self) -> tuple[dict[str, Any], ...]:
         """The wire the policy builds at the shown step (summaries of the steps before it persisting)."""
@@ -445,20 +441,22 @@ class Workspace:
             checkpoint_tool_name=self.policy.checkpoint.trigger_tool_name, **self.options.kwargs(),
         )[2].wire  # fmt: skip
 
-    def suggested_path(self, kind: str) -> Path:
+    def suggested_path(self, suffix: str) -> Path:
         """`<session-stem><suffix>` next to the session (in the working directory for a bundled sample)."""
         session = self.inputs.session.path
-        suffix = EXPORTS[kind][1]
         if session is None:
             return Path.cwd() / f"playground{suffix}"
         folder = Path.cwd() if session.resolve().parent == SAMPLES_DIR else session.parent
         return folder / f"{session.stem}{suffix}"
 
+    def protected_paths(self) -> list[Path]:
+        """What an export never writes over: the open session."""
+        return [self.inputs.session.path] if self.inputs.session.path else []
+
     def export(self, kind: str, path: str | Path) -> Path:
         """Write atomically, never over the open session; raises `PolicyFileError` or `OSError`."""
-        protected = [self.inputs.session.path] if self.inputs.session.path else []
-        written = write_atomic(path, self.export_text(kind), protected=protected)
-        saved = "fences" if kind == "fences" else "policy" if kind != "html-report" else None
+        written = write_atomic(path, self.export_text(kind), protected=self.protected_paths())
+        saved = "fences" if kind == "fences" else "policy" if kind in POLICY_EXPORTS else None
         if saved:
             self._saved[saved] = self.export_text("fences" if saved == "fences" else "policy-full")
         return written

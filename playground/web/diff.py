@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from html import escape
 
-from playground.costing import cost_rows, money
-from playground.diffing import break_text, prefix_text, signed_tokens, step_title
-from playground.html_report import PAGE_STYLE
-from playground.rundiff import ALIGNMENTS, MessageChange, RunDiff, StepDiff
-from playground.views import tokens_long
+from playground.app.costing import cost_rows, money
+from playground.app.diffing import break_text, prefix_text, signed_tokens, step_title
+from playground.app.rundiff import ALIGNMENTS, MessageChange, RunDiff, StepDiff
+from playground.app.views import tokens_long
+from playground.web.report import PAGE_STYLE
 
 DIFF_STYLE = """<style>
 .ld-step{border:1px solid #e2e8f0;border-radius:4px;margin:8px 0;padding:4px 8px}

@@ -1,7 +1,7 @@
 """Record what a front end shows, and open a recorded run again.
 
 `record_replay`: a replay of the open session under its current policy, fences and defaults, kept in the
-audit store (`playground.store`). The TUI's "Record this replay" and the notebook's `pg.record()` call it;
+audit store (`playground.app.store`). The TUI's "Record this replay" and the notebook's `pg.record()` call it;
 it makes the same run `replay --record` makes for the same files. `StoredRuns`: `run:ID` read back as the
 inputs that replay to it (the playground and `diff` open one so)."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.safe_input import InputError
-from playground.inputs import PlaygroundInputs, with_policy_file
-from playground.sweep import capture_run
+from playground.app.inputs import PlaygroundInputs, with_policy_file
+from playground.app.sweep import capture_run
 
 RUN_PREFIX = "run:"  # a session read from the audit store (`runs`), by its id or a prefix of it
 STORE_HINT = "pip install 'linn-playground[store]'"
@@ -29,7 +29,7 @@ def record_replay(
     inputs: PlaygroundInputs, policy: Any, store: str | Path | None = None, shape: str = "openai"
 ) -> tuple[str, Path, bool]:
     """Replay and record; (run id, the store's path, whether it was new). Raises `StoreError` (one line)."""
-    from playground.store import open_store
+    from playground.app.store import open_store
 
     run = capture_run(inputs, policy, shape=shape)
     with open_store(store) as opened:
@@ -42,7 +42,7 @@ class StoredRuns:
 
     def __init__(self, path: str | Path | None) -> None:
         self.path = path
-        self.store: Any = None  # a playground.store.RunStore once opened
+        self.store: Any = None  # a playground.app.store.RunStore once opened
 
     def inputs(self, ref: str, policy: str | Path | None = None) -> PlaygroundInputs | None:
         """The run's inputs (under a policy file when given), or None when `ref` names no stored run.
@@ -50,7 +50,7 @@ class StoredRuns:
         if not ref.startswith(RUN_PREFIX):
             return None
         try:
-            from playground.store import StoreError, open_store
+            from playground.app.store import StoreError, open_store
         except ImportError:  # duckdb: the store extra
             raise InputError(ref, f"a stored run needs the store extra ({STORE_HINT})") from None
         try:

@@ -23,10 +23,10 @@ import sys
 from collections.abc import Sequence
 
 from engine import format_names
-from playground import commands, runs_commands
-from playground.diff_cli import add_diff_parser, run_diff
-from playground.export_command import add_export_parser, run_export
-from playground.faults import run_guarded
+from playground.cli import commands, runs
+from playground.cli.diff import add_diff_parser, run_diff
+from playground.cli.export import add_export_parser, run_export
+from playground.cli.faults import run_guarded
 
 # each subcommand and the function that runs it
 SUBCOMMANDS = {
@@ -40,7 +40,7 @@ SUBCOMMANDS = {
     "sweep": commands.run_sweep,
     "calibrate": commands.run_calibrate,
     "diff": run_diff,
-    "runs": runs_commands.run_runs,
+    "runs": runs.run_runs,
 }
 
 
@@ -231,6 +231,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = make_open_parser().parse_args(args_list)
     return commands.run_open(args)
 
-
-if __name__ == "__main__":
-    sys.exit(main())

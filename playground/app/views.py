@@ -5,17 +5,19 @@ No UI import: the TUI's widgets and the notebook's HTML only draw these rows and
 - the budget: `bar_segments` (one category order, `category_names`) and `apportion` for cell widths;
 - the wire: `wire_rows` (cards, and dropped messages where they stood: a decision that is not kept),
   `anthropic_rows` for the Anthropic shape;
-- the step series: `StepSample`.
-A decision's explanation is `playground.explain.decision_rows`.
+- the step series: `StepSample`; a report's rows, `ReportStep` (`steps_of` a replay), and `ReportView`.
+A decision's explanation is `playground.app.explain.decision_rows`.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from engine.messages import AiMessage
+from engine.replay import StepBuild
 from engine.result import CATEGORY_ORDER, BuildResult, Decision, TokenAccount, WireCard
 
 
@@ -278,3 +280,53 @@ def anthropic_rows(payload: dict[str, Any]) -> list[WireRow]:
             )
         )
     return rows
+
+
+@dataclass(frozen=True, slots=True)
+class ReportStep:
+    """One replay step as the chart and the step table need it (the build itself is not kept)."""
+
+    step: int
+    messages: int
+    final_tokens: int
+    total_budget: int
+    trigger_tokens: float
+    markers: str
+    reminders: tuple[str, ...]
+    carried: int
+
+
+def steps_of(replayed: Iterable[StepBuild]) -> tuple[list[ReportStep], BuildResult | None]:
+    """Reduce a streamed replay to its report rows, keeping only the last step's build."""
+    rows: list[ReportStep] = []
+    last: BuildResult | None = None
+    for built in replayed:
+        tokens = built.result.tokens
+        rows.append(
+            ReportStep(
+                built.number,
+                built.point.message_count,
+                tokens.final_tokens,
+                tokens.total_budget,
+                tokens.trigger_tokens,
+                built.markers,
+                built.result.reminder.hit_rule_ids,
+                len(built.carried_ids),
+            )
+        )
+        last = built.result
+    return rows, last
+
+
+@dataclass(frozen=True, slots=True)
+class ReportView:
+    """A teacher's hand-out of one build: with `steps`, the chart of the session's steps (`current_step`
+    marked)."""
+
+    result: BuildResult
+    title: str
+    policy: dict[str, Any]
+    steps: tuple[ReportStep, ...] = ()
+    current_step: int | None = None
+    note: str = ""
+

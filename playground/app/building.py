@@ -24,7 +24,7 @@ from engine.summarizer import SummarizerPort
 from engine.ticks import StepPoint, TickState, tick_for
 from engine.tokens import TokenizerPort
 from engine.wire import to_anthropic
-from playground.views import StepSample
+from playground.app.views import StepSample
 
 BUILD_ERRORS = (EngineError, FenceError, ValueError)
 

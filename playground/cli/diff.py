@@ -1,4 +1,4 @@
-"""`linn-playground diff`: two runs side by side, step by step (see `playground.rundiff`). It prints.
+"""`linn-playground diff`: two runs side by side, step by step (see `playground.app.rundiff`). It prints.
 
 `diff A.jsonl B.jsonl` compares two recorded runs of a task; `diff SESSION --policy-a P1 --policy-b P2` one
 session under two policies; `diff run:ID run:ID2`, or `diff run:ID --policy-b today.yaml`, stored runs
@@ -15,13 +15,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from playground.diff_html import diff_page
-from playground.diffing import RunFiles, diff_text, open_runs
-from playground.html_report import write_page_said
-from playground.inputs import LOAD_ERRORS, PlaygroundInputs
-from playground.recording import StoredRuns
-from playground.report import printable
-from playground.rundiff import RunDiff, diff_runs
+from playground.app.diffing import RunFiles, diff_text, open_runs
+from playground.app.inputs import LOAD_ERRORS, PlaygroundInputs
+from playground.app.recording import StoredRuns
+from playground.app.rundiff import RunDiff, diff_runs
+from playground.cli.report import printable
+from playground.web.diff import diff_page
+from playground.web.report import write_page_said
 
 
 def add_diff_parser(commands: Any) -> None:

@@ -5,7 +5,7 @@ Dask or Spark, and brought into a local store by `runs import DIR`.
         table: runs (one row), steps, decisions, events: one file per run
     DIR/sessions/sweep=<sweep id>/session=<…>/session.parquet      the session's JSONL, once
 
-Columns are the store's (`playground.store.schema.TABLES`), the same in every part. Each file is written
+Columns are the store's (`playground.app.store.schema.TABLES`), the same in every part. Each file is written
 to a hidden temporary name and renamed, so a reader never sees half a file and a killed worker leaves no
 part; a run written again (a resumed sweep) replaces its own files with the same content.
 """
@@ -17,8 +17,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from playground.store.capture import CapturedRun
-from playground.store.schema import TABLES, arrow_schema, columns
+from playground.app.store.capture import CapturedRun
+from playground.app.store.schema import TABLES, arrow_schema, columns
 
 RUN_TABLES = ("runs", "steps", "decisions", "events")
 
@@ -61,7 +61,7 @@ def _source(root: Path, table: str) -> str:
 def import_parquet(store: Any, directory: str | Path) -> tuple[int, int]:
     """Bring the runs under `directory` into `store` (one transaction); (runs added, runs already there).
     A run whose `runs` part is missing (a worker killed before its last file) is left out."""
-    from playground.store.db import StoreError, rollback
+    from playground.app.store.db import StoreError, rollback
 
     root = Path(directory)
     if not root.is_dir():

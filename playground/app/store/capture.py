@@ -37,7 +37,7 @@ from engine import (
 )
 from engine.replay import StepBuild
 from engine.session import dump_session_text
-from playground.inputs import PlaygroundInputs
+from playground.app.inputs import PlaygroundInputs
 
 
 @cache
@@ -92,7 +92,7 @@ def action_of(decision: Decision) -> str:
 
 @dataclass(slots=True)
 class CapturedRun:
-    """A run's rows, table by table (column names as in `playground.store.schema.TABLES`)."""
+    """A run's rows, table by table (column names as in `playground.app.store.schema.TABLES`)."""
 
     run: dict[str, Any]
     session: dict[str, Any]

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from playground.report import printable
+from playground.cli.report import printable
 
 INSTALL_HINT = "the audit store needs duckdb and pyarrow: pip install 'linn-playground[store]'"
 CELL = 40  # widest table cell; --json has every value whole
@@ -24,20 +24,20 @@ SHOWN = ("recorded_at", "source", "title", "session_hash", "policy_hash", "defau
 
 
 def _store_module() -> Any:
-    """playground.store, or None (one line said) when its extra is not installed."""
+    """playground.app.store, or None (one line said) when its extra is not installed."""
     try:
         import duckdb  # noqa: F401
     except ImportError:
         print(f"error: {INSTALL_HINT}", file=sys.stderr)
         return None
-    import playground.store as store
+    import playground.app.store as store
 
     return store
 
 
 def replay_capture(args, inputs: Any, policy: Any, table: Any, options: dict[str, Any]) -> Any:
     """`replay --record`: the replay's rows for the audit store, with the settings that made it."""
-    from playground.store.capture import RunCapture, replay_settings
+    from playground.app.store.capture import RunCapture, replay_settings
 
     settings = replay_settings(
         wire=args.wire, model=args.model, prices=table, copy=inputs.copy, as_recorded=args.as_recorded,
@@ -69,7 +69,7 @@ def record_runs(path: str | None, runs: list[Any]) -> bool:
 def sweep_capture(args, jobs: list[Any]) -> Iterator[tuple[list[Any], Callable[[Any], None] | None]]:
     """The sweep's jobs and what takes each finished run: `--record` records it in the store (kept open
     for the sweep), `--parquet-runs DIR` has the workers write it. Raises SweepError with one line."""
-    from playground.sweep import RETURN, SweepError, with_capture
+    from playground.app.sweep import RETURN, SweepError, with_capture
 
     if args.record and args.parquet_runs:
         raise SweepError("choose --record or --parquet-runs (runs import DIR records the parts)")
@@ -85,7 +85,7 @@ def sweep_capture(args, jobs: list[Any]) -> Iterator[tuple[list[Any], Callable[[
         yield with_capture(jobs, str(Path(args.parquet_runs).resolve())), None
         print(f"runs written as Parquet parts under {args.parquet_runs}", file=sys.stderr)
         return
-    from playground.store import StoreError, open_store
+    from playground.app.store import StoreError, open_store
 
     counts = Counter()
     try:
@@ -223,7 +223,7 @@ def _export(stored: Any, args) -> int:
 
 
 def _import(opened: Any, args) -> int:
-    from playground.store.parquet import import_parquet
+    from playground.app.store.parquet import import_parquet
 
     added, present = import_parquet(opened, args.directory)
     print(f"imported {added} runs from {args.directory} into {opened.path} ({present} already there)")
