@@ -2650,7 +2650,7 @@ steps:
 
 
 LESSON_HEAD = """\
-# The lesson of this session, checked by the playground on every build (playground/app/lessons.py).
+# The lesson of this session, checked by the playground on every build (playground/lessons.py).
 """
 
 

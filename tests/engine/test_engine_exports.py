@@ -11,8 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FRONT_ENDS = [
     *sorted((ROOT / "playground" / "tui").rglob("*.py")),
     *sorted((ROOT / "playground" / "notebook").rglob("*.py")),
-    ROOT / "playground" / "cli.py",
-    ROOT / "playground" / "commands.py",
+    ROOT / "playground" / "cli" / "main.py",
+    ROOT / "playground" / "cli" / "commands.py",
 ]
 
 EXPORTS = [
