@@ -18,15 +18,15 @@ import hashlib
 import json
 import os
 import re
-import string
 import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import yaml
+from descriptions import DescriptionError, Node, load, text  # sample_sessions/descriptions.py
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE / "src"
@@ -36,130 +36,6 @@ LESSON_HEAD = (
     "# The lesson of this session, checked by the playground on every build (playground/lessons.py).\n"
 )
 _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_MISSING = object()
-
-
-class DescriptionError(ValueError):
-    """A description that cannot be turned into a sample; the message names the file and the field."""
-
-
-# -- reading descriptions -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Node:
-    """A value of a description with the file and field path it came from, for one-line errors."""
-
-    value: Any
-    file: str
-    path: str = ""
-
-    def fail(self, problem: str) -> NoReturn:
-        raise DescriptionError(f"{self.file}: {self.path or 'top level'}: {problem}")
-
-    def has(self, name: str) -> bool:
-        return isinstance(self.value, dict) and name in self.value
-
-    def get(self, name: str, default: Any = _MISSING) -> Node:
-        self.mapping()
-        child = Node(self.value.get(name, default), self.file, f"{self.path}.{name}" if self.path else name)
-        if child.value is _MISSING:
-            child.fail("missing")
-        return child
-
-    def mapping(self, allowed: tuple[str, ...] = ()) -> dict[str, Any]:
-        value = self.of(dict, "a mapping")
-        unknown = [key for key in value if allowed and key not in allowed]
-        if unknown:
-            self.get(str(unknown[0])).fail(f"unknown field (expected one of {', '.join(allowed)})")
-        return value
-
-    def items(self) -> list[Node]:
-        return [Node(v, self.file, f"{self.path}[{n}]") for n, v in enumerate(self.of(list, "a list"))]
-
-    def of(self, kind: type, what: str) -> Any:
-        if not isinstance(self.value, kind) or (kind is int and isinstance(self.value, bool)):
-            self.fail(f"expected {what}, got {_kind(self.value)}")
-        return self.value
-
-    def str(self) -> str:
-        return self.of(str, "a string")
-
-    def int(self) -> int:
-        return self.of(int, "an integer")
-
-    def one_key(self, choices: dict[str, Any]) -> tuple[str, Node]:
-        """The single key of a mapping such as `{user: ...}` that names what an item is."""
-        value = self.mapping()
-        known = [key for key in value if key in choices]
-        if len(known) != 1:
-            self.fail(f"expected exactly one of {', '.join(choices)}")
-        return known[0], self.get(known[0])
-
-
-_KINDS = {str: "a string", int: "an integer", float: "a number", bool: "true/false", list: "a list"}
-
-
-def _kind(value: Any) -> str:
-    kinds = {**_KINDS, dict: "a mapping", type(None): "nothing"}
-    return kinds.get(type(value), type(value).__name__)
-
-
-def load(path: Path) -> Node:
-    """A YAML file as a Node (safe_load only); a syntax error is one line with the file and line."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else "top level"
-        problem = getattr(error, "problem", None) or str(error).split("\n")[0]
-        raise DescriptionError(f"{_shown(path)}: {where}: YAML error: {problem}") from None
-    except OSError as error:
-        raise DescriptionError(f"{_shown(path)}: cannot read: {error.strerror}") from None
-    return Node(data, _shown(path))
-
-
-def _shown(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
-# -- texts ----------------------------------------------------------------------------------------
-
-
-def text(node: Node) -> str:
-    """A string; a list of texts, joined; or a template filled once per item of `each` (or `repeat` times).
-
-    Templates are str.format strings whose fields are plain names: `i` (0, 1, ...), `item` (the item) and
-    the keys of a mapping item. No attribute or index lookups, so a template cannot reach any code.
-    """
-    if isinstance(node.value, str):
-        return node.value
-    if isinstance(node.value, list):
-        return "".join(text(part) for part in node.items())
-    node.mapping(("template", "each", "repeat", "join"))
-    template = node.get("template").str()
-    if node.has("each") == node.has("repeat"):
-        node.fail("a template needs either each or repeat")
-    repeat = [Node(None, node.file)] * node.get("repeat").int() if node.has("repeat") else []
-    items = node.get("each").items() if node.has("each") else repeat
-    filled = []
-    for n, item in enumerate(items):
-        values = {"i": n, "item": item.value, **(item.value if isinstance(item.value, dict) else {})}
-        filled.append(_fill(node.get("template"), template, values))
-    return node.get("join", "\n").str().join(filled)
-
-
-def _fill(node: Node, template: str, values: dict[str, Any]) -> str:
-    for _, name, spec, _ in string.Formatter().parse(template):
-        if name is not None and (name not in values or "{" in (spec or "")):
-            node.fail(f"template field {{{name}}} is not one of {', '.join(sorted(values))}")
-    try:
-        return template.format_map(values)
-    except (ValueError, TypeError) as error:
-        node.fail(f"template: {error}")
 
 
 # -- the virtual repository -----------------------------------------------------------------------
@@ -181,7 +57,7 @@ class Repo:
     def __init__(self, files: dict[str, str]) -> None:
         self.files = dict(files)
 
-    def read(self, path: str) -> Call:
+    def read_file(self, path: str) -> Call:
         lines = self.files[path].rstrip("\n").split("\n")
         numbered = "\n".join(f"{n:6d}\t{line}" for n, line in enumerate(lines, start=1))
         return Call("read_file", {"path": path}, numbered, {"path": path, "totalLines": len(lines)})
@@ -206,9 +82,9 @@ class Repo:
     def append(self, path: str, addition: str) -> Call:
         """An edit that adds `addition` after the file's last two lines (the usual way agents append)."""
         tail = "\n".join(self.files[path].rstrip("\n").split("\n")[-2:]) + "\n"
-        return self.edit(path, tail, tail + addition)
+        return self.edit_file(path, tail, tail + addition)
 
-    def edit(self, path: str, old: str, new: str) -> Call:
+    def edit_file(self, path: str, old: str, new: str) -> Call:
         body = self.files[path]
         if body.count(old) != 1:
             raise ValueError(f"old is found {body.count(old)} times in {path}, not once")
@@ -222,8 +98,7 @@ def load_repo(node: Node, src: Path) -> Repo | None:
     """`repo: NAME` or `repo: {from: NAME, add: {path: text}}`: src/repos/NAME.yaml plus added files."""
     if node.value is None:
         return None
-    spec = node if isinstance(node.value, dict) else Node({"from": node.value}, node.file, node.path)
-    spec.mapping(("from", "add"))
+    spec = node.shorthand("from", ("from", "add"))
     name = spec.get("from").str()
     if not re.fullmatch(r"[\w-]+", name) or not (src / "repos" / f"{name}.yaml").is_file():
         spec.get("from").fail(f"no repository src/repos/{name}.yaml")
@@ -243,7 +118,7 @@ def _text_map(node: Node) -> dict[str, Node]:
 def _pytest(node: Node) -> str:
     """`pytest -q` output from `passed`, `failed` (`file::name` -> short report) and `seconds`."""
     node.mapping(("passed", "failed", "seconds"))
-    passed, seconds = node.get("passed").int(), node.get("seconds", 0.21).value
+    passed, seconds = node.get("passed").int(), node.get("seconds", 0.21).of((int, float), "a number")
     failed = {name: text(report) for name, report in _text_map(node.get("failed", {})).items()}
     dots = "." * passed + "F" * len(failed)
     lines = [f"{dots}{' ' * max(1, 72 - len(dots))}[100%]"]
@@ -300,41 +175,29 @@ def _generic(node: Node, repo: Repo | None) -> Call:
     return Call(node.get("name").str(), args, text(node.get("output")), raw)
 
 
-def _in_repo(node: Node, repo: Repo | None, action: Callable[[Repo], Call]) -> Call:
+def _in_repo(kind: str, node: Node, repo: Repo | None) -> Call:
+    """read_file PATH, list_dir PATH, grep PATTERN or {pattern, path}, edit_file {path, old, new}, append."""
     if repo is None:
         node.fail("needs a repository (add repo: NAME at the top level)")
+    if kind in ("read_file", "list_dir"):
+        args = [node.str()]
+    elif kind == "grep":
+        spec = node.shorthand("pattern", ("pattern", "path"))
+        args = [spec.get("pattern").str(), spec.get("path", ".").str()]
+    else:
+        fields = ("path", "old", "new") if kind == "edit_file" else ("path", "text")
+        node.mapping(fields)
+        args = [text(node.get(name)) for name in fields]
     try:
-        return action(repo)
+        return getattr(repo, kind)(*args)
     except KeyError as error:
         node.fail(f"no file {error} in the repository")
     except (ValueError, re.error) as error:
         node.fail(str(error))
 
 
-def _grep(node: Node, repo: Repo | None) -> Call:
-    spec = node if isinstance(node.value, dict) else Node({"pattern": node.value}, node.file, node.path)
-    spec.mapping(("pattern", "path"))
-    return _in_repo(node, repo, lambda r: r.grep(spec.get("pattern").str(), spec.get("path", ".").str()))
-
-
-def _edit(node: Node, repo: Repo | None) -> Call:
-    node.mapping(("path", "old", "new"))
-    path, old, new = node.get("path").str(), text(node.get("old")), text(node.get("new"))
-    return _in_repo(node, repo, lambda r: r.edit(path, old, new))
-
-
-def _append(node: Node, repo: Repo | None) -> Call:
-    node.mapping(("path", "text"))
-    path, addition = node.get("path").str(), text(node.get("text"))
-    return _in_repo(node, repo, lambda r: r.append(path, addition))
-
-
+REPO_CALLS = ("read_file", "grep", "list_dir", "edit_file", "append")
 CALLS: dict[str, Callable[[Node, Repo | None], Call]] = {
-    "read_file": lambda node, repo: _in_repo(node, repo, lambda r: r.read(node.str())),
-    "grep": _grep,
-    "list_dir": lambda node, repo: _in_repo(node, repo, lambda r: r.list_dir(node.str())),
-    "edit_file": _edit,
-    "append": _append,
     "shell": _shell,
     "search": _search,
     "fetch": _fetch,
@@ -345,8 +208,8 @@ CALLS: dict[str, Callable[[Node, Repo | None], Call]] = {
 
 
 def call(node: Node, repo: Repo | None) -> Call:
-    kind, spec = node.one_key(CALLS)
-    return CALLS[kind](spec, repo)
+    kind, spec = node.one_key((*REPO_CALLS, *CALLS))
+    return _in_repo(kind, spec, repo) if kind in REPO_CALLS else CALLS[kind](spec, repo)
 
 
 # -- writing sessions -----------------------------------------------------------------------------
@@ -391,8 +254,7 @@ class Writer:
 
     def tools(self, node: Node) -> None:
         """One assistant `tool_calls` message with every call, then one `tool_output` per call."""
-        spec = node if isinstance(node.value, dict) else Node({"calls": node.value}, node.file, node.path)
-        spec.mapping(("calls", "content"))
+        spec = node.shorthand("calls", ("calls", "content"))
         calls = [call(item, self.repo) for item in spec.get("calls").items()]
         wire_calls = [self.wire(c) for c in calls]
         self.add("assistant", "tool_calls", text(spec.get("content", "")), {"tool_calls": wire_calls})
@@ -476,7 +338,11 @@ def session(name: str, desc: Node, src: Path) -> str:
 def companions(name: str, desc: Node) -> dict[str, str]:
     """The files next to a session: its lesson, its fences as a fence file, any other file it names."""
     lesson = text(desc.get("lesson_file"))
-    if not isinstance(yaml.safe_load(lesson), dict):
+    try:
+        parsed = yaml.safe_load(lesson)
+    except yaml.YAMLError as error:
+        desc.get("lesson_file").fail(f"YAML error: {str(error).splitlines()[0]}")
+    if not isinstance(parsed, dict):
         desc.get("lesson_file").fail("expected a lesson (a YAML mapping)")
     out = {f"{name}.lesson.yaml": LESSON_HEAD + lesson}
     if desc.has("fences_file"):
@@ -496,11 +362,12 @@ def render(src: Path = SRC) -> dict[str, str]:
     for path in sorted(src.glob("*.yaml")):
         desc = load(path)
         desc.mapping(TOP_LEVEL)
-        try:
-            out[f"{path.stem}.jsonl"] = session(path.stem, desc, src)
-            out.update(companions(path.stem, desc))
-        except yaml.YAMLError as error:
-            desc.get("lesson_file").fail(f"YAML error: {str(error).splitlines()[0]}")
+        files = {f"{path.stem}.jsonl": session(path.stem, desc, src), **companions(path.stem, desc)}
+        for twice in set(files) & set(out):
+            desc.fail(f"{twice} is written by another description too")
+        out.update(files)
+    if not out:
+        raise DescriptionError(f"{src}: no sample descriptions (*.yaml)")
     return out
 
 
@@ -523,6 +390,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     stale = []
+    if not args.check:
+        args.out.mkdir(parents=True, exist_ok=True)
     for name, body in rendered.items():
         path = args.out / name
         if path.exists() and path.read_text(encoding="utf-8") == body:
