@@ -108,6 +108,8 @@ def text(node: Node) -> str:
         return node.value
     if isinstance(node.value, list):
         return "".join(text(part) for part in node.items())
+    if not isinstance(node.value, dict):
+        node.fail(f"expected a text (a string, a list of texts or a template), got {_kind(node.value)}")
     node.mapping(("template", "each", "repeat", "join"))
     template = node.get("template").str()
     if node.has("each") == node.has("repeat"):
@@ -123,8 +125,10 @@ def text(node: Node) -> str:
 
 def _fill(node: Node, template: str, values: dict[str, Any]) -> str:
     for _, name, spec, _ in string.Formatter().parse(template):
-        if name is not None and (name not in values or "{" in (spec or "")):
-            node.fail(f"template field {{{name}}} is not one of {', '.join(sorted(values))}")
+        if name is not None and name not in values:
+            node.fail(f"template field {{{name}}} is not one of {', '.join(sorted(map(str, values)))}")
+        if "{" in (spec or ""):
+            node.fail(f"template field {{{name}}}: no fields inside a format spec")
     try:
         return template.format_map(values)
     except (ValueError, TypeError) as error:

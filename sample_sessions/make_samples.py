@@ -120,6 +120,9 @@ def _pytest(node: Node) -> str:
     node.mapping(("passed", "failed", "seconds"))
     passed, seconds = node.get("passed").int(), node.get("seconds", 0.21).of((int, float), "a number")
     failed = {name: text(report) for name, report in _text_map(node.get("failed", {})).items()}
+    for name in failed:
+        if "::" not in name:
+            node.get("failed").get(name).fail("expected a test named FILE::NAME")
     dots = "." * passed + "F" * len(failed)
     lines = [f"{dots}{' ' * max(1, 72 - len(dots))}[100%]"]
     for test, report in failed.items():
@@ -135,6 +138,8 @@ def _pytest(node: Node) -> str:
 
 def _shell(node: Node, repo: Repo | None) -> Call:
     node.mapping(("command", "output", "pytest", "exit_code"))
+    if node.has("output") and node.has("pytest"):
+        node.fail("expected output or pytest, not both")
     output = _pytest(node.get("pytest")) if node.has("pytest") else text(node.get("output"))
     args = {"command": node.get("command").str(), "timeout": 120}
     return Call("run_shell", args, output, {"exitCode": node.get("exit_code", 0).int()})

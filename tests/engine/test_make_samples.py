@@ -141,6 +141,8 @@ SHELL, READ = "messages[2].tools[0].shell", "messages[2].tools[1].read_file"
         ("max_steps: 9", "max_step: 9", "max_step: unknown field (expected one of title, lesson, model, "),
         ("- user: Count", "- reply: Count", "messages[1]: expected one of system, user, answer, thought, "),
         ("      command: seq 3\n", "", f"{SHELL}.command: missing"),
+        ("seq 3\n", "seq 3\n      pytest: {passed: 1}\n", f"{SHELL}: expected output or pytest, not both\n"),
+        ('{template: "line {i}", repeat: 3}', "3", f"{SHELL}.output: expected a text (a string, a list of "),
         ("line {i}", "line {n}", f"{SHELL}.output.template: template field {{n}} is not one of i, item\n"),
         ("line {i}", "{i.__class__}", f"{SHELL}.output.template: template field {{i.__class__}} is not one"),
         ("repeat: 3}", "repeat: 3, each: [x]}", f"{SHELL}.output: a template needs either each or repeat\n"),
