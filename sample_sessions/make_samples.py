@@ -5,10 +5,11 @@ with their texts, tool calls and outputs, and the companion files (`NAME.lesson.
 files). This script turns them into `NAME.jsonl` and the companions, always byte for byte the same: no
 clock, no network, no randomness. Message ids, timestamps and call ids are derived; read_file, grep,
 list_dir and edits are computed from a virtual repository (`src/repos/NAME.yaml`) that edits really change.
+`descriptions.py` reads the YAML; a bad description exits 2 with one line naming the file and the field.
 
     .venv/bin/python sample_sessions/make_samples.py            # (re)write the samples
     .venv/bin/python sample_sessions/make_samples.py --check    # exit 1 if a file is missing or stale
-    .venv/bin/python sample_sessions/make_samples.py --out DIR  # write into another folder
+    .venv/bin/python sample_sessions/make_samples.py --out DIR  # write into another folder (--src: read one)
 """
 
 from __future__ import annotations
