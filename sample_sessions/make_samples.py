@@ -34,7 +34,7 @@ SRC = HERE / "src"
 BASE_TIMESTAMP = 1715670000000  # 2024-05-14T07:00:00Z
 DEFAULT_MODEL = "claude-sonnet-4-5"
 LESSON_HEAD = (
-    "# The lesson of this session, checked by the playground on every build (playground/lessons.py).\n"
+    "# The lesson of this session, checked by the playground on every build (playground/app/lessons.py).\n"
 )
 _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
