@@ -4,11 +4,9 @@ decides."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from engine import (
@@ -45,7 +43,7 @@ from playground.app.recording import RUN_PREFIX, stored_inputs
 from playground.app.views import steps_of
 from playground.cli import runs
 from playground.cli.progress import INTERRUPTED, stop_between_steps, with_progress
-from playground.cli.report import build_json, print_build_table, print_import_report, printable
+from playground.cli.report import build_json, print_build_table, printable
 from playground.web.report import build_report, replay_report, write_page_said
 
 
@@ -389,78 +387,6 @@ def _write_html(out: str, page: str, inputs: PlaygroundInputs) -> bool:
     return write_page_said(out, page, [inputs.session.path], "report")
 
 
-def run_sweep(args) -> int:
-    from playground.app import sweep
-
-    try:
-        table = price_table(args.prices)
-        record = RecordSetup.load(args.calibration, args.tools, args.as_recorded)
-        jobs = sweep.plan_sweep(
-            args.sessions, args.vary, base_policy=args.policy, shape=args.wire, model=args.model,
-            prices=table, record=record, fmt=args.fmt,
-        )  # fmt: skip
-        store_check = sweep.ResultStore(args.out, []) if args.out else None  # a bad suffix fails here
-        del store_check
-    except (sweep.SweepError, *LOAD_ERRORS) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    _, skipped = sweep.find_sessions(args.sessions)
-    sessions = len({job.session for job in jobs})
-    note = f"; {len(skipped)} files skipped (not a session or transcript)" if skipped else ""
-    policies = len(jobs) // sessions
-    print(f"sweep: {sessions} sessions × {policies} policies = {len(jobs)} replays{note}", file=sys.stderr)
-    try:
-        with runs.sweep_capture(args, jobs) as (jobs, on_run):
-            rows = _with_progress(lambda on_row: sweep.run_sweep(
-                jobs, out=args.out, workers=args.jobs, scheduler=args.scheduler, on_row=on_row, on_run=on_run
-            ), len(jobs))  # fmt: skip
-    except (sweep.SweepError, OSError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    summary = sweep.summarize(rows)
-    _print_sweep_summary(summary)
-    failed = dict.fromkeys((row["session"], row["error"]) for row in rows if row.get("error"))
-    for session, error in failed:  # one line a session (its error is the same under every policy)
-        print(f"{printable(session)}: {printable(error)}", file=sys.stderr)
-    if args.out:
-        print(f"rows written to {args.out}; per-policy summary to {sweep.write_summary(args.out, summary)}")
-    return 0 if any(not row.get("error") for row in rows) else 1
-
-
-def _with_progress(run, total: int):
-    """Run with a progress bar and ETA on stderr (rich)."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
-
-    columns = ("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn(), "eta", TimeRemainingColumn())  # fmt: skip
-    with Progress(*columns, console=Console(stderr=True)) as progress:
-        task = progress.add_task("replaying", total=total)
-        return run(lambda _row, done, _total: progress.update(task, completed=done))
-
-
-SUMMARY_COLUMNS = (  # header, summary key, format, width
-    ("cost $ sum", "costUsd.sum", ".4f", 11),
-    ("median", "costUsd.median", ".4f", 9),
-    ("p90", "costUsd.p90", ".4f", 9),
-    ("sent sum", "tokensSent.sum", ",.0f", 12),
-    ("cached med", "cachedShare.median", ".1%", 10),
-    ("breaks", "cacheBreaks.sum", ".0f", 7),
-    ("lost", "userRequestsDropped.sum", ".0f", 5),
-)
-
-
-def _print_sweep_summary(summary: list[dict[str, Any]]) -> None:
-    """One line per policy: sessions, cost (sum, median, p90 over sessions), tokens, cache, losses."""
-    width = min(max([len(line["policy"]) for line in summary] + [6]), 100)
-    print(f"{'policy':<{width}} {'sessions':>8} " + " ".join(f"{h:>{w}}" for h, _, _, w in SUMMARY_COLUMNS))
-    for line in summary:
-        cells = ["-" if line[key] is None else format(line[key], fmt) for _, key, fmt, _ in SUMMARY_COLUMNS]
-        widths = [w for *_, w in SUMMARY_COLUMNS]
-        print(f"{printable(line['policy'])[:width]:<{width}} {line['sessions']:>8} "
-              + " ".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True)))  # fmt: skip
-
-
 def run_conformance(args) -> int:
     from engine import case_files, read_case, run_all
 
@@ -484,50 +410,6 @@ def run_conformance(args) -> int:
         unread = f", {unreadable} not read" if unreadable else ""
         print(f"{passed} passed, {len(outcomes) - passed} failed{unread}")
     return 0 if passed == len(outcomes) and not unreadable else 1
-
-
-def run_import(args) -> int:
-    from engine import import_file, save_session
-
-    try:
-        imported = import_file(args.file, args.fmt, conversation=args.conversation)
-    except LOAD_ERRORS as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    if args.json:
-        print(json.dumps(imported.report(), ensure_ascii=False))
-    else:
-        print_import_report(imported)
-    if args.output:
-        output = _import_target(Path(args.file), Path(args.output))
-        refusal = _output_refusal(Path(args.file), output, force=args.force)
-        if args.output.endswith(("/", os.sep)) and not Path(args.output).is_dir():
-            refusal = f"{args.output}: no such folder"
-        if refusal:
-            print(f"error: {refusal}", file=sys.stderr)
-            return 2
-        header = imported.header(str(args.file), args.conversation)
-        try:
-            save_session(imported.messages, output, header=header, overwrite=args.force)
-        except LOAD_ERRORS as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
-        print(f"wrote {output}")
-    return 1 if imported.problems else 0
-
-
-def _import_target(source: Path, output: Path) -> Path:
-    """`-o DIR` writes into the folder, named after the transcript (`DIR/<name>.jsonl`), as `cp` does."""
-    return output / f"{source.stem}.jsonl" if output.is_dir() else output
-
-
-def _output_refusal(source: Path, output: Path, *, force: bool) -> str | None:
-    """Why `import -o` must not write: never over the transcript, over another file only with --force."""
-    if output.exists() and output.resolve() == source.resolve():
-        return f"{output}: is the transcript being imported; write the session elsewhere"
-    if output.exists() and not force:
-        return f"{output}: already exists; pass --force to replace it"
-    return None
 
 
 def run_calibrate(args) -> int:

@@ -27,6 +27,8 @@ from playground.cli import commands, runs
 from playground.cli.diff import add_diff_parser, run_diff
 from playground.cli.export import add_export_parser, run_export
 from playground.cli.faults import run_guarded
+from playground.cli.importing import run_import
+from playground.cli.sweep import run_sweep
 
 # each subcommand and the function that runs it
 SUBCOMMANDS = {
@@ -34,10 +36,10 @@ SUBCOMMANDS = {
     "build": commands.run_build,
     "replay": commands.run_replay,
     "conformance": commands.run_conformance,
-    "import": commands.run_import,
+    "import": run_import,
     "export": run_export,
     "serve": commands.run_serve,
-    "sweep": commands.run_sweep,
+    "sweep": run_sweep,
     "calibrate": commands.run_calibrate,
     "diff": run_diff,
     "runs": runs.run_runs,

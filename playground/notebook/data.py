@@ -2,7 +2,7 @@
 
 pandas is an optional extra (`linn-playground[pandas]`); without it the frame functions raise an
 ImportError with the install line. The rows come from engine records as they are (no rule is
-re-derived here). The chart is the playground's own SVG (`html_views.step_chart`): no plotting library,
+re-derived here). The chart is our own SVG (`playground.web.charts.step_chart`): no plotting library,
 so it needs nothing installed, works offline and shows in a saved notebook, on GitHub and in nbviewer
 (a Vega/Altair chart loads its JavaScript from a CDN; matplotlib is a large dependency for one chart).
 """
@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from engine import BuildResult
 from playground.app.compare import BuildComparison
 from playground.app.views import StepSample, category_names
-from playground.web.views import STYLE, step_chart
+from playground.web.charts import step_chart
+from playground.web.views import STYLE
 
 if TYPE_CHECKING:
     import pandas as pd

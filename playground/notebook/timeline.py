@@ -19,7 +19,8 @@ import ipywidgets as W
 from engine import StepPoint
 from playground.app.views import StepSample
 from playground.notebook.schedule import Handle, Scheduler
-from playground.web.views import STYLE, step_chart
+from playground.web.charts import step_chart
+from playground.web.views import STYLE
 
 __all__ = ["SeriesRunner", "StepSample", "Timeline"]
 

@@ -19,7 +19,8 @@ import yaml
 from engine.policy import PolicyFileError, write_atomic
 from engine.result import BuildResult
 from playground.app.views import ReportStep, ReportView
-from playground.web.views import budget_bar, events_list, step_chart, wire_cards
+from playground.web.charts import step_chart
+from playground.web.views import budget_bar, events_list, wire_cards
 
 __all__ = ["build_report", "replay_report", "report_page", "write_report"]
 

@@ -27,6 +27,7 @@ from playground.notebook.app import QUIET
 from playground.notebook.schedule import Debouncer, loop_scheduler
 from playground.notebook.timeline import SeriesRunner
 from playground.web import views as html
+from playground.web.charts import step_chart
 
 NNBSP = "\u202f"
 
@@ -541,12 +542,12 @@ def test_trace_view_lists_decision_and_events():
 
 def test_step_chart_draws_one_bar_per_step():
     samples = [StepSample(1, 100, 1000, 700.0, ""), StepSample(2, 1200, 1000, 700.0, "SR")]
-    svg = html.step_chart(samples, current=2, width=200)
+    svg = step_chart(samples, current=2, width=200)
     assert svg.count("<rect ") == 2
     assert "<title>step 2: 1\u202f200 tok SR</title>" in svg
     assert 'fill="#0f172a"><title>step 2' in svg  # the current step
     assert 'fill="#64748b"><title>step 1' in svg
-    assert html.step_chart([]) == '<div class="lp-muted">no steps</div>'
+    assert step_chart([]) == '<div class="lp-muted">no steps</div>'
 
 
 def test_tokens_text_groups_thousands():
