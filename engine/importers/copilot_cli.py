@@ -20,6 +20,10 @@ events of github/copilot-sdk (nodejs/src/generated/session-events.ts):
   `apiCallId` of the message it paid for) → that call's `metadata.usage`;
 - events of a sub-agent (`agentId`, or `parentToolCallId` in `data`) are its own conversation: left out
   and counted, their `assistant.usage` kept as other billed calls;
+- `session.shutdown` (written each time the CLI leaves the session, so a resumed session has several):
+  its `modelMetrics` per model (`requests.count`, `usage` counts) are summed into `session.modelMetrics`,
+  the session's only usage on disk: `assistant.usage` is ephemeral (copilot-sdk types it
+  `ephemeral: true`), seen in a `-p` run's stream or an SDK client, not in `events.jsonl`;
 - everything else (turn starts and ends, tool starts and progress, hooks, infos, title changes, deltas)
   is the timeline's: counted by type under "left out".
 A session folder opens by its root (`events.jsonl` beside `workspace.yaml`). `copilot -p --output-format
@@ -117,10 +121,7 @@ class _Reader:
 
     def event(self, number: int, event: dict[str, Any]) -> None:
         kind, data = event["type"], event["data"]
-        if kind == "session.start":
-            self._start(data)
-        elif kind == "session.model_change" and isinstance(data.get("newModel"), str):
-            self.session.setdefault("model", data["newModel"])
+        self._session_event(kind, data)
         sub_agent = event.get("agentId") or data.get("parentToolCallId")
         if sub_agent and kind in MODEL_TYPES:  # a sub-agent's own conversation, interleaved with the main one
             self._sub_agent(number, kind, data)
@@ -148,6 +149,31 @@ class _Reader:
         if isinstance(item.get("sessionId"), str):
             self.session.setdefault("sessionId", item["sessionId"])
         self.out.skip("result (the run's exit code, premium requests and durations)", number)
+
+    def _session_event(self, kind: str, data: dict[str, Any]) -> None:
+        """What the session's own events say of it (they are still counted under "left out")."""
+        if kind == "session.start":
+            self._start(data)
+        elif kind == "session.model_change" and isinstance(data.get("newModel"), str):
+            self.session.setdefault("model", data["newModel"])
+        elif kind == "session.shutdown":
+            self._shutdown(data)
+
+    def _shutdown(self, data: dict[str, Any]) -> None:
+        metrics = data.get("modelMetrics")
+        if not isinstance(metrics, dict):
+            return
+        totals: dict[str, dict[str, int]] = self.session.setdefault("modelMetrics", {})
+        for model, entry in metrics.items():
+            if not isinstance(entry, dict):
+                continue
+            counts = dict(entry.get("usage") or {}) if isinstance(entry.get("usage"), dict) else {}
+            requests = entry.get("requests")
+            counts["requests"] = requests.get("count") if isinstance(requests, dict) else None
+            into = totals.setdefault(str(model), {})
+            for key, value in counts.items():
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    into[key] = into.get(key, 0) + value
 
     def _user(self, number: int, event: dict[str, Any], data: dict[str, Any]) -> None:
         self.seen_user = True

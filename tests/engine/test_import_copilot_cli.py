@@ -116,3 +116,23 @@ def test_a_real_prompt_runs_event_stream_imports_each_reasoning_once_and_its_ski
     assert result.skipped_lines["result (the run's exit code, premium requests and durations)"] == [1125]
     assert result.session["sessionId"] == "17b7a2f5-bf46-4ba8-b9a0-6f990aa14e48"  # from the result line
     assert result.session["model"] == "claude-sonnet-4.6"  # from its messages: no session.start
+
+
+def test_each_shutdowns_model_metrics_are_summed_into_the_session() -> None:
+    # an events.jsonl keeps no assistant.usage (ephemeral); each exit writes a session.shutdown with the
+    # usage since the CLI entered the session, so a resumed session's shutdowns add up
+    def shutdown(count: int, tokens: int) -> dict:
+        usage = {"inputTokens": tokens, "outputTokens": tokens // 100, "cacheReadTokens": tokens // 2,
+                 "cacheWriteTokens": 0, "reasoningTokens": 0}  # fmt: skip
+        metrics = {"claude-opus-4.7": {"requests": {"count": count, "cost": count}, "usage": usage}}
+        return {"type": "session.shutdown", "id": f"x{count}", "data": {"shutdownType": "routine",
+                "totalPremiumRequests": count, "modelMetrics": metrics}}  # fmt: skip
+
+    lines = (SESSION / "events.jsonl").read_text().splitlines()
+    text = "\n".join([*lines, json.dumps(shutdown(3, 90000)), json.dumps(shutdown(2, 30000))])
+    result = import_text(text, name="events.jsonl")
+    assert result.session["modelMetrics"] == {
+        "claude-opus-4.7": {"inputTokens": 120000, "outputTokens": 1200, "cacheReadTokens": 60000,
+                            "cacheWriteTokens": 0, "reasoningTokens": 0, "requests": 5}}  # fmt: skip
+    # the fixture's own last line is a shutdown without modelMetrics (as the fixture was written)
+    assert result.skipped_lines["session.shutdown"] == [len(lines), len(lines) + 1, len(lines) + 2]
