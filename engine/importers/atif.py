@@ -11,8 +11,12 @@ the user steps → `user_input` (the later system ones marked `generated`: linnk
 system message); an agent step → its reasoning as a `thought`, its message as the text of one `tool_calls`
 message with every call (or a `final_answer`), then each observation result answering a call as a
 `tool_output`; a result answering no call (a terminal agent's screen) is what the model reads next, a
-`user_input` marked `generated`. The step's metrics are the call's usage. Token ids and logprobs are left
-out (counted).
+`user_input` marked `generated`. A step whose observation answers none of its calls by id (Harbor's
+Terminus 2 parses its commands from the reply's text, so the spec's id-less results "come from an action
+that doesn't use the standard tool calling format") made no tool calls: it is a `final_answer` whose text
+is the message and then each call's name and arguments, a line each (the calls kept in
+`metadata.text_actions`), and its results are what the model reads next. The step's metrics are the
+call's usage. Token ids and logprobs are left out (counted).
 """
 
 from __future__ import annotations
@@ -86,7 +90,15 @@ def _agent(
     calls = [_call(c) for c in step.get("tool_calls") or [] if isinstance(c, dict)]
     names = {c["id"]: c["function"]["name"] for c in calls}
     meta: dict[str, Any] = {"source": source} if source else {}
-    if calls:
+    if calls and _answered_without_ids(step):
+        lines = [text, *(f"{c['function']['name']} {c['function']['arguments']}" for c in calls)]
+        meta["text_actions"] = calls
+        out.add(
+            AiMessage(
+                out.unique_id(base), "assistant", "final_answer", "\n".join(lines).strip(), timestamp, meta
+            )
+        )
+    elif calls:
         out.add(
             AiMessage(
                 out.unique_id(base), "assistant", "tool_calls", text, timestamp, {"tool_calls": calls, **meta}
@@ -113,6 +125,14 @@ def _agent(
         if parsed is not None:
             out.attach_usage(start, end, replace(parsed, raw=raw), None, "an agent step with no message")
     _observations(out, step, base, timestamp, names)
+
+
+def _answered_without_ids(step: dict[str, Any]) -> bool:
+    """The step's observation has results and not one names the call it answers."""
+    observation = step.get("observation")
+    results = [r for r in (observation.get("results") or [] if isinstance(observation, dict) else [])
+               if isinstance(r, dict)]  # fmt: skip
+    return bool(results) and not any(r.get("source_call_id") for r in results)
 
 
 def _observations(

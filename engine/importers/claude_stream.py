@@ -8,7 +8,11 @@ One JSON object a line (the Agent SDK's `SDKMessage`s):
   a `parent_tool_use_id` is a sub-agent's (a separate conversation, as a transcript's sidechain);
 - `{type: system, subtype: compact_boundary, compact_metadata}`: a compaction;
 - `{type: result, subtype, num_turns, total_cost_usd, usage, modelUsage, ...}` closes the run: its totals
-  are kept in `session.result` (they sum the run's calls; each call's own usage is on its message);
+  are kept in `session.result`. Each call's usage is on its message, but as the CLI wrote it with the
+  message, before the call's last output count (a real 2.1.7 run: 5 output tokens on the message, 25 in
+  the result): when the run made one call whose other counts the result repeats, the result's usage is
+  that call's final usage and replaces it; else the output tokens the result counts beyond every call in
+  the file are kept as `session.result.outputTokensNotOnMessages`;
 - `stream_event` lines (`--include-partial-messages`) are partial deltas of messages that follow whole:
   counted, not read.
 The user's prompt is not echoed unless the run was given `--replay-user-messages`. Lines are turned into
@@ -21,8 +25,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.importers._common import ImportResult
+from engine.importers._common import ImportResult, with_usage
 from engine.importers.claude_code import import_claude_code
+from engine.usage import RecordedUsage, anthropic_usage
 
 FORMAT = "claude-code-stream"
 INIT_KEYS = ("session_id", "model", "cwd", "claude_code_version", "permissionMode")
@@ -65,6 +70,8 @@ def import_claude_stream(text: str, path: str = "<text>", conversation: int | No
         lines.append(raw if converted is None else json.dumps(converted, ensure_ascii=False))
     result = import_claude_code("\n".join(lines), path, conversation)
     result.format = FORMAT
+    if isinstance(session.get("result"), dict):
+        _reconcile(result, session["result"])
     result.session = {**session, **{k: v for k, v in result.session.items() if k not in session}}
     return result
 
@@ -94,3 +101,24 @@ def _as_transcript_line(item: dict[str, Any], session: dict[str, Any]) -> dict[s
         session["result"] = {k: item[k] for k in keys if k in item}
         return {"type": f"stream:result ({subtype})" if subtype else "stream:result"}
     return {"type": f"stream:{kind}" + (f" ({subtype})" if isinstance(subtype, str) else "")}
+
+
+def _reconcile(result: ImportResult, totals: dict[str, Any]) -> None:
+    """A one-call run's final usage onto its call; else the result's output tokens no message carries."""
+    final = anthropic_usage(totals.get("usage"))
+    if not isinstance(final, RecordedUsage):
+        return
+    called = [i for i, m in enumerate(result.messages) if m.meta("usage")]
+    counted = [result.messages[i].meta("usage") for i in called] + result.other_calls
+    missing = final.output_tokens - sum(u["outputTokens"] for u in counted)
+    if missing <= 0:
+        return
+    own = result.messages[called[0]].meta("usage") if len(called) == 1 and not result.other_calls else None
+    if own and (own["promptTokens"], own["cacheReadTokens"], own["cacheWriteTokens"]) == (
+        final.prompt_tokens, final.cache_read_tokens, final.cache_write_tokens
+    ):  # fmt: skip
+        usage = anthropic_usage(totals["usage"], own["model"], own.get("callId"))
+        if isinstance(usage, RecordedUsage):
+            result.messages[called[0]] = with_usage(result.messages[called[0]], usage)
+            return
+    totals["outputTokensNotOnMessages"] = missing

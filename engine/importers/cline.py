@@ -4,7 +4,9 @@ The three extensions (Roo Code and Kilo Code are forks of Cline) keep a task as 
 `<globalStorage>/tasks/<task id>/` holding:
 - `api_conversation_history.json`: what was sent to the model, as Anthropic `MessageParam`s plus the
   extension's own fields (`ClineStorageMessage` in Cline's src/shared/messages/content.ts): `ts` (epoch ms),
-  `modelInfo`, and on newer Cline `metrics.tokens {prompt, completion, cached}` (prompt includes cached);
+  `modelInfo`, and on newer Cline `metrics.tokens {prompt, completion, cached}` (`prompt` is the request's
+  `tokensIn`, without the cache; `cached` is its cache write and read together: Task.ts sets
+  `cached: cacheWriteTokens + cacheReadTokens`);
   Roo Code marks a condensed history's summary with `isSummary`;
 - `ui_messages.json`: what the panel showed (`ClineMessage`s); each `say: "api_req_started"` carries the
   request's `ClineApiReqInfo` as JSON text: `tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`, `cost`
@@ -12,12 +14,18 @@ The three extensions (Roo Code and Kilo Code are forks of Cline) keep a task as 
   and with "openai" `tokensIn` includes the cache read).
 Blocks map as for Anthropic payloads: `text` → `user_input` / `final_answer`, `thinking` → `thought`, the
 `tool_use` blocks of one message → one `tool_calls` message, `tool_result` → `tool_output`, images as
-placeholders. Older tasks call tools as XML inside the text: that text is kept as it was sent. The system
-prompt and tool definitions are not stored in a task folder.
+placeholders. Cline 3.x with native tool calls often stores a call's result as a text block, not a
+`tool_result` (ToolResultUtils falls back to text when its id map misses the call): a user text block
+`[<tool> for '…'] Result:` or `Tool [<tool>] was not executed because …` answers the first call of that
+name still open from the assistant message before, and becomes its `tool_output`. Older tasks call tools
+as XML inside the text: that text is kept as it was sent. The system prompt and tool definitions are not
+stored in a task folder.
 Cline's own truncation of long tasks (`conversationHistoryDeletedRange` on a request) is not applied: the
 whole history comes in, and the policy decides what a build keeps.
-Usage: a message's own `metrics` when it has them; else the n-th `api_req_started` that counted tokens goes
-to the n-th assistant message, when the two counts agree (a problem says so when they do not).
+Usage: the n-th `api_req_started` that counted tokens goes to the n-th assistant message, when the two
+counts agree (a problem says so when they do not); a message's own `metrics` when there is no
+`ui_messages.json` to pair, or it pairs no request: then the cache write and read are known only together,
+taken as read.
 """
 
 from __future__ import annotations
@@ -45,15 +53,23 @@ HISTORY = "api_conversation_history.json"
 UI = "ui_messages.json"
 TASK = re.compile(r"<task>(.*?)</task>", re.S)
 TASK_TAGS = ("<task>", "<environment_details>", "<feedback>", "<answer>", "<user_message>")
+TEXT_RESULT = re.compile(
+    r"\[([\w.-]+)(?: for [^\n]*?)?\] Result:|Tool \[([\w.-]+)\] was not executed because"
+)
 
 
 def detect_cline(sniff: Any) -> bool:
-    """An `api_conversation_history.json` on its own: Anthropic-shaped messages stamped with `ts`, the
-    first user message wrapping the task in the extension's tags."""
+    """An `api_conversation_history.json` on its own: Anthropic-shaped messages stamped with `ts`, or
+    (Cline 3.x, no `ts`) assistant messages carrying the extension's `modelInfo` or `metrics`, the first user
+    message wrapping the task in the extension's tags."""
     doc = sniff.document
     if not isinstance(doc, list) or not doc or not isinstance(doc[0], dict) or doc[0].get("role") != "user":
         return False
-    if not any(isinstance(m, dict) and isinstance(m.get("ts"), int) for m in doc[:20]):
+    stamped = (
+        isinstance(m, dict) and (isinstance(m.get("ts"), int) or isinstance(m.get("modelInfo"), dict))
+        for m in doc[:20]
+    )
+    if not any(stamped):
         return False
     text, _ = flatten_blocks(as_blocks(doc[0].get("content")) or [])
     return text.lstrip().startswith(TASK_TAGS)
@@ -121,6 +137,7 @@ def _convert(out: Collector, text: str, ui_calls: list[tuple[int, dict[str, Any]
         out.problem(line, error or f"expected a JSON array of messages, found {type(value).__name__}")
         return
     names: dict[str, str] = {}
+    open_calls: list[tuple[str, str]] = []  # (id, name) of the last assistant message's unanswered calls
     ends: list[tuple[int, int, dict[str, Any]]] = []  # (start, end, message) of each assistant message
     for index, message in enumerate(value):
         if not isinstance(message, dict):
@@ -138,11 +155,36 @@ def _convert(out: Collector, text: str, ui_calls: list[tuple[int, dict[str, Any]
         elif message.get("role") == "assistant":
             _assistant(out, index, base, ts, blocks, message, names)
             ends.append((start, len(out.messages), message))
+            uses = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
+            open_calls[:] = [(str(b.get("id") or ""), str(b.get("name") or "")) for b in uses]
         elif message.get("role") == "user":
-            _user(out, index, base, ts, blocks, names)
+            _user(out, index, base, ts, _results_from_text(blocks, open_calls), names)
         else:
             out.problem(None, f"[{index}].role: unknown role {message.get('role')!r}")
     _usage(out, ends, ui_calls)
+
+
+def _results_from_text(blocks: list[Any], open_calls: list[tuple[str, str]]) -> list[Any]:
+    """The blocks, each text block that answers an open call of its name turned into that call's
+    `tool_result`; answered calls leave `open_calls`."""
+    answered = {
+        b.get("tool_use_id") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"
+    }
+    open_calls[:] = [c for c in open_calls if c[0] not in answered]
+    out: list[Any] = []
+    for block in blocks:
+        text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
+        match = TEXT_RESULT.match(text) if isinstance(text, str) else None
+        name = (match.group(1) or match.group(2)) if match else None
+        call = next((c for c in open_calls if c[1] == name), None) if name else None
+        if call is None:
+            out.append(block)
+            continue
+        open_calls.remove(call)
+        out.append(
+            {"type": "tool_result", "tool_use_id": call[0], "content": text, "cline_text_result": True}
+        )
+    return out
 
 
 def _user(out: Collector, index: int, base: str, ts: float, blocks: list[Any], names: dict[str, str]) -> None:
@@ -194,14 +236,16 @@ def _usage(
     ui_calls: list[tuple[int, dict[str, Any]]] | None,
 ) -> None:
     with_metrics = [(s, e, m) for s, e, m in ends if isinstance(m.get("metrics"), dict)]
-    for start, end, message in with_metrics:
-        tokens = message["metrics"].get("tokens")
-        model = (message.get("modelInfo") or {}).get("modelId")
-        raw = tokens if isinstance(tokens, dict) else {}
-        counts = {"input_tokens": raw.get("prompt"), "output_tokens": raw.get("completion")}
-        parsed = openai_usage({**counts, "cached_input_tokens": raw.get("cached")}, model)
-        _attach(out, start, end, parsed, "metrics")
-    if with_metrics or ui_calls is None:
+    if with_metrics and not _pairs(ends, ui_calls):
+        for start, end, message in with_metrics:
+            tokens = message["metrics"].get("tokens")
+            model = (message.get("modelInfo") or {}).get("modelId")
+            raw = tokens if isinstance(tokens, dict) else {}
+            counts = {"input_tokens": raw.get("prompt"), "output_tokens": raw.get("completion"),
+                      "cache_read_input_tokens": raw.get("cached") or 0}  # fmt: skip
+            _attach(out, start, end, anthropic_usage(counts, model), "metrics")
+        return
+    if ui_calls is None:
         return
     if len(ui_calls) != len(ends):
         out.problem(
@@ -218,6 +262,21 @@ def _usage(
             _request_usage(info, (message.get("modelInfo") or {}).get("modelId")),
             f"{UI}[{index}]",
         )
+
+
+def _pairs(
+    ends: list[tuple[int, int, dict[str, Any]]], ui_calls: list[tuple[int, dict[str, Any]]] | None
+) -> bool:
+    """Each assistant message's `metrics` are its request's counts in `ui_messages.json`, n-th to n-th."""
+    if ui_calls is None or len(ui_calls) != len(ends):
+        return False
+    for (_, _, message), (_, info) in zip(ends, ui_calls, strict=True):
+        tokens = (message.get("metrics") or {}).get("tokens")
+        if isinstance(tokens, dict) and (tokens.get("prompt"), tokens.get("completion")) != (
+            info.get("tokensIn"), info.get("tokensOut")
+        ):  # fmt: skip
+            return False
+    return True
 
 
 def _request_usage(info: dict[str, Any], model: Any) -> RecordedUsage | UsageProblem:

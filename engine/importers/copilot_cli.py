@@ -7,9 +7,11 @@ events of github/copilot-sdk (nodejs/src/generated/session-events.ts):
 - `system.message` (`role` system or developer) → `system_prompt` before the first user turn, a
   `context_injection` after it;
 - `user.message` → `user_input`: `transformedContent` (what was sent: the text with the CLI's wrapping and
-  reminders) when recorded, else `content`;
-- `assistant.reasoning` and an `assistant.message`'s `reasoningText` → `thought`; an `assistant.message`
-  → `tool_calls` (its `toolRequests`) or `final_answer`;
+  reminders) when recorded, else `content`; one with a `source` (a loaded skill's `<skill-context>`) is
+  sent as a user message too, marked `metadata.generated` with that source and never taken for a title;
+- `assistant.reasoning` and an `assistant.message`'s `reasoningText` → `thought`; the CLI writes both for
+  one reasoning (the event after its message, whose `parentId` it is), so the event is then left out; an
+  `assistant.message` → `tool_calls` (its `toolRequests`) or `final_answer`;
 - `tool.execution_complete` → the `tool_output` of its `toolCallId`: `result.content` (what the model
   gets; `detailedContent` is the timeline's), or the error's message;
 - `session.compaction_complete` with a `summaryContent` → `history_summary`; its `compactionTokensUsed` is
@@ -18,9 +20,15 @@ events of github/copilot-sdk (nodejs/src/generated/session-events.ts):
   `apiCallId` of the message it paid for) → that call's `metadata.usage`;
 - events of a sub-agent (`agentId`, or `parentToolCallId` in `data`) are its own conversation: left out
   and counted, their `assistant.usage` kept as other billed calls;
+- `session.shutdown` (written each time the CLI leaves the session, so a resumed session has several):
+  its `modelMetrics` per model (`requests.count`, `usage` counts) are summed into `session.modelMetrics`,
+  the session's only usage on disk: `assistant.usage` is ephemeral (copilot-sdk types it
+  `ephemeral: true`), seen in a `-p` run's stream or an SDK client, not in `events.jsonl`;
 - everything else (turn starts and ends, tool starts and progress, hooks, infos, title changes, deltas)
   is the timeline's: counted by type under "left out".
-A session folder opens by its root (`events.jsonl` beside `workspace.yaml`).
+A session folder opens by its root (`events.jsonl` beside `workspace.yaml`). `copilot -p --output-format
+json` prints the same events (ephemeral ones too, no `session.start`) and ends with a `{type: "result",
+sessionId, exitCode, usage}` line: its `sessionId` is kept, the line counted under "left out".
 """
 
 from __future__ import annotations
@@ -91,6 +99,8 @@ def import_copilot_cli(text: str, path: str = "<text>", conversation: int | None
     for number, item, error in iter_jsonl(text):
         if error:
             reader.out.problem(number, error)
+        elif isinstance(item, dict) and item.get("type") == "result" and "data" not in item:
+            reader.result(number, item)
         elif not _is_event(item):
             reader.out.problem(number, "not a session event (no 'type' and 'data' object)")
         else:
@@ -104,30 +114,26 @@ class _Reader:
         self.session: dict[str, Any] = {}
         self.names: dict[str, str] = {}
         self.calls: dict[str, int] = {}  # apiCallId → index of the last message of that call
+        self.reasoned: set[str] = set()  # ids of the assistant.message events whose reasoningText was taken
         self.seen_user = False
         self.title: str | None = None  # the first prompt as typed (the sent text has the CLI's wrapping)
         self.summaries = -1
 
     def event(self, number: int, event: dict[str, Any]) -> None:
         kind, data = event["type"], event["data"]
-        if kind == "session.start":
-            self._start(data)
-        elif kind == "session.model_change" and isinstance(data.get("newModel"), str):
-            self.session.setdefault("model", data["newModel"])
+        self._session_event(kind, data)
         sub_agent = event.get("agentId") or data.get("parentToolCallId")
         if sub_agent and kind in MODEL_TYPES:  # a sub-agent's own conversation, interleaved with the main one
             self._sub_agent(number, kind, data)
         elif kind not in MODEL_TYPES:
             self.out.skip(kind, number)
         elif kind == "user.message":
-            self.seen_user = True
-            if self.title is None and isinstance(data.get("content"), str) and data["content"].strip():
-                self.title = data["content"].strip().splitlines()[0][:TITLE_CHARS]
-            text = data.get("transformedContent") or data.get("content") or ""
-            self._add(number, event, "user", "user_input", str(text))
+            self._user(number, event, data)
         elif kind == "system.message":
             type_ = "context_injection" if self.seen_user else "system_prompt"
             self._add(number, event, "system", type_, str(data.get("content") or ""))
+        elif kind == "assistant.reasoning" and event.get("parentId") in self.reasoned:
+            self.out.skip("assistant.reasoning repeating its message's reasoningText", number)
         elif kind == "assistant.reasoning":
             self._add(number, event, "assistant", "thought", str(data.get("content") or ""))
         elif kind == "assistant.message":
@@ -138,6 +144,46 @@ class _Reader:
             self._compaction(number, event, data)
         else:
             self._usage(number, data)
+
+    def result(self, number: int, item: dict[str, Any]) -> None:
+        if isinstance(item.get("sessionId"), str):
+            self.session.setdefault("sessionId", item["sessionId"])
+        self.out.skip("result (the run's exit code, premium requests and durations)", number)
+
+    def _session_event(self, kind: str, data: dict[str, Any]) -> None:
+        """What the session's own events say of it (they are still counted under "left out")."""
+        if kind == "session.start":
+            self._start(data)
+        elif kind == "session.model_change" and isinstance(data.get("newModel"), str):
+            self.session.setdefault("model", data["newModel"])
+        elif kind == "session.shutdown":
+            self._shutdown(data)
+
+    def _shutdown(self, data: dict[str, Any]) -> None:
+        metrics = data.get("modelMetrics")
+        if not isinstance(metrics, dict):
+            return
+        totals: dict[str, dict[str, int]] = self.session.setdefault("modelMetrics", {})
+        for model, entry in metrics.items():
+            if not isinstance(entry, dict):
+                continue
+            counts = dict(entry.get("usage") or {}) if isinstance(entry.get("usage"), dict) else {}
+            requests = entry.get("requests")
+            counts["requests"] = requests.get("count") if isinstance(requests, dict) else None
+            into = totals.setdefault(str(model), {})
+            for key, value in counts.items():
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    into[key] = into.get(key, 0) + value
+
+    def _user(self, number: int, event: dict[str, Any], data: dict[str, Any]) -> None:
+        self.seen_user = True
+        source = data.get("source") if isinstance(data.get("source"), str) else None
+        content = data.get("content")
+        if self.title is None and source is None and isinstance(content, str) and content.strip():
+            self.title = content.strip().splitlines()[0][:TITLE_CHARS]
+        text = data.get("transformedContent") or content or ""
+        meta = {"generated": source} if source else None
+        self._add(number, event, "user", "user_input", str(text), meta)
 
     def _sub_agent(self, number: int, kind: str, data: dict[str, Any]) -> None:
         self.out.skip(f"sub-agent {kind} (agentId / parentToolCallId)", number)
@@ -159,9 +205,13 @@ class _Reader:
     def _assistant(self, number: int, event: dict[str, Any], data: dict[str, Any]) -> None:
         if isinstance(data.get("reasoningText"), str) and data["reasoningText"].strip():
             self._add(number, event, "assistant", "thought", data["reasoningText"], suffix="-thought")
+            if isinstance(event.get("id"), str):
+                self.reasoned.add(event["id"])
         text = str(data.get("content") or "")
         requests = [r for r in data.get("toolRequests") or [] if isinstance(r, dict)]
         meta: dict[str, Any] = {"model": data["model"]} if isinstance(data.get("model"), str) else {}
+        if meta:  # a `-p` run's stream has no session.start to name the model
+            self.session.setdefault("model", meta["model"])
         if requests:
             calls = [_call(r) for r in requests]
             self.names.update({c["id"]: c["function"]["name"] for c in calls})

@@ -54,8 +54,9 @@ NEW_FORMATS = [
     ),
     Importer(
         "copilot-cli",
-        "GitHub Copilot CLI events.jsonl (or the session folder): user messages as sent, reasoning, "
-        "tool requests and results, compaction summaries, assistant.usage per call; timeline events left out",
+        "GitHub Copilot CLI events.jsonl (or the session folder, or a -p run's JSON stream): user messages "
+        "as sent, reasoning, tool requests and results, compaction summaries, assistant.usage per call when "
+        "streamed, session.shutdown's per-model totals; timeline events left out",
         copilot_cli.detect_copilot_cli,
         copilot_cli.import_copilot_cli,
     ),

@@ -1,7 +1,10 @@
 """OpenTelemetry GenAI and OpenInference traces (OTLP JSON) as linnkit messages.
 
 A file is one OTLP JSON document (`{resourceSpans: [...]}`) or JSONL of them (the collector's file
-exporter). Each trace is a conversation (`conversation` picks one, default the first). Its model calls are
+exporter), or OpenTelemetry JS's span lines (`{type: "span", ...}`, as Copilot CLI's file exporter writes).
+A trace whose model-call spans were recorded without their messages (content capture off, the usual
+default) is claimed too, and its import says so rather than the file going unrecognised.
+Each trace is a conversation (`conversation` picks one, default the first). Its model calls are
 its LLM spans (`otel_spans.is_llm_span`) in start order; the conversation is what the last call received
 (its system instructions and input messages) followed by its output, so it is what the model saw at the
 end, in order. Each call's usage (`gen_ai.usage.*`, OpenInference `llm.token_count.*`) goes on the
@@ -34,6 +37,7 @@ from engine.importers.otel_spans import (
     Span,
     attributes_of,
     has_llm_messages,
+    is_model_call,
     iter_raw_spans,
     read_span,
 )
@@ -59,10 +63,12 @@ OLD_USAGE = {
 
 
 def detect_otel(sniff: Sniff) -> bool:
-    """An OTLP JSON document with at least one span carrying GenAI or OpenInference messages."""
+    """An OTLP JSON document with at least one span carrying GenAI or OpenInference messages, or of a model
+    call (recorded without its messages, it is claimed so that the import can say why nothing came in)."""
     for item in sniff.objects():
         for raw in iter_raw_spans(item)[:DETECT_SPANS]:
-            if has_llm_messages(attributes_of(raw.get("attributes"))):
+            attributes = attributes_of(raw.get("attributes"))
+            if has_llm_messages(attributes) or is_model_call(attributes):
                 return True
     return False
 
@@ -72,7 +78,7 @@ def import_otel(text: str, path: str = "<text>", conversation: int | None = None
     notes: list[str] = []
     traces: dict[str, list[Span]] = {}
     header: dict[str, Any] = {}
-    seen = 0
+    seen = blind = 0
     for line, document in read_items(text, out):
         if isinstance(document, dict) and isinstance(document.get(SIDE_KEY), dict):
             header = document[SIDE_KEY].get("header") or {}
@@ -84,8 +90,15 @@ def import_otel(text: str, path: str = "<text>", conversation: int | None = None
             span = read_span(raw, line, notes)
             if span is not None:
                 traces.setdefault(span.trace_id, []).append(span)
+            elif is_model_call(attributes_of(raw.get("attributes"))):
+                blind += 1
+                out.skip("model-call span without its messages", line or 0)
     for note in notes:
         out.problem(None, note)
+    if blind and not traces:
+        out.problem(None, f"{blind} model-call span(s) and none records its messages: the trace was exported "
+                    "without message content (content capture off, as Copilot CLI and most instrumentations "
+                    "default to), so there is no conversation to import")  # fmt: skip
     chosen = pick_conversation(list(traces.values()), conversation or 0, path)
     session: dict[str, Any] = {}
     if chosen is not None:

@@ -78,9 +78,13 @@ def attributes_of(raw: Any) -> dict[str, Any]:
 
 
 def iter_raw_spans(document: Any) -> list[dict[str, Any]]:
-    """The span objects of an OTLP JSON document (`resourceSpans`, or `scopeSpans`, or a bare `spans`)."""
+    """The span objects of an OTLP JSON document (`resourceSpans`, or `scopeSpans`, or a bare `spans`), or
+    the document itself when it is one span as OpenTelemetry JS's file exporters write them, a line each
+    (`{type: "span", traceId, spanId, attributes: {...}, startTime: [s, ns]}`: Copilot CLI's span file)."""
     if not isinstance(document, dict):
         return []
+    if document.get("type") == "span" and "traceId" in document:
+        return [document]
     spans: list[dict[str, Any]] = []
     for resource in document.get("resourceSpans") or []:
         if not isinstance(resource, dict):
@@ -95,6 +99,12 @@ def has_llm_messages(attributes: dict[str, Any]) -> bool:
     return any(key in attributes for key in (INPUT, OUTPUT)) or any(
         key.startswith(("gen_ai.prompt.", "llm.input_messages.")) for key in attributes
     )
+
+
+def is_model_call(attributes: dict[str, Any]) -> bool:
+    """A span of a model call, whether or not it recorded the messages."""
+    operation = attributes.get("gen_ai.operation.name")
+    return operation in LLM_OPERATIONS or attributes.get("openinference.span.kind") == "LLM"
 
 
 def is_llm_span(attributes: dict[str, Any]) -> bool:
@@ -115,7 +125,7 @@ def read_span(raw: dict[str, Any], line: int | None, problems: list[str]) -> Spa
         trace_id=str(raw.get("traceId") or ""),
         span_id=str(raw.get("spanId") or ""),
         name=str(raw.get("name") or ""),
-        start=_nanos(raw.get("startTimeUnixNano")),
+        start=_nanos(raw.get("startTimeUnixNano", raw.get("startTime"))),
         attributes=attributes,
         line=line,
     )
@@ -133,6 +143,8 @@ def read_span(raw: dict[str, Any], line: int | None, problems: list[str]) -> Spa
 
 
 def _nanos(value: Any) -> int:
+    if isinstance(value, list) and len(value) == 2:  # OpenTelemetry JS's HrTime: [seconds, nanoseconds]
+        return _nanos(value[0]) * 1_000_000_000 + _nanos(value[1])
     try:
         return int(value)
     except (TypeError, ValueError):

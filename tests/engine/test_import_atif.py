@@ -1,11 +1,12 @@
 """Harbor ATIF trajectories: a fixture written from the v1.4 specification (no public, licensed trajectory
-file was found), counted by hand."""
+file was found), counted by hand, and a trajectory shaped as Harbor's Terminus 2 writes (built inline)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from engine import build_context, effective_policy
 from engine.importers import import_file, import_text
 from engine.importers.detect import detect_text
 from engine.importers.registry import Sniff, importers
@@ -84,3 +85,45 @@ def test_an_unknown_step_source_is_named() -> None:
     result = import_text(text, "atif", name="t.json")
     assert [str(p) for p in result.problems] == ["t.json: steps[0]: unknown source 'robot'"]
     assert [(m.type, m.content) for m in result.messages] == [("user_input", "hi")]
+
+
+def test_a_step_whose_results_name_no_call_made_its_calls_in_text_and_builds_with_its_reply() -> None:
+    # shaped as Harbor's own Terminus 2 writes (ATIF-v1.5, its tests' golden trajectories): the commands
+    # parsed from the reply are tool_calls, and the terminal's output answers them without a source_call_id
+    def step(number: int, calls: list[dict], screen: str) -> dict:
+        return {"step_id": number, "source": "agent", "model_name": "openai/gpt-4o",
+                "message": f"Analysis: step {number}.\nPlan: go on.", "tool_calls": calls,
+                "observation": {"results": [{"content": screen}]},
+                "metrics": {"prompt_tokens": 600 + number, "completion_tokens": 40}}  # fmt: skip
+
+    mkdir = {"tool_call_id": "call_0_1", "function_name": "bash_command",
+             "arguments": {"keystrokes": "mkdir out\n", "duration": 0.1}}  # fmt: skip
+    done = {"tool_call_id": "call_1_task_complete", "function_name": "mark_task_complete", "arguments": {}}
+    document = {
+        "schema_version": "ATIF-v1.5",
+        "session_id": "s",
+        "agent": {"name": "terminus-2", "version": "2.0.0", "model_name": "openai/gpt-4o"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "Task Description:\nMake a folder called out."},
+            step(2, [mkdir], "New Terminal Output:\n\nroot@box:/app# mkdir out\n"),
+            step(3, [done], "Current terminal state:\nroot@box:/app#\n"),
+        ],
+    }
+    result = import_text(json.dumps(document), name="trajectory.json")
+    assert result.unpaired == [] and result.problems == []
+    assert [(m.role, m.type) for m in result.messages] == [
+        ("user", "user_input"),
+        ("assistant", "final_answer"),
+        ("user", "user_input"),
+        ("assistant", "final_answer"),
+        ("user", "user_input"),
+    ]
+    reply = result.messages[1]
+    assert reply.content == (
+        'Analysis: step 2.\nPlan: go on.\nbash_command {"keystrokes":"mkdir out\\n","duration":0.1}'
+    )
+    assert [c["id"] for c in reply.meta("text_actions")] == ["call_0_1"]
+    assert reply.meta("usage")["promptTokens"] == 602
+    assert result.messages[4].meta("generated") is True
+    built = build_context(result.messages, effective_policy({}))
+    assert [w["role"] for w in built.wire] == ["user", "assistant", "user", "assistant", "user"]

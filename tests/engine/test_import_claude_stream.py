@@ -67,3 +67,34 @@ def test_partial_stream_events_and_bad_lines_are_counted_with_their_line_numbers
 def test_a_transcript_is_not_claimed() -> None:
     line = {"type": "user", "sessionId": "s", "uuid": "u", "message": {"role": "user", "content": "hi"}}
     assert detect_format(json.dumps(line)) == "claude-code"
+
+
+REAL = STREAM.parent / "basic_query.ndjson"  # a real `claude -p` run of Claude Code 2.1.7: 3 lines
+
+
+def test_a_real_one_call_run_takes_its_final_output_count_from_the_result() -> None:
+    result = import_file(REAL)
+    assert result.format == "claude-code-stream" and result.problems == []
+    # no user line: the prompt is not echoed; the one call's message says output_tokens 5, the result 25
+    assert [(m.role, m.type, m.content) for m in result.messages] == [("assistant", "final_answer", "4")]
+    assert result.title is None
+    usage = result.messages[0].meta("usage")
+    assert (usage["callId"], usage["model"]) == ("msg_01Y1Lo6gYUXN71XaAq7sjUPm", "claude-opus-4-5-20251101")
+    assert (usage["promptTokens"], usage["cacheWriteTokens"], usage["outputTokens"]) == (21580, 21570, 25)
+    assert result.skipped_lines == {"stream:init": [1], "stream:result (success)": [3]}
+    assert result.session["claude_code_version"] == "2.1.7"
+    assert result.session["result"]["total_cost_usd"] == 0.1354875
+    assert "outputTokensNotOnMessages" not in result.session["result"]
+
+
+def test_output_the_result_counts_beyond_a_runs_messages_is_kept_apart() -> None:
+    lines = STREAM.read_text().splitlines()
+    closing = json.loads(lines[-1])
+    # every call's output in the file: main thread 160 + 70 + 41, the sub-agent's 60 + 22; a result above
+    # them all (as the CLI's own is, above its messages' counts) keeps the difference apart
+    closing["usage"]["output_tokens"] = 160 + 70 + 41 + 60 + 22 + 7
+    result = import_text("\n".join([*lines[:-1], json.dumps(closing)]), name="run.jsonl")
+    assert result.session["result"]["outputTokensNotOnMessages"] == 7
+    assert [m.meta("usage")["outputTokens"] for m in result.messages if m.meta("usage")] == [
+        m.meta("usage")["outputTokens"] for m in import_file(STREAM).messages if m.meta("usage")
+    ]

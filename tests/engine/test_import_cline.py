@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.importers import FolderError, detect_format, import_file
+from engine.importers import FolderError, detect_format, import_file, import_text
 
 TASK = Path(__file__).resolve().parents[1] / "data" / "real-sessions" / "cline" / "1767225600000"
 
@@ -57,14 +57,15 @@ def test_the_history_file_alone_is_claimed_by_cline_not_by_anthropic() -> None:
     assert result.came_in()["toolCalls"] == 4 and result.came_in()["callsWithUsage"] == 0
 
 
-def test_metrics_on_the_message_are_its_usage_openai_units(tmp_path: Path) -> None:
+def test_metrics_on_the_message_are_its_usage_the_cache_outside_the_prompt(tmp_path: Path) -> None:
+    # Cline's Task.ts: prompt = the request's inputTokens (tokensIn), cached = its cache write + read
     root = copy_task(tmp_path)
     history = json.loads((root / "api_conversation_history.json").read_text())
-    history[-1]["metrics"] = {"tokens": {"prompt": 16400, "completion": 30, "cached": 16000}, "cost": 0.01}
+    history[-1]["metrics"] = {"tokens": {"prompt": 400, "completion": 30, "cached": 16000}, "cost": 0.01}
     (root / "api_conversation_history.json").write_text(json.dumps(history))
     usage = [m.metadata["usage"] for m in import_file(root).messages if m.metadata and "usage" in m.metadata]
-    assert [(u["provider"], u["promptTokens"], u["cacheReadTokens"]) for u in usage] == [
-        ("openai", 16400, 16000)
+    assert [(u["provider"], u["promptTokens"], u["cacheReadTokens"], u["outputTokens"]) for u in usage] == [
+        ("anthropic", 16400, 16000, 30)
     ]
 
 
@@ -120,3 +121,60 @@ def test_a_history_file_linked_from_outside_the_folder_is_not_read(tmp_path: Pat
     assert str(caught.value) == (
         f"{root / 'api_conversation_history.json'}: a symlink out of the folder (to {outside}); not followed"
     )
+
+
+# Cline 3.x with native tool calls, in the shape of a real task (Jan 2026, not redistributable): no `ts`,
+# `modelInfo` and `metrics` on assistant messages, each call's result stored as a text block
+CLINE_3X = [
+    {"role": "user", "content": [{"type": "text", "text": "<task>\nTidy the deck code\n</task>"}]},
+    {"role": "assistant", "modelInfo": {"modelId": "claude-opus-4-5-20251101", "providerId": "anthropic"},
+     "metrics": {"tokens": {"prompt": 10, "completion": 814, "cached": 8972}},
+     "content": [{"type": "thinking", "thinking": "Read first.", "signature": "sig", "summary": []},
+                 {"type": "text", "text": "Let me read the files.", "reasoning_details": [], "call_id": ""},
+                 {"type": "tool_use", "id": "toolu_A", "name": "read_file", "input": {"path": "Deck.cs"}},
+                 {"type": "tool_use", "id": "toolu_B", "name": "read_file", "input": {"path": "Hand.cs"}}]},
+    {"role": "user", "content": [
+        {"type": "text", "text": "[read_file for 'Deck.cs'] Result:\npublic class Deck {}"},
+        {"type": "text", "text": "Tool [read_file] was not executed because a tool has already been used in "
+                                 "this message. Only one tool may be used per message."},
+        {"type": "text", "text": "<environment_details>\n# Current Mode\nACT MODE\n</environment_details>"}]},
+    {"role": "assistant", "modelInfo": {"modelId": "claude-opus-4-5-20251101", "providerId": "anthropic"},
+     "metrics": {"tokens": {"prompt": 10, "completion": 572, "cached": 12426}},
+     "content": [{"type": "tool_use", "id": "toolu_C", "name": "attempt_completion",
+                  "input": {"result": "ok"}}]},
+]  # fmt: skip
+
+
+def test_a_cline_3x_history_alone_is_detected_and_its_text_results_answer_their_calls() -> None:
+    text = json.dumps(CLINE_3X)
+    assert detect_format(text) == "cline"
+    result = import_text(text, name="api_conversation_history.json")
+    outputs = [(m.meta("tool_call_id"), m.meta("tool_name"), m.content[:28]) for m in result.messages
+               if m.type == "tool_output"]  # fmt: skip
+    assert outputs == [
+        ("toolu_A", "read_file", "[read_file for 'Deck.cs'] Re"),
+        ("toolu_B", "read_file", "Tool [read_file] was not exe"),
+    ]
+    users = [m.content for m in result.messages if m.type == "user_input"]
+    assert users[1] == "<environment_details>\n# Current Mode\nACT MODE\n</environment_details>"
+    assert result.unpaired == ["toolu_C"]  # the task ended on it
+    # no ui_messages to pair: the cache write and read, known only together, are taken as read
+    usage = [m.meta("usage") for m in result.messages if m.meta("usage")]
+    assert [(u["promptTokens"], u["cacheReadTokens"], u["outputTokens"]) for u in usage] == [
+        (8982, 8972, 814), (12436, 12426, 572)]  # fmt: skip
+
+
+def test_metrics_that_agree_with_ui_messages_take_its_cache_write_and_read_apart(tmp_path: Path) -> None:
+    root = tmp_path / "1769064454592"
+    root.mkdir()
+    (root / "api_conversation_history.json").write_text(json.dumps(CLINE_3X))
+    requests = [
+        {"tokensIn": 10, "tokensOut": 814, "cacheWrites": 8972, "cacheReads": 0, "cost": 0.076},
+        {"tokensIn": 10, "tokensOut": 572, "cacheWrites": 3454, "cacheReads": 8972, "cost": 0.040},
+    ]
+    ui = [{"ts": 1769064454600 + i, "type": "say", "say": "api_req_started", "text": json.dumps(r)}
+          for i, r in enumerate(requests)]  # fmt: skip
+    (root / "ui_messages.json").write_text(json.dumps(ui))
+    usage = [m.meta("usage") for m in import_file(root).messages if m.meta("usage")]
+    assert [(u["promptTokens"], u["cacheWriteTokens"], u["cacheReadTokens"]) for u in usage] == [
+        (8982, 8972, 0), (12436, 3454, 8972)]  # fmt: skip

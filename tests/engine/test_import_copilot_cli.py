@@ -14,6 +14,7 @@ SESSION = (
     / "copilot-cli"
     / "0cb916db-26aa-40f2-86b5-1ba81b225fd2"
 )
+RUN = SESSION.parent / "phase1-task-20260730-0156-2144.json"  # a real `copilot -p --output-format json` run
 
 
 def test_a_session_folder_imports_what_the_model_received_with_each_calls_usage() -> None:
@@ -75,3 +76,63 @@ def test_a_sub_agents_events_are_its_own_and_its_usage_an_other_call() -> None:
     assert result.skipped_lines["sub-agent assistant.message (agentId / parentToolCallId)"] == [5]
     assert result.came_in()["userTurns"] == 2 and result.came_in()["assistantTurns"] == 4
     assert [c["why"] for c in result.other_calls] == ["a sub-agent's call", "the compaction's own call"]
+
+
+def test_a_real_prompt_runs_event_stream_imports_each_reasoning_once_and_its_skills_as_generated() -> None:
+    result = import_file(RUN)
+    assert result.format == "copilot-cli"
+    assert result.title == "Invoke skill `shepherd-task-from-assignment-to-ready` with these inputs:"
+    # counted by hand from the 1,125 lines: 3 user.message (2 with a skill `source`), 8 assistant.message
+    # (7 with one toolRequest each, 7 with reasoningText), 7 tool.execution_complete; no assistant.usage
+    assert result.came_in() == {
+        "systemPrompts": 0,
+        "userTurns": 3,
+        "assistantTurns": 8,
+        "toolCalls": 7,
+        "toolResults": 7,
+        "thoughts": 7,
+        "summaries": 0,
+        "images": 0,
+        "callsWithUsage": 0,
+        "otherBilledCalls": 0,
+    }
+    assert result.problems == [] and result.unpaired == []
+    assert len(result.messages) == 25
+    first = result.messages[0]
+    assert first.content.startswith("<current_datetime>2026-07-30T01:56:54.005+00:00</current_datetime>\n\n"
+                                    "Invoke skill `shepherd-task-from-assignment-to-ready`")  # fmt: skip
+    call = result.messages[2].meta("tool_calls")[0]
+    assert (call["id"], call["function"]["name"]) == ("toolu_bdrk_01UdgbuinVXd2RVbudraZ7v8", "skill")
+    assert result.messages[3].meta("tool_call_id") == "toolu_bdrk_01UdgbuinVXd2RVbudraZ7v8"
+    skills = [m.meta("generated") for m in result.messages if m.meta("generated")]
+    assert skills == ["skill-shepherd-task-from-assignment-to-ready",
+                      "skill-shepherd-task-approve-workflows-and-wait-for-completion"]  # fmt: skip
+    assert result.messages[-1].type == "final_answer"
+    assert result.messages[-1].content.startswith("All CI checks pass and no review comments exist.")
+    # the CLI writes each reasoning twice: as the message's reasoningText and as an event after it
+    repeats = [24, 166, 491, 554, 740, 998, 1119]  # every assistant.reasoning line (grep)
+    assert result.skipped_lines["assistant.reasoning repeating its message's reasoningText"] == repeats
+    assert len(result.skipped_lines["assistant.tool_call_delta"]) == 654
+    assert result.skipped_lines["result (the run's exit code, premium requests and durations)"] == [1125]
+    assert result.session["sessionId"] == "17b7a2f5-bf46-4ba8-b9a0-6f990aa14e48"  # from the result line
+    assert result.session["model"] == "claude-sonnet-4.6"  # from its messages: no session.start
+
+
+def test_each_shutdowns_model_metrics_are_summed_into_the_session() -> None:
+    # an events.jsonl keeps no assistant.usage (ephemeral); each exit writes a session.shutdown with the
+    # usage since the CLI entered the session, so a resumed session's shutdowns add up
+    def shutdown(count: int, tokens: int) -> dict:
+        usage = {"inputTokens": tokens, "outputTokens": tokens // 100, "cacheReadTokens": tokens // 2,
+                 "cacheWriteTokens": 0, "reasoningTokens": 0}  # fmt: skip
+        metrics = {"claude-opus-4.7": {"requests": {"count": count, "cost": count}, "usage": usage}}
+        return {"type": "session.shutdown", "id": f"x{count}", "data": {"shutdownType": "routine",
+                "totalPremiumRequests": count, "modelMetrics": metrics}}  # fmt: skip
+
+    lines = (SESSION / "events.jsonl").read_text().splitlines()
+    text = "\n".join([*lines, json.dumps(shutdown(3, 90000)), json.dumps(shutdown(2, 30000))])
+    result = import_text(text, name="events.jsonl")
+    assert result.session["modelMetrics"] == {
+        "claude-opus-4.7": {"inputTokens": 120000, "outputTokens": 1200, "cacheReadTokens": 60000,
+                            "cacheWriteTokens": 0, "reasoningTokens": 0, "requests": 5}}  # fmt: skip
+    # the fixture's own last line is a shutdown without modelMetrics (as the fixture was written)
+    assert result.skipped_lines["session.shutdown"] == [len(lines), len(lines) + 1, len(lines) + 2]

@@ -69,6 +69,8 @@ FILE_FORMAT = {
     "kimi/kimi-cli-large-100msgs.context.jsonl": "kimi-context",
 }
 NOT_SAMPLES = (".yaml", ".py", ".ipynb")
+# real files a format claims that hold no conversation: the import says why (tested in their own tests)
+NO_MESSAGES = {"otel/copilot-cli-phase2-otel-20260803-1550-2169.jsonl"}  # spans without message content
 
 
 def _samples() -> list[tuple[str, Path]]:
@@ -115,8 +117,8 @@ def test_only_its_own_importer_claims_a_sample(key, path):
 
 @pytest.mark.parametrize(
     ("key", "path"),
-    [(k, p) for k, p in SAMPLES if _expected(k) in format_names()],
-    ids=[k for k, _ in SAMPLES if _expected(k) in format_names()],
+    [(k, p) for k, p in SAMPLES if _expected(k) in format_names() and k not in NO_MESSAGES],
+    ids=[k for k, _ in SAMPLES if _expected(k) in format_names() and k not in NO_MESSAGES],
 )
 def test_every_claimed_sample_opens_with_messages(key, path):
     result = import_file(path)

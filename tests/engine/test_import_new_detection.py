@@ -16,6 +16,7 @@ OWN = {
     "claude-code-stream/stream.jsonl": "claude-code-stream",
     "cline/1767225600000/api_conversation_history.json": "cline",
     "copilot-cli/0cb916db-26aa-40f2-86b5-1ba81b225fd2/events.jsonl": "copilot-cli",
+    "copilot-cli/phase1-task-20260730-0156-2144.json": "copilot-cli",
     "cursor-agent/8f14e45f-ceea-467f-a0e6-0d6f2d1c3b4a.jsonl": "cursor-agent",
     "gemini-cli/gemini.jsonl": "gemini-cli-jsonl",
     "openhands-v1/goal-events.jsonl": "openhands-v1",

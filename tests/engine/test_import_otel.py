@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.importers import import_file, import_text
+from engine.importers import EmptyImportError, detect_format, import_file, import_text
 from engine.importers.detect import detect_text
+from engine.importers.otel import import_otel
 from engine.importers.registry import Sniff, importers
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "real-sessions" / "otel"
@@ -143,4 +144,44 @@ def test_system_instruction_parts_are_one_system_prompt() -> None:
     assert [(m.type, m.content) for m in result.messages] == [
         ("system_prompt", "Be brief.\n\nAnswer in French."),
         ("user_input", "hi"),
+    ]
+
+
+COPILOT = DATA / "copilot-cli-phase2-otel-20260803-1550-2169.jsonl"  # real: Copilot CLI's own span file
+
+
+def test_a_real_span_file_without_message_content_says_why_nothing_came_in() -> None:
+    # 144 lines, counted by hand: 102 metric lines, 1 invoke_agent, 21 chat and 20 execute_tool spans
+    # (OpenTelemetry JS's form, a span a line); no span records gen_ai.input/output.messages
+    assert detect_format(COPILOT) == "otel"
+    with pytest.raises(EmptyImportError) as raised:
+        import_file(COPILOT)
+    assert str(raised.value).startswith(
+        f"{COPILOT}: read as otel, no message came in; 1 problem(s), the first: {COPILOT}: 21 model-call "
+        "span(s) and none records its messages: the trace was exported without message content"
+    )
+    result = import_otel(COPILOT.read_text(encoding="utf-8"), str(COPILOT))
+    lines = result.skipped_lines["model-call span without its messages"]
+    assert len(lines) == 21 and lines[:3] == [2, 4, 6] and lines[-1] == 132
+
+
+def test_js_span_lines_with_messages_are_calls_in_the_order_of_their_hrtime_start() -> None:
+    def span(second: int, asked: str, answer: str) -> str:
+        attributes = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": json.dumps(
+                [{"role": "user", "parts": [{"type": "text", "content": asked}]}]
+            ),
+            "gen_ai.output.messages": json.dumps(
+                [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]
+            ),
+        }
+        return json.dumps({"type": "span", "traceId": "t", "spanId": f"s{second}", "name": "chat auto",
+                           "startTime": [second, 5], "attributes": attributes})  # fmt: skip
+
+    result = import_text(span(20, "again?", "yes") + "\n" + span(10, "first?", "no"), name="spans.jsonl")
+    assert result.format == "otel"
+    assert [(m.type, m.content) for m in result.messages] == [
+        ("user_input", "again?"),
+        ("final_answer", "yes"),
     ]
