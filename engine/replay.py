@@ -97,16 +97,19 @@ def run_replay(
     policy: Any = None,
     *,
     step_options: StepOptions | None = None,
+    first: int = 1,
     **build_options: Any,
 ) -> Iterator[ReplayedStep]:
     """Build every planned step in order, carrying the summaries earlier steps made (a generator: one step
     is held at a time). `plan` must have strictly increasing `upto`. `step_options(number, upto)` adds build
-    options for one step (a host's calibration samples, which grow as calls are made)."""
+    options for one step (a host's calibration samples, which grow as calls are made). `first` is the number
+    of the first planned step (created ids are scoped by it): a replay resumed at step `first`, its
+    `messages` holding the summaries the steps before it persisted (`with_persisted`)."""
     history: list[AiMessage] = []
     carried: list[str] = []
     done = 0
-    for number, step in enumerate(plan, start=1):
-        if not done <= step.upto <= len(messages) or (number > 1 and step.upto == done):
+    for number, step in enumerate(plan, start=first):
+        if not done <= step.upto <= len(messages) or (number > first and step.upto == done):
             bound = len(messages)
             raise ValueError(f"replay step {number}: upto {step.upto} must increase within 1..{bound}")
         history.extend(messages[done : step.upto])

@@ -18,7 +18,7 @@ from engine.lanes import memory_lane
 from engine.messages import AiMessage
 from engine.observation import ObservationPreviewPort
 from engine.policy import ContextPolicy
-from engine.replay import PlannedStep, StepBuild, build_step, run_replay
+from engine.replay import PlannedStep, StepBuild, build_step, run_replay, with_persisted
 from engine.result import BuildResult, Deferred
 from engine.summarizer import SummarizerPort
 from engine.ticks import StepPoint, TickState, tick_for
@@ -114,6 +114,8 @@ class TimelineRequest:
     options: BuildOptions
     max_steps: int
     available_tools: tuple[str, ...]
+    known: tuple[StepSample, ...] = ()  # the first steps, as an earlier series built them: resumed after
+    known_summaries: tuple[Persisted, ...] = ()  # the summaries those steps persisted
 
 
 # The series' builds keep their stage outputs in their own lane: they never push out what the user's next
@@ -130,20 +132,27 @@ def series_steps(
 ) -> Iterator[tuple[StepSample, Persisted | None]]:
     """The step series: replay every step (summaries persisting, as in linnkit's runtime) and yield its
     sample and the summary it made; ends early once `stop()` is true. The one place the series is computed.
+    It resumes after `request.known` (the steps an edit could not change: `playground.app.series_memory`),
+    yielding only the steps after them.
 
     Each step's build holds `lock` (the one the main build takes), so a build the user is waiting for
     waits at most one step of the series. `pause()` is called before each step, outside the lock: the
     TUI's series waits there while the user waits for the screen.
     """
+    done, carried = len(request.known), request.known_summaries
+    # the recorded messages with the known summaries where their steps put them: step `done + 1` on reads
+    # its prefix from this list, `len(carried)` further on
+    messages = with_persisted(request.messages, len(request.messages) + 1, carried)
+    tools, max_steps = request.available_tools, request.max_steps
     plan = (
-        PlannedStep(point.message_count, tick_for(point, request.max_steps, request.available_tools))
-        for point in request.points
+        PlannedStep(point.message_count + len(carried), tick_for(point, max_steps, tools))
+        for point in request.points[done:]
     )
     replayed = run_replay(
-        request.messages, plan, request.policy, **request.options.kwargs(),
+        messages, plan, request.policy, first=done + 1, **request.options.kwargs(),
         detail=False,  # the series reads tokens, markers and summaries only
     )  # fmt: skip
-    for number, point in enumerate(request.points, start=1):
+    for number, point in enumerate(request.points[done:], start=done + 1):
         pause()
         with lock or nullcontext(), memory_lane(SERIES_LANE):
             if stop():

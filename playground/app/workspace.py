@@ -59,7 +59,8 @@ from playground.app.building import BuildOptions, BuildRequest, Persisted, Timel
 from playground.app.fence_placement import reinject
 from playground.app.inputs import SAMPLES_DIR, PlaygroundInputs
 from playground.app.recorded import AS_RECORDED_POLICY, record_of
-from playground.app.views import ReportView, steps_of
+from playground.app.series_memory import SeriesMemory, SeriesProgress
+from playground.app.views import ReportView, StepSample, steps_of
 
 Path_ = tuple[str, ...]
 
@@ -121,6 +122,7 @@ class Workspace:
         self.summaries: list[Persisted] = []
         self.summaries_through = 0
         self._summaries_from: tuple[tuple[AiMessage, ...], BuildOptions, ContextPolicy] | None = None
+        self._series = SeriesMemory()  # what the series found, per inputs: the steps an edit cannot change
         self._shown_complete = True  # whether the last step build had every earlier step's summaries
         self._shown_summaries: list[Persisted] = []  # the ones it had
         self._changed: tuple[ContextPolicy | None, str, set[Path_]] = (None, "", set())  # see `changed`
@@ -186,7 +188,8 @@ class Workspace:
         series has replayed them: `summaries_complete` says whether that reached this step)."""
         self.generation += 1
         if policy_changed and not self._summaries_hold():
-            self.summaries, self.summaries_through = [], 0
+            known, summaries = self._series.best(self._series_inputs())
+            self.summaries, self.summaries_through = list(summaries), len(known)
         self._summaries_from = (tuple(self._messages), self.options, self.policy)
         messages, tick, complete = tuple(self._messages), None, True
         if self.step is not None:
@@ -206,9 +209,12 @@ class Workspace:
             summaries_complete=complete,
         )
 
-    def record_series(self, steps_done: int, summaries: list[Persisted]) -> str:
-        """The series has replayed `steps_done` steps. Returns "rebuild" when the current step's build
-        lacked summaries it now has, "complete" when it turns out to have had them all, else ""."""
+    def record_series(self, samples: Sequence[StepSample], summaries: list[Persisted]) -> str:
+        """The series has replayed the steps of `samples` (from step 1) and persisted `summaries`. Returns
+        "rebuild" when the current step's build lacked summaries it now has, "complete" when it turns out
+        to have had them all, else ""."""
+        self._series.record(samples, summaries)
+        steps_done = len(samples)
         if steps_done >= self.summaries_through:  # summaries kept across an edit are known further on
             self.summaries, self.summaries_through = list(summaries), steps_done
         if self._shown_complete or self.step is None or steps_done < self.step - 1:
@@ -233,15 +239,23 @@ class Workspace:
         upto = self.points[step - 1].message_count
         return [(after, summary) for after, summary in self.summaries if after < upto]
 
+    def _series_inputs(self) -> SeriesProgress:
+        return SeriesProgress(tuple(self._messages), tuple(self.points), self.policy, self.options)
+
     def timeline_request(self) -> TimelineRequest:
+        """The series of the current inputs, resumed after the steps an earlier series already built as
+        these inputs would (`playground.app.series_memory`)."""
+        series = self._series.start(self._series_inputs())
         return TimelineRequest(
             self.generation,
-            tuple(self._messages),
-            tuple(self.points),
+            series.messages,
+            series.points,
             self.policy,
             self.options,
             self.max_steps,
             self.available_tools,
+            known=tuple(series.samples),
+            known_summaries=tuple(series.summaries),
         )
 
     # -- steps ----------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ from engine import (
     effective_policy,
     write_atomic,
 )
-from playground.app.building import Persisted, run_build, series_steps
+from playground.app.building import run_build, series_steps
 from playground.app.compare import compare_builds
 from playground.app.explain import summarization_verdict
 from playground.app.lessons import load_lesson_for
@@ -415,12 +415,14 @@ class Playground(PlaygroundLayout):
         """The series behind the chart (`playground.app.building.series_steps`); it records the summaries it
         makes in the workspace for the step builds."""
         version, request = self._inputs_version, self.workspace.timeline_request()
-        summaries: list[Persisted] = []
+        samples, summaries = list(request.known), list(request.known_summaries)  # the steps it resumes after
+        yield from samples
         for sample, persisted in series_steps(request):
+            samples.append(sample)
             if persisted is not None:
                 summaries.append(persisted)
             if version == self._inputs_version:
-                verdict = self.workspace.record_series(sample.step, summaries)
+                verdict = self.workspace.record_series(samples, summaries)
                 if verdict == "rebuild":
                     self._rebuild_wanted = True
                 elif verdict == "complete":

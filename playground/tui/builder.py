@@ -50,7 +50,7 @@ class Builder(Widget):
     @work(thread=True, exclusive=True, group="timeline", exit_on_error=False, description="step series")
     def _timeline(self, request: TimelineRequest, version: int) -> None:
         worker = get_current_worker()
-        points, summaries = [], []
+        points, summaries = list(request.known), list(request.known_summaries)  # the steps it resumes after
 
         def stopped() -> bool:
             return worker.is_cancelled

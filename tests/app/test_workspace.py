@@ -185,7 +185,7 @@ def test_a_step_after_a_summary_is_built_with_it_once_the_series_has_replayed_th
     assert [sample.step for sample, _ in series if "S" in sample.markers] == [13, 21]
     summaries = [persisted for _, persisted in series if persisted]
     assert [after for after, _ in summaries] == [ws.points[12].message_count, ws.points[20].message_count]
-    assert ws.record_series(len(series), summaries) == "rebuild"
+    assert ws.record_series([sample for sample, _ in series], summaries) == "rebuild"
     request = ws.build_request(policy_changed=False)
     assert request.summaries_complete
     result = run_build(request).result
@@ -194,7 +194,7 @@ def test_a_step_after_a_summary_is_built_with_it_once_the_series_has_replayed_th
     assert result.kept_ids[1] == summary_id and "ai_history_summarization" not in result.strategies_applied
     steps = replay_session(ws.messages, ws.policy, max_steps=ws.max_steps)
     assert result.wire == steps[24].result.wire
-    assert ws.record_series(len(series), summaries) == ""  # already complete: nothing more to do
+    assert ws.record_series([sample for sample, _ in series], summaries) == ""  # complete: nothing to do
 
 
 def test_every_build_gets_the_header_model_id_and_the_copy_set() -> None:
@@ -291,13 +291,13 @@ def test_a_reminder_only_edit_keeps_the_persisted_summaries_and_the_step_build_c
     ws.build_request()
     series = list(series_steps(ws.timeline_request()))
     summaries = [persisted for _, persisted in series if persisted]
-    ws.record_series(len(series), summaries)
+    ws.record_series([sample for sample, _ in series], summaries)
     assert ws.edit(("systemReminder", "disabledRuleIds"), ["todo_list_reminder"])
     request = ws.build_request()  # a reminder-only edit: every summary still holds
     assert request.summaries_complete and ws.summaries == summaries
     steps = replay_session(ws.messages, ws.policy, max_steps=ws.max_steps)
     assert run_build(request).result.wire == steps[24].result.wire
-    ws.record_series(3, summaries[:0])  # the series restarted: its first steps add nothing to what is known
+    ws.record_series([sample for sample, _ in series[:3]], summaries[:0])  # a restart: nothing new known
     assert ws.summaries == summaries and ws.build_request(policy_changed=False).summaries_complete
     assert ws.edit(("budget", "maxTokens"), 90_000)
     request = ws.build_request()  # a budget edit can change every summary: replayed again

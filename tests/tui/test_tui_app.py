@@ -12,6 +12,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, RadioButton, Select, SelectionList, Switch
 
 from engine.policy import load_policy
+from playground.app.building import TimelineRequest
 from playground.app.inputs import SAMPLES_DIR, load_inputs
 from playground.tui.app import PlaygroundApp, make_app
 from playground.tui.commands import palette_commands
@@ -707,3 +708,26 @@ def test_a_reminder_edit_shows_the_late_step_complete_at_once_and_a_budget_edit_
         assert shown[-1] == "ready" and app.workspace.summaries_through == 25
 
     run(_twice_summarized(tmp_path), scenario)
+
+
+def test_a_slider_moved_and_moved_back_finds_its_series_without_replaying_it(tmp_path: Path) -> None:
+    known: list[tuple[int, int]] = []  # (steps resumed after, steps in the session) per series started
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        request_of = app.workspace.timeline_request
+
+        def spied() -> TimelineRequest:
+            request = request_of()
+            known.append((len(request.known), len(request.points)))
+            return request
+
+        app.workspace.timeline_request = spied  # type: ignore[method-assign]
+        slider = app.main.query_one("#field-budget-maxTokens").input  # type: ignore[attr-defined]
+        for move in (1, -1):
+            slider.action_move(move)
+            await settle(app, pilot)
+        assert app.main.query_one(Timeline).points[-1].final_tokens > 0  # the chart shows every step
+
+    app = run(write_session(tmp_path), scenario)
+    steps = len(app.workspace.points)
+    assert steps > 1 and known == [(0, steps), (steps, steps)]

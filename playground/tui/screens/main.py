@@ -171,7 +171,7 @@ class MainScreen(Screen[None]):
     def _timeline_progress(self, message: TimelineProgress) -> None:
         if message.version != self.query_one(Builder).timeline_version:
             return
-        verdict = self.workspace.record_series(len(message.points), message.summaries)
+        verdict = self.workspace.record_series(message.points, message.summaries)
         if verdict == "rebuild":
             self.request_build(policy_changed=False)  # now with the summaries earlier steps made
         elif verdict == "complete" and self.shown_generation == self.workspace.generation and self.result:

@@ -1,0 +1,116 @@
+"""What a step series already found, kept across edits: the first steps an edit cannot change.
+
+A step's build depends on the messages up to it (with the summaries earlier steps persisted), its tick,
+the policy and the build options. After an edit, the steps whose prefix holds no changed message and no
+fence of a changed kind, under the same policy and the same other options, build exactly as before: the
+new series resumes after them (`playground.app.building.series_steps`). Going back to settings tried a
+moment ago finds their series where it stopped. A reminder-only edit keeps every persisted summary (the
+workspace's `_summaries_hold`) but changes the steps' reminders, so their samples are made again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from engine.fences import FenceRegistry
+from engine.messages import AiMessage
+from engine.policy import ContextPolicy
+from engine.ticks import StepPoint
+from playground.app.building import BuildOptions, Persisted
+from playground.app.views import StepSample
+
+KEPT = 8  # series remembered (the current one and the last settings tried)
+
+
+@dataclass(slots=True)
+class SeriesProgress:
+    """A series under one set of inputs, as far as it has been replayed."""
+
+    messages: tuple[AiMessage, ...]
+    points: tuple[StepPoint, ...]
+    policy: ContextPolicy
+    options: BuildOptions
+    samples: list[StepSample] = field(default_factory=list)
+    summaries: list[Persisted] = field(default_factory=list)
+
+    def known(self, steps: int) -> tuple[tuple[StepSample, ...], tuple[Persisted, ...]]:
+        """The first `steps` samples and the summaries those steps persisted."""
+        if steps == 0:
+            return (), ()
+        upto = self.points[steps - 1].message_count
+        return tuple(self.samples[:steps]), tuple(s for s in self.summaries if s[0] <= upto)
+
+
+def changed_fence_kinds(before: FenceRegistry | None, after: FenceRegistry | None) -> set[str]:
+    """Kinds registered in one registry and not the other, or described differently."""
+    kinds = set(before.kinds() if before else ()) | set(after.kinds() if after else ())
+    return {k for k in kinds if (before.get(k) if before else None) != (after.get(k) if after else None)}
+
+
+def steps_still_true(progress: SeriesProgress, now: SeriesProgress) -> int:
+    """How many first steps of `progress` the inputs of `now` build exactly as they were built."""
+    if progress.policy != now.policy or _but_fences(progress.options) != _but_fences(now.options):
+        return 0
+    changed = changed_fence_kinds(progress.options.fences, now.options.fences)
+    done = 0
+    steps = min(len(progress.samples), len(progress.points), len(now.points))
+    for index in range(steps):
+        point = now.points[index]
+        if progress.points[index] != point:
+            return index
+        upto = point.message_count
+        if len(progress.messages) < upto or progress.messages[done:upto] != now.messages[done:upto]:
+            return index
+        if changed and any(_fence_kind(m) in changed for m in now.messages[done:upto]):
+            return index
+        done = upto
+    return steps
+
+
+def _fence_kind(message: AiMessage) -> str | None:
+    kind = (message.metadata or {}).get("fenceKind") if message.type == "context_injection" else None
+    return kind if isinstance(kind, str) else None
+
+
+class SeriesMemory:
+    """The series of the last `KEPT` sets of inputs; `start(now)` makes `now` the current one, resumed
+    after the most steps any remembered series still holds."""
+
+    def __init__(self) -> None:
+        self._kept: list[SeriesProgress] = []
+
+    @property
+    def current(self) -> SeriesProgress | None:
+        return self._kept[-1] if self._kept else None
+
+    def best(self, now: SeriesProgress) -> tuple[tuple[StepSample, ...], tuple[Persisted, ...]]:
+        """The samples and summaries of the first steps that `now` builds as a remembered series did."""
+        found = [(steps_still_true(progress, now), progress) for progress in self._kept]
+        steps, source = max(found, default=(0, None), key=_first)
+        return source.known(steps) if source is not None else ((), ())
+
+    def start(self, now: SeriesProgress) -> SeriesProgress:
+        samples, summaries = self.best(now)
+        now.samples, now.summaries = list(samples), list(summaries)
+        self._kept = [p for p in self._kept if not _same_inputs(p, now)][-(KEPT - 1) :] + [now]
+        return now
+
+    def record(self, samples: Sequence[StepSample], summaries: Sequence[Persisted]) -> None:
+        """The current series has replayed `samples` (from step 1) and persisted `summaries`."""
+        current = self.current
+        if current is not None and len(samples) >= len(current.samples):
+            current.samples, current.summaries = list(samples), list(summaries)
+
+
+def _first(pair: tuple[int, SeriesProgress]) -> int:
+    return pair[0]
+
+
+def _same_inputs(a: SeriesProgress, b: SeriesProgress) -> bool:
+    same_build = a.policy == b.policy and a.options == b.options
+    return same_build and a.messages == b.messages and a.points == b.points
+
+
+def _but_fences(options: BuildOptions) -> BuildOptions:
+    return replace(options, fences=None)
