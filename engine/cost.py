@@ -119,11 +119,12 @@ class CostTracker:
 
     def add(self, number: int, upto: int, result: BuildResult, truth: StepTruth | None = None) -> StepCost:
         """Cost step `number` (building from `messages[:upto]`); `truth` is its `engine.truth.StepTruth`."""
-        units = wire_units(result, self.shape) if result.error is None else []
+        own = wire_units(result, self.shape) if result.error is None else []
         key = truth.model if truth is not None else ""
         counts = provider_counts(result, truth.model) if truth is not None else None
+        units = own
         if counts is not None:  # the figure the provider's count is predicted from (engine.provider_count)
-            units = [replace(u, tokens=sum(counts[i] for i in u.indexes)) for u in units]
+            units = [replace(u, tokens=sum(counts[i] for i in u.indexes)) for u in own]
         held, at = self._held.get(key), self._time(upto)
         expired = held is not None and _expired(held, at)
         before = held.units if held is not None and not expired else []
@@ -176,6 +177,7 @@ class CostTracker:
             billed,
             None if truth is None else truth.error,
             users,
+            tuple(own),
         )  # fmt: skip
         self._record(step)
         if predicted is not None:
