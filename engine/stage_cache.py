@@ -32,7 +32,7 @@ def _same(a: Sequence[object], b: Sequence[object]) -> bool:
 class StageCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._entries: LaneLists[tuple[tuple[AiMessage, ...], list[Entry]]] = LaneLists(_PER_STAGE)
+        self._entries: LaneLists[tuple[list[AiMessage], list[Entry]]] = LaneLists(_PER_STAGE)
         self._outputs: dict[str, LaneLists[tuple[list[Entry], tuple[Any, ...], StageOutput]]] = {}
         self._tokens: LaneLists[tuple[list[Entry], TokenizerPort, str, list[int]]] = LaneLists(_PER_STAGE)
         self._scoped: LaneLists[tuple[list[Entry], str, tuple[list[Entry], dict[str, str]]]] = LaneLists(
@@ -52,7 +52,7 @@ class StageCache:
                     start = entries
         entries = start + [Entry(m, (i,)) for i, m in enumerate(messages[len(start) :], start=len(start))]
         with self._lock:
-            self._entries.add((tuple(messages), entries))
+            self._entries.add((list(messages), entries))  # a copy: a replay's history list grows
         return entries
 
     def run(

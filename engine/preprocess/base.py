@@ -50,7 +50,12 @@ def starts_with(items: Sequence[object], prefix: Sequence[object]) -> bool:
     checked in C, identity first (ten times faster than an identity scan in Python); an equal item is as
     good as the same one, since a stage's output depends only on its input's values."""
     size = len(prefix)
-    return size <= len(items) and _as_list(items[:size]) == _as_list(prefix)
+    if size > len(items):
+        return False
+    if size and not (items[size - 1] is prefix[size - 1] or items[size - 1] == prefix[size - 1]):
+        return False  # told at once, without a copy of the prefix (another run's list, in a diff)
+    head = items if size == len(items) else items[:size]
+    return _as_list(head) == _as_list(prefix)
 
 
 def _as_list(items: Sequence[object]) -> list[object]:
