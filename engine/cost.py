@@ -168,16 +168,18 @@ class CostTracker:
         broke = mechanism is not None
         billed = call_cost(recorded, price) if recorded is not None and price is not None else None
         users = result.decisions_of_type("user_input")
+        dropped = _user_requests_dropped(users)
         step = StepCost(
             number, sent, cached, sent - cached, len(units), prefix, prefix if broke else None, mechanism,
             output, calls, prompt, summary, made, result.tokens.over_budget, result.error is not None,
-            _user_requests_dropped(users), cost, no_cache, None if price is None else price.model, predicted,
+            dropped, cost, no_cache, None if price is None else price.model, predicted,
             None if recorded is None else recorded.prompt_tokens,
             None if truth is None else truth.as_recorded_prompt,
             billed,
             None if truth is None else truth.error,
             users,
             tuple(own),
+            tuple(d for d in dropped if d not in self._dropped),
         )  # fmt: skip
         self._record(step)
         if predicted is not None:

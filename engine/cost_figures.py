@@ -42,6 +42,8 @@ class StepCost:
     user_decisions: tuple[Decision, ...] = field(default=(), repr=False, compare=False)
     # the step's wire as the prompt cache sees it, with the build's own counts (a diff reads it again)
     units: tuple[WireUnit, ...] = field(default=(), repr=False, compare=False)
+    # of `user_requests_dropped`, those no earlier step of the replay had dropped
+    user_requests_newly_dropped: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The per-step fields `replay --json` adds."""
@@ -58,7 +60,8 @@ class StepCost:
             "summarizerCalls": self.summarizer_calls,
             "summarizerPromptTokens": self.summarizer_prompt_tokens,
             "summarizerSummaryTokens": self.summarizer_summary_tokens,
-            "userRequestsDropped": list(self.user_requests_dropped),
+            "userRequestsDropped": len(self.user_requests_dropped),
+            "userRequestsNewlyDropped": list(self.user_requests_newly_dropped),
             "costUsd": _round(self.cost_usd),
         }
 
