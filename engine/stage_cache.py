@@ -128,3 +128,4 @@ def forget_earlier_builds() -> None:
     observation_sim._LAST.clear()
     hygiene._LAST.clear()
     working_memory._FLOORS.clear()
+    working_memory._STRATEGIES.clear()

@@ -149,20 +149,23 @@ def _p2_text(fill: _Fill, was_skip: list[bool]) -> None:
             thoughts += strategy == "thought_processing"
 
 
-# P2 asks about every message on every build; the answer depends on the message alone, and rebuilds see the
-# very same (immutable) message objects: look those up by identity (the entry holds the message, so its id
-# cannot be reused while cached).
-_STRATEGIES: dict[int, tuple[AiMessage, str | None]] = {}
+# P2 asks about every message on every build; the answer reads the message's role, type and metadata only.
+# Rebuilds see the very same metadata objects, and so does a replay's next step in the created messages it
+# makes anew with another id (`scope_created` shares their metadata): look the answer up by the metadata's
+# identity (the cache holds it, so its id cannot be reused while cached).
+_STRATEGIES: dict[tuple[str, str, int], tuple[object, str | None]] = {}
 _STRATEGIES_LIMIT = 50_000
 
 
 def _text_strategy(message: AiMessage) -> str | None:
-    seen = _STRATEGIES.get(id(message))
-    if seen is not None and seen[0] is message:
+    metadata = message.metadata
+    key = (message.role, message.type, id(metadata))
+    seen = _STRATEGIES.get(key)
+    if seen is not None and seen[0] is metadata:
         return seen[1]
     if len(_STRATEGIES) >= _STRATEGIES_LIMIT:
         _STRATEGIES.clear()
-    strategy = _STRATEGIES[id(message)] = (message, _strategy_of(message))
+    strategy = _STRATEGIES[key] = (metadata, _strategy_of(message))
     return strategy[1]
 
 
