@@ -254,7 +254,8 @@ def _initial_states(run: Pipeline) -> list[State]:
     counted = run.unscoped if isinstance(inner, DefaultTokenizer) and run.unscoped else run.entries
     tokens = STAGE_CACHE.tokens(counted, tokenizer, run.ctx.model_id)
     pairs = enumerate(zip(run.entries, tokens, strict=True))
-    return States([State(e.message, i, e.origins, t) for i, (e, t) in pairs], tokens)
+    states = [State(e.message, i, e.origins, t) for i, (e, t) in pairs]
+    return States(states, tokens, STAGE_CACHE.grown_from(tokens))
 
 
 def _kept(states: list[State]) -> tuple[int, int]:

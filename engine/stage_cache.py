@@ -18,7 +18,7 @@ from engine import groups, hygiene
 from engine.lanes import LaneLists
 from engine.messages import AiMessage
 from engine.preprocess import observation_sim, purification, tool_history
-from engine.preprocess.base import ID_SCOPE, Entry, StageOutput, scope_created, starts_with
+from engine.preprocess.base import ID_SCOPE, Entry, StageOutput, common_prefix, scope_created, starts_with
 from engine.providers import working_memory
 from engine.tokens import TokenizerPort
 
@@ -35,6 +35,8 @@ class StageCache:
         self._entries: LaneLists[tuple[list[AiMessage], list[Entry]]] = LaneLists(_PER_STAGE)
         self._outputs: dict[str, LaneLists[tuple[list[Entry], tuple[Any, ...], StageOutput]]] = {}
         self._tokens: LaneLists[tuple[list[Entry], TokenizerPort, str, list[int]]] = LaneLists(_PER_STAGE)
+        # a token list made from another's first `k` counts: (it, the other, k), for what derives from both
+        self._grown: LaneLists[tuple[list[int], list[int], int]] = LaneLists(_PER_STAGE)
         self._scoped: LaneLists[tuple[list[Entry], str, tuple[list[Entry], dict[str, str]]]] = LaneLists(
             _PER_STAGE
         )
@@ -77,15 +79,32 @@ class StageCache:
         return output
 
     def tokens(self, entries: list[Entry], tokenizer: TokenizerPort, model_id: str) -> list[int]:
-        """Each entry's token count: the same list as last time for the same entry list and tokenizer."""
+        """Each entry's token count: the same list as last time for the same entry list and tokenizer; for a
+        list that starts with the entries of the last one (a replay's next step), its counts and the new."""
+        base: tuple[list[Entry], list[int]] | None = None
         with self._lock:
             for held, held_tokenizer, held_model, counts in self._tokens.items():
-                if held is entries and held_tokenizer is tokenizer and held_model == model_id:
+                if held_tokenizer is not tokenizer or held_model != model_id:
+                    continue
+                if held is entries:
                     return counts
-        counts = tokenizer.estimate_messages([e.message for e in entries], model_id)
+                base = base or (held, counts)  # the newest, of this lane first
+        shared = common_prefix(base[0], entries) if base is not None else 0
+        fresh = tokenizer.estimate_messages([e.message for e in entries[shared:]], model_id)
+        counts = base[1][:shared] + fresh if base is not None and shared else fresh
         with self._lock:
             self._tokens.add((entries, tokenizer, model_id, counts))
+            if base is not None and shared:
+                self._grown.add((counts, base[1], shared))
         return counts
+
+    def grown_from(self, counts: list[int]) -> tuple[list[int], int] | None:
+        """The token list whose first `k` counts `counts` took over, and `k` (None: counted afresh)."""
+        with self._lock:
+            for held, base, shared in self._grown.items():
+                if held is counts:
+                    return base, shared
+        return None
 
     def scoped(self, entries: list[Entry]) -> tuple[list[Entry], dict[str, str]]:
         """`scope_created(entries)` under the current id scope: the same list as last time for the same
@@ -107,6 +126,7 @@ class StageCache:
             self._entries.clear()
             self._outputs.clear()
             self._tokens.clear()
+            self._grown.clear()
 
 
 STAGE_CACHE = StageCache()

@@ -61,24 +61,42 @@ def _floors(states: list[State]) -> _Floors:
     initial = states.initial_tokens if isinstance(states, States) else None
     if initial is None or len(initial) != len(states):  # not a build's states (or changed since)
         return _made_floors(states, [s.tokens for s in states])
+    grown = states.grown_from
+    base = None
     for held, floors in _FLOORS.items():
         if held is initial:
             return floors
-    floors = _made_floors(states, initial)
+        if grown is not None and held is grown[0]:
+            base = floors
+    # the first k states are the entries an earlier build's floors were made from (the same counts)
+    start = grown[1] if base is not None else 0
+    floors = _made_floors(states, initial, base, start)
     _FLOORS.add((initial, floors))  # only replaces whole lists: safe across threads, like the others
     return floors
 
 
-def _made_floors(states: list[State], tokens: list[int]) -> _Floors:
-    text, compressed, indices = [math.inf] * len(states), [math.inf] * len(states), []
-    for index, state in enumerate(states):
-        message = state.message
+def _made_floors(
+    states: list[State], tokens: list[int], base: _Floors | None = None, start: int = 0
+) -> _Floors:
+    """The floors of `states`, whose first `start` are those `base` was made for (their floors are kept)."""
+    size = len(states)
+    text, compressed = [math.inf] * (size - start), [math.inf] * (size - start)
+    indices = base.compressed_indices[: bisect_right(base.compressed_indices, start - 1)] if base else []
+    for index in range(start, size):
+        message = states[index].message
         if _text_strategy(message) is not None:
-            text[index] = tokens[index]
+            text[index - start] = tokens[index]
         if message.type == "final_answer" and is_compressed_tool_history(message):
-            compressed[index] = tokens[index]
+            compressed[index - start] = tokens[index]
             indices.append(index)
-    return _Floors(list(accumulate(text, min)), list(accumulate(compressed, min)), indices)
+    if base is None or not start:
+        return _Floors(list(accumulate(text, min)), list(accumulate(compressed, min)), indices)
+    text_floor, compressed_floor = base.text[start - 1], base.compressed[start - 1]
+    return _Floors(
+        base.text[:start] + list(accumulate(text, min, initial=text_floor))[1:],
+        base.compressed[:start] + list(accumulate(compressed, min, initial=compressed_floor))[1:],
+        indices,
+    )
 
 
 def run_working_memory(states: list[State], available: int, ctx: BuildContext) -> ProviderOutcome:
