@@ -12,6 +12,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
+from operator import attrgetter
 
 from engine.groups import ToolGroup, build_groups
 from engine.lanes import LaneLists
@@ -52,6 +53,7 @@ class _Floors:
     text: list[float]
     compressed: list[float]
     compressed_indices: list[int]  # ascending
+    text_indices: list[int]  # the P2 candidates' indices, ascending
 
 
 _FLOORS: LaneLists[tuple[list[int], _Floors]] = LaneLists(4)  # by the identity of the initial token list
@@ -82,20 +84,23 @@ def _made_floors(
     size = len(states)
     text, compressed = [math.inf] * (size - start), [math.inf] * (size - start)
     indices = base.compressed_indices[: bisect_right(base.compressed_indices, start - 1)] if base else []
+    candidates = base.text_indices[: bisect_right(base.text_indices, start - 1)] if base else []
     for index in range(start, size):
         message = states[index].message
         if _text_strategy(message) is not None:
             text[index - start] = tokens[index]
+            candidates.append(index)
         if message.type == "final_answer" and is_compressed_tool_history(message):
             compressed[index - start] = tokens[index]
             indices.append(index)
     if base is None or not start:
-        return _Floors(list(accumulate(text, min)), list(accumulate(compressed, min)), indices)
+        return _Floors(list(accumulate(text, min)), list(accumulate(compressed, min)), indices, candidates)
     text_floor, compressed_floor = base.text[start - 1], base.compressed[start - 1]
     return _Floors(
         base.text[:start] + list(accumulate(text, min, initial=text_floor))[1:],
         base.compressed[:start] + list(accumulate(compressed, min, initial=compressed_floor))[1:],
         indices,
+        candidates,
     )
 
 
@@ -107,16 +112,18 @@ def run_working_memory(states: list[State], available: int, ctx: BuildContext) -
     fill = _Fill(states, ctx, budget, core, [], report.strategies)
     if budget - core <= 0 and wm.min_tool_interactions_to_keep <= 0:
         return ProviderOutcome(report)
-    was_skip = [s.action == SKIP for s in states]
-    messages = [s.message for s in states]
+    # P2 reads, of its candidates only, which were left to it as working memory started
+    was_skip = {i: states[i].action == SKIP for i in _floors_of(fill).text_indices}
+    messages = list(map(_MESSAGE, states))
     groups = build_groups(
         messages,
         checkpoint_tool=ctx.policy.checkpoint.trigger_tool_name,
         max_pairing_distance=wm.tool_pairing_search_range,
     )
-    last_user = max(
-        (i for i, m in enumerate(messages) if m.type == "user_input" and m.role == "user"), default=None
-    )
+    last_user = next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].type == "user_input"
+         and messages[i].role == "user"), None,
+    )  # fmt: skip
     _p1_recent_groups(fill, groups, last_user)
     if fill.total < budget:
         _p2_text(fill, was_skip)
@@ -147,11 +154,14 @@ def _p1_recent_groups(fill: _Fill, groups: list[ToolGroup], last_user: int | Non
             fill.hist_kept += 1
 
 
-def _p2_text(fill: _Fill, was_skip: list[bool]) -> None:
+def _p2_text(fill: _Fill, was_skip: dict[int, bool]) -> None:
+    """Text newest first. Only the candidates are visited: between two of them the floor and the total stay
+    as they are, so a stop that a message between them would have made, the next candidate makes."""
     keep_thoughts = fill.ctx.policy.reasoning_retention.keep_latest_thoughts
     thoughts = 0
-    floor = _floors_of(fill).text
-    for index in range(len(fill.states) - 1, -1, -1):
+    floors = _floors_of(fill)
+    floor = floors.text
+    for index in reversed(floors.text_indices):
         if fill.total >= fill.budget or floor[index] > fill.budget - fill.total:
             return
         state = fill.states[index]
@@ -272,6 +282,7 @@ def _floors_of(fill: _Fill) -> _Floors:
 
 
 _KEPT, _REJECTED, _TOO_BIG = object(), object(), object()
+_MESSAGE = attrgetter("message")
 
 
 def _keep_group(fill: _Fill, group: ToolGroup, limit: float, direct: str, truncated: str) -> object:
