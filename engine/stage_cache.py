@@ -42,9 +42,10 @@ class StageCache:
         )
         self.hits = self.misses = 0  # stage runs answered from the cache, and run afresh
 
-    def entries(self, messages: Sequence[AiMessage]) -> list[Entry]:
+    def entries(self, messages: Sequence[AiMessage], *, owned: bool = False) -> list[Entry]:
         """The first stage's input for `messages`: the same list object as last time for the same messages;
-        for a longer list starting with those (a replay's next step), their entries plus the new ones."""
+        for a longer list starting with those (a replay's next step), their entries plus the new ones.
+        `owned`: `messages` is a list nobody changes afterwards (a build's own copy), kept as it is."""
         start: list[Entry] = []
         with self._lock:
             for held, entries in self._entries.items():
@@ -54,7 +55,8 @@ class StageCache:
                     start = entries
         entries = start + [Entry(m, (i,)) for i, m in enumerate(messages[len(start) :], start=len(start))]
         with self._lock:
-            self._entries.add((list(messages), entries))  # a copy: a replay's history list grows
+            held = messages if owned and type(messages) is list else list(messages)  # a replay's list grows
+            self._entries.add((held, entries))
         return entries
 
     def run(
@@ -132,8 +134,9 @@ class StageCache:
 STAGE_CACHE = StageCache()
 
 
-def entries_for(messages: Sequence[AiMessage]) -> list[Entry]:
-    return STAGE_CACHE.entries(messages)
+def entries_for(messages: list[AiMessage]) -> list[Entry]:
+    """The entries of a build's own message list (`build_context` copies what it was given)."""
+    return STAGE_CACHE.entries(messages, owned=True)
 
 
 def forget_earlier_builds() -> None:
