@@ -5,9 +5,11 @@
 Run A is the bench session (`bench_build.make_session`); run B is A with one word changed in every tenth
 tool output and one more tool call in every fifth turn (so the steps align by user turns and tool-call
 ids). One replay is what `linn-playground replay` does for the longer run: every step built in full and
-costed (`engine.cost`). The diff replays both runs the same way and compares every aligned step (wire
-messages, word diffs, prefix, breaks). Also: one session under two policies (aligned by step index).
-Target: diff ≤ 2 × one replay. Each figure is the median of `--repeat` runs.
+costed (`engine.cost`), counting with a fresh tokenizer (a new process's). The diff replays both runs the
+same way and compares every aligned step (wire messages, word diffs, prefix, breaks); its two sides count
+with one fresh tokenizer, as the command's do (each side's `tokenizer_from_policy`, the same object for
+the same `tokenEstimation`), so B's replay finds the texts A counted. Also: one session under two
+policies (aligned by step index). Target: diff ≤ 2 × one replay. Each figure is the median of `--repeat` runs.
 """
 
 from __future__ import annotations
@@ -73,8 +75,9 @@ def run_b(a: list[AiMessage], size: int) -> list[AiMessage]:
     return out[:size]
 
 
-def request(messages: list[AiMessage], layer: dict) -> CostRequest:
-    options = BuildOptions(tokenizer=DefaultTokenizer(), model_id="claude-sonnet-4-5")
+def request(messages: list[AiMessage], layer: dict, tokenizer: DefaultTokenizer | None = None) -> CostRequest:
+    """A costed replay counting with `tokenizer` (a fresh one, nothing counted yet, when None)."""
+    options = BuildOptions(tokenizer=tokenizer or DefaultTokenizer(), model_id="claude-sonnet-4-5")
     price = BUILTIN_PRICES.find("claude-sonnet-4-5")
     return CostRequest(tuple(messages), define_context_policy(layer), options, 80, (), "openai", price)
 
@@ -85,8 +88,11 @@ def one_replay(messages: list[AiMessage]) -> int:
 
 
 def diff(a: list[AiMessage], layer_a: dict, b: list[AiMessage], layer_b: dict) -> tuple[str, int, int]:
+    # one fresh tokenizer for both sides, as the command's: both count with `tokenizer_from_policy`'s
+    tokenizer = DefaultTokenizer()
     result = diff_runs(
-        ReplaySource("A", request(a, layer_a), "bench-a"), ReplaySource("B", request(b, layer_b), "bench-b")
+        ReplaySource("A", request(a, layer_a, tokenizer), "bench-a"),
+        ReplaySource("B", request(b, layer_b, tokenizer), "bench-b"),
     )
     return result.alignment, len(result.steps), len(result.changed_steps)
 

@@ -46,7 +46,7 @@ from engine.session import Session
 from engine.stage_cache import STAGE_CACHE, entries_for
 from engine.summarizer import OfflineSummarizer, SummarizerPort
 from engine.ticks import TickState
-from engine.tokens import TokenizerPort, tokenizer_from_policy
+from engine.tokens import DefaultTokenizer, TokenizerPort, tokenizer_from_policy
 from engine.trace import TraceRecorder
 
 DEFAULT_MODEL_ID = "default"
@@ -193,6 +193,7 @@ def _preprocess(run: Pipeline, observation_store: ObservationPreviewPort | None)
         run.events.extend(output.events)
         if output.strategy:
             run.strategies.append(output.strategy)
+    run.unscoped = entries
     run.entries, run.renamed = STAGE_CACHE.scoped(entries)
     run.preprocessed = [e.message for e in run.entries]
     run.preprocess_done = True
@@ -246,9 +247,15 @@ def _run_providers(run: Pipeline, effective_policy: dict[str, Any]) -> None:
 
 
 def _initial_states(run: Pipeline) -> list[State]:
-    tokens = STAGE_CACHE.tokens(run.entries, run.ctx.tokenizer, run.ctx.model_id)
+    tokenizer = run.ctx.tokenizer
+    inner = tokenizer.inner if isinstance(tokenizer, CalibratedTokenizer) else tokenizer
+    # The default tokenizer's count does not read a message's id: the created messages are counted before
+    # their ids were scoped, as the very objects earlier steps counted (a replay scopes them anew each step)
+    counted = run.unscoped if isinstance(inner, DefaultTokenizer) and run.unscoped else run.entries
+    tokens = STAGE_CACHE.tokens(counted, tokenizer, run.ctx.model_id)
     pairs = enumerate(zip(run.entries, tokens, strict=True))
-    return States([State(e.message, i, e.origins, t) for i, (e, t) in pairs], tokens)
+    states = [State(e.message, i, e.origins, t) for i, (e, t) in pairs]
+    return States(states, tokens, STAGE_CACHE.grown_from(tokens))
 
 
 def _kept(states: list[State]) -> tuple[int, int]:

@@ -119,11 +119,12 @@ class CostTracker:
 
     def add(self, number: int, upto: int, result: BuildResult, truth: StepTruth | None = None) -> StepCost:
         """Cost step `number` (building from `messages[:upto]`); `truth` is its `engine.truth.StepTruth`."""
-        units = wire_units(result, self.shape) if result.error is None else []
+        own = wire_units(result, self.shape) if result.error is None else []
         key = truth.model if truth is not None else ""
         counts = provider_counts(result, truth.model) if truth is not None else None
+        units = own
         if counts is not None:  # the figure the provider's count is predicted from (engine.provider_count)
-            units = [replace(u, tokens=sum(counts[i] for i in u.indexes)) for u in units]
+            units = [replace(u, tokens=sum(counts[i] for i in u.indexes)) for u in own]
         held, at = self._held.get(key), self._time(upto)
         expired = held is not None and _expired(held, at)
         before = held.units if held is not None and not expired else []
@@ -167,15 +168,18 @@ class CostTracker:
         broke = mechanism is not None
         billed = call_cost(recorded, price) if recorded is not None and price is not None else None
         users = result.decisions_of_type("user_input")
+        dropped = _user_requests_dropped(users)
         step = StepCost(
             number, sent, cached, sent - cached, len(units), prefix, prefix if broke else None, mechanism,
             output, calls, prompt, summary, made, result.tokens.over_budget, result.error is not None,
-            _user_requests_dropped(users), cost, no_cache, None if price is None else price.model, predicted,
+            dropped, cost, no_cache, None if price is None else price.model, predicted,
             None if recorded is None else recorded.prompt_tokens,
             None if truth is None else truth.as_recorded_prompt,
             billed,
             None if truth is None else truth.error,
             users,
+            tuple(own),
+            tuple(d for d in dropped if d not in self._dropped),
         )  # fmt: skip
         self._record(step)
         if predicted is not None:

@@ -6,6 +6,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from engine.cache_breaks import WireUnit
 from engine.result import Decision
 
 __all__ = ["SessionCost", "StepCost"]
@@ -39,6 +40,10 @@ class StepCost:
     rebuild_error: float | None = None  # (as recorded − recorded) / recorded; None where it set the offset
     # the step's decisions of the user requests (read once here; the audit store keeps them)
     user_decisions: tuple[Decision, ...] = field(default=(), repr=False, compare=False)
+    # the step's wire as the prompt cache sees it, with the build's own counts (a diff reads it again)
+    units: tuple[WireUnit, ...] = field(default=(), repr=False, compare=False)
+    # of `user_requests_dropped`, those no earlier step of the replay had dropped
+    user_requests_newly_dropped: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The per-step fields `replay --json` adds."""
@@ -55,7 +60,8 @@ class StepCost:
             "summarizerCalls": self.summarizer_calls,
             "summarizerPromptTokens": self.summarizer_prompt_tokens,
             "summarizerSummaryTokens": self.summarizer_summary_tokens,
-            "userRequestsDropped": list(self.user_requests_dropped),
+            "userRequestsDropped": len(self.user_requests_dropped),
+            "userRequestsNewlyDropped": list(self.user_requests_newly_dropped),
             "costUsd": _round(self.cost_usd),
         }
 

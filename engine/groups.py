@@ -71,7 +71,7 @@ def build_groups(
     frozen = tuple(messages)
     key = (tuple(map(id, frozen)), checkpoint_tool, max_pairing_distance)
     hit = _RECENT.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], frozen, strict=True)):
+    if hit is not None:  # the same ids of objects the entry keeps alive: the very same objects
         return hit[1]
     if len(_RECENT) >= _RECENT_LIMIT:
         _RECENT.pop(next(iter(_RECENT)))

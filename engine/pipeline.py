@@ -100,6 +100,7 @@ class Pipeline:
     session: list[AiMessage]
     registry: FenceRegistry | None = None
     entries: list[Entry] = field(default_factory=list)
+    unscoped: list[Entry] = field(default_factory=list)  # `entries` before created ids were scoped
     removals: list[Removal] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)  # created ids scoped after preprocessing
     removed_by_origin: dict[int, Removal] | None = None  # made on first need (`engine.assemble`)

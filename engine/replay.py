@@ -157,7 +157,7 @@ class StepBuild:
             "error": result.error.code if result.error else None,
             "markers": self.markers,
             "summaryMade": self.persisted.id if self.persisted else None,
-            "summariesCarried": list(self.carried_ids),
+            "summariesCarried": len(self.carried_ids),  # which: the earlier steps' summaryMade
         }
 
 

@@ -18,7 +18,7 @@ from engine import groups, hygiene
 from engine.lanes import LaneLists
 from engine.messages import AiMessage
 from engine.preprocess import observation_sim, purification, tool_history
-from engine.preprocess.base import ID_SCOPE, Entry, StageOutput, scope_created, starts_with
+from engine.preprocess.base import ID_SCOPE, Entry, StageOutput, common_prefix, scope_created, starts_with
 from engine.providers import working_memory
 from engine.tokens import TokenizerPort
 
@@ -32,17 +32,20 @@ def _same(a: Sequence[object], b: Sequence[object]) -> bool:
 class StageCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._entries: LaneLists[tuple[tuple[AiMessage, ...], list[Entry]]] = LaneLists(_PER_STAGE)
+        self._entries: LaneLists[tuple[list[AiMessage], list[Entry]]] = LaneLists(_PER_STAGE)
         self._outputs: dict[str, LaneLists[tuple[list[Entry], tuple[Any, ...], StageOutput]]] = {}
         self._tokens: LaneLists[tuple[list[Entry], TokenizerPort, str, list[int]]] = LaneLists(_PER_STAGE)
+        # a token list made from another's first `k` counts: (it, the other, k), for what derives from both
+        self._grown: LaneLists[tuple[list[int], list[int], int]] = LaneLists(_PER_STAGE)
         self._scoped: LaneLists[tuple[list[Entry], str, tuple[list[Entry], dict[str, str]]]] = LaneLists(
             _PER_STAGE
         )
         self.hits = self.misses = 0  # stage runs answered from the cache, and run afresh
 
-    def entries(self, messages: Sequence[AiMessage]) -> list[Entry]:
+    def entries(self, messages: Sequence[AiMessage], *, owned: bool = False) -> list[Entry]:
         """The first stage's input for `messages`: the same list object as last time for the same messages;
-        for a longer list starting with those (a replay's next step), their entries plus the new ones."""
+        for a longer list starting with those (a replay's next step), their entries plus the new ones.
+        `owned`: `messages` is a list nobody changes afterwards (a build's own copy), kept as it is."""
         start: list[Entry] = []
         with self._lock:
             for held, entries in self._entries.items():
@@ -52,7 +55,8 @@ class StageCache:
                     start = entries
         entries = start + [Entry(m, (i,)) for i, m in enumerate(messages[len(start) :], start=len(start))]
         with self._lock:
-            self._entries.add((tuple(messages), entries))
+            held = messages if owned and type(messages) is list else list(messages)  # a replay's list grows
+            self._entries.add((held, entries))
         return entries
 
     def run(
@@ -77,15 +81,32 @@ class StageCache:
         return output
 
     def tokens(self, entries: list[Entry], tokenizer: TokenizerPort, model_id: str) -> list[int]:
-        """Each entry's token count: the same list as last time for the same entry list and tokenizer."""
+        """Each entry's token count: the same list as last time for the same entry list and tokenizer; for a
+        list that starts with the entries of the last one (a replay's next step), its counts and the new."""
+        base: tuple[list[Entry], list[int]] | None = None
         with self._lock:
             for held, held_tokenizer, held_model, counts in self._tokens.items():
-                if held is entries and held_tokenizer is tokenizer and held_model == model_id:
+                if held_tokenizer is not tokenizer or held_model != model_id:
+                    continue
+                if held is entries:
                     return counts
-        counts = tokenizer.estimate_messages([e.message for e in entries], model_id)
+                base = base or (held, counts)  # the newest, of this lane first
+        shared = common_prefix(base[0], entries) if base is not None else 0
+        fresh = tokenizer.estimate_messages([e.message for e in entries[shared:]], model_id)
+        counts = base[1][:shared] + fresh if base is not None and shared else fresh
         with self._lock:
             self._tokens.add((entries, tokenizer, model_id, counts))
+            if base is not None and shared:
+                self._grown.add((counts, base[1], shared))
         return counts
+
+    def grown_from(self, counts: list[int]) -> tuple[list[int], int] | None:
+        """The token list whose first `k` counts `counts` took over, and `k` (None: counted afresh)."""
+        with self._lock:
+            for held, base, shared in self._grown.items():
+                if held is counts:
+                    return base, shared
+        return None
 
     def scoped(self, entries: list[Entry]) -> tuple[list[Entry], dict[str, str]]:
         """`scope_created(entries)` under the current id scope: the same list as last time for the same
@@ -107,13 +128,15 @@ class StageCache:
             self._entries.clear()
             self._outputs.clear()
             self._tokens.clear()
+            self._grown.clear()
 
 
 STAGE_CACHE = StageCache()
 
 
-def entries_for(messages: Sequence[AiMessage]) -> list[Entry]:
-    return STAGE_CACHE.entries(messages)
+def entries_for(messages: list[AiMessage]) -> list[Entry]:
+    """The entries of a build's own message list (`build_context` copies what it was given)."""
+    return STAGE_CACHE.entries(messages, owned=True)
 
 
 def forget_earlier_builds() -> None:
@@ -128,3 +151,4 @@ def forget_earlier_builds() -> None:
     observation_sim._LAST.clear()
     hygiene._LAST.clear()
     working_memory._FLOORS.clear()
+    working_memory._STRATEGIES.clear()

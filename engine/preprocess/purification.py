@@ -65,12 +65,17 @@ def purify_history(entries: list[Entry]) -> StageOutput:
     event = Event(
         kind="purification",
         title=f"purification: {gone} message(s) already covered by summary {summary_id}",
-        message_ids=tuple(run.removed_ids[:gone]),
+        message_ids=_head(run.removed_ids, gone),
         data={"summaryId": summary_id},
     )
     # One removal carries every session index that left: they all left for the same summary.
-    removal = Removal(tuple(run.origins[: run.origin_ends[gone - 1]]), STRATEGY, summary_id)
+    removal = Removal(_head(run.origins, run.origin_ends[gone - 1]), STRATEGY, summary_id)
     return StageOutput(run.out, STRATEGY, [removal], [event])
+
+
+def _head(items: list, size: int) -> tuple:
+    """`tuple(items[:size])`, without the slice when that is all of them (the usual step: one copy)."""
+    return tuple(items) if size == len(items) else tuple(items[:size])
 
 
 def _summaries(entries: list[Entry], start: int, last: _Run | None) -> tuple[list[int], list[int]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import filterfalse
+from operator import attrgetter
 from typing import Any
 
 from engine.copyset import active_copy, summary_templates
@@ -27,6 +29,8 @@ from engine.result import Event
 from engine.tool_summary import output_text, summarize_output
 
 PROVIDER_NAME = "ToolHistoryCompressorPreprocessor"
+# read of every group at each extension: in C (a Python loop per group grew with the history)
+_ANCHOR_ID, _IS_CHECKPOINT = attrgetter("anchor_id"), attrgetter("is_checkpoint")
 
 
 @dataclass(slots=True)
@@ -65,7 +69,8 @@ def compress_tool_history(entries: list[Entry], tool_history: Any, checkpoint_to
     if not start.removed:
         return StageOutput.unchanged(entries)
     out = start.entries + entries[history_end:]
-    return StageOutput(out, start.removals[0].strategy, list(start.removals), list(start.events))
+    # the plan's own lists, read only (one removal per removed group: a copy grew with the history)
+    return StageOutput(out, start.removals[0].strategy, start.removals, start.events)
 
 
 def _last_user_input(entries: list[Entry]) -> int:
@@ -150,7 +155,7 @@ def _events(
             kind="tool_history",
             title=f"tool history: {len(removed)} group(s) {verb} ({strategy})",
             message_ids=tuple(member_ids),
-            data={"strategy": strategy, "groups": len(removed), "anchorIds": [g.anchor_id for g in removed]},
+            data={"strategy": strategy, "groups": len(removed), "anchorIds": list(map(_ANCHOR_ID, removed))},
         )
     ]
     if selected > kept:
@@ -176,7 +181,7 @@ def _select_kept(groups: list[ToolGroup], tool_history: Any) -> tuple[list[ToolG
         floor_ordinal = max(0, newest_run - runs + 1)
         kept = groups[bisect_left(groups, floor_ordinal, key=lambda g: g.run_ordinal) :] if runs > 0 else []
     else:  # per-pair
-        plain = [g for g in groups if not g.is_checkpoint]
+        plain = list(filterfalse(_IS_CHECKPOINT, groups))
         count = tool_history.keep_latest_tool_pairs
         kept = plain[len(plain) - count :] if count > 0 else []
     checkpoint = _latest_checkpoint(groups)
@@ -206,7 +211,7 @@ def _removed(groups: list[ToolGroup], kept: list[ToolGroup]) -> list[ToolGroup]:
 
 
 def _latest_checkpoint(groups: list[ToolGroup]) -> ToolGroup | None:
-    checkpoints = [g for g in groups if g.is_checkpoint]
+    checkpoints = list(filter(_IS_CHECKPOINT, groups))
     return max(checkpoints, key=lambda g: g.end_index) if checkpoints else None
 
 

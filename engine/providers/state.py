@@ -61,11 +61,15 @@ class States(list[State]):
     list object to every build of the same preprocessed messages, so what a provider derives from the states
     as they start (working memory's candidate floors) can be kept by its identity."""
 
-    __slots__ = ("initial_tokens",)
+    __slots__ = ("initial_tokens", "grown_from")
 
-    def __init__(self, states: list[State], initial_tokens: list[int]) -> None:
+    def __init__(
+        self, states: list[State], initial_tokens: list[int], grown_from: tuple[list[int], int] | None = None
+    ) -> None:
         super().__init__(states)
         self.initial_tokens = initial_tokens
+        # the token list whose first k counts `initial_tokens` took over for the same entries, and k
+        self.grown_from = grown_from
 
 
 def kept_tokens(states: list[State]) -> int:

@@ -12,6 +12,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
+from operator import attrgetter
 
 from engine.groups import ToolGroup, build_groups
 from engine.lanes import LaneLists
@@ -52,6 +53,7 @@ class _Floors:
     text: list[float]
     compressed: list[float]
     compressed_indices: list[int]  # ascending
+    text_indices: list[int]  # the P2 candidates' indices, ascending
 
 
 _FLOORS: LaneLists[tuple[list[int], _Floors]] = LaneLists(4)  # by the identity of the initial token list
@@ -61,24 +63,45 @@ def _floors(states: list[State]) -> _Floors:
     initial = states.initial_tokens if isinstance(states, States) else None
     if initial is None or len(initial) != len(states):  # not a build's states (or changed since)
         return _made_floors(states, [s.tokens for s in states])
+    grown = states.grown_from
+    base = None
     for held, floors in _FLOORS.items():
         if held is initial:
             return floors
-    floors = _made_floors(states, initial)
+        if grown is not None and held is grown[0]:
+            base = floors
+    # the first k states are the entries an earlier build's floors were made from (the same counts)
+    start = grown[1] if base is not None else 0
+    floors = _made_floors(states, initial, base, start)
     _FLOORS.add((initial, floors))  # only replaces whole lists: safe across threads, like the others
     return floors
 
 
-def _made_floors(states: list[State], tokens: list[int]) -> _Floors:
-    text, compressed, indices = [math.inf] * len(states), [math.inf] * len(states), []
-    for index, state in enumerate(states):
-        message = state.message
+def _made_floors(
+    states: list[State], tokens: list[int], base: _Floors | None = None, start: int = 0
+) -> _Floors:
+    """The floors of `states`, whose first `start` are those `base` was made for (their floors are kept)."""
+    size = len(states)
+    text, compressed = [math.inf] * (size - start), [math.inf] * (size - start)
+    indices = base.compressed_indices[: bisect_right(base.compressed_indices, start - 1)] if base else []
+    candidates = base.text_indices[: bisect_right(base.text_indices, start - 1)] if base else []
+    for index in range(start, size):
+        message = states[index].message
         if _text_strategy(message) is not None:
-            text[index] = tokens[index]
+            text[index - start] = tokens[index]
+            candidates.append(index)
         if message.type == "final_answer" and is_compressed_tool_history(message):
-            compressed[index] = tokens[index]
+            compressed[index - start] = tokens[index]
             indices.append(index)
-    return _Floors(list(accumulate(text, min)), list(accumulate(compressed, min)), indices)
+    if base is None or not start:
+        return _Floors(list(accumulate(text, min)), list(accumulate(compressed, min)), indices, candidates)
+    text_floor, compressed_floor = base.text[start - 1], base.compressed[start - 1]
+    return _Floors(
+        base.text[:start] + list(accumulate(text, min, initial=text_floor))[1:],
+        base.compressed[:start] + list(accumulate(compressed, min, initial=compressed_floor))[1:],
+        indices,
+        candidates,
+    )
 
 
 def run_working_memory(states: list[State], available: int, ctx: BuildContext) -> ProviderOutcome:
@@ -89,16 +112,18 @@ def run_working_memory(states: list[State], available: int, ctx: BuildContext) -
     fill = _Fill(states, ctx, budget, core, [], report.strategies)
     if budget - core <= 0 and wm.min_tool_interactions_to_keep <= 0:
         return ProviderOutcome(report)
-    was_skip = [s.action == SKIP for s in states]
-    messages = [s.message for s in states]
+    # P2 reads, of its candidates only, which were left to it as working memory started
+    was_skip = {i: states[i].action == SKIP for i in _floors_of(fill).text_indices}
+    messages = list(map(_MESSAGE, states))
     groups = build_groups(
         messages,
         checkpoint_tool=ctx.policy.checkpoint.trigger_tool_name,
         max_pairing_distance=wm.tool_pairing_search_range,
     )
-    last_user = max(
-        (i for i, m in enumerate(messages) if m.type == "user_input" and m.role == "user"), default=None
-    )
+    last_user = next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].type == "user_input"
+         and messages[i].role == "user"), None,
+    )  # fmt: skip
     _p1_recent_groups(fill, groups, last_user)
     if fill.total < budget:
         _p2_text(fill, was_skip)
@@ -129,11 +154,14 @@ def _p1_recent_groups(fill: _Fill, groups: list[ToolGroup], last_user: int | Non
             fill.hist_kept += 1
 
 
-def _p2_text(fill: _Fill, was_skip: list[bool]) -> None:
+def _p2_text(fill: _Fill, was_skip: dict[int, bool]) -> None:
+    """Text newest first. Only the candidates are visited: between two of them the floor and the total stay
+    as they are, so a stop that a message between them would have made, the next candidate makes."""
     keep_thoughts = fill.ctx.policy.reasoning_retention.keep_latest_thoughts
     thoughts = 0
-    floor = _floors_of(fill).text
-    for index in range(len(fill.states) - 1, -1, -1):
+    floors = _floors_of(fill)
+    floor = floors.text
+    for index in reversed(floors.text_indices):
         if fill.total >= fill.budget or floor[index] > fill.budget - fill.total:
             return
         state = fill.states[index]
@@ -149,20 +177,23 @@ def _p2_text(fill: _Fill, was_skip: list[bool]) -> None:
             thoughts += strategy == "thought_processing"
 
 
-# P2 asks about every message on every build; the answer depends on the message alone, and rebuilds see the
-# very same (immutable) message objects: look those up by identity (the entry holds the message, so its id
-# cannot be reused while cached).
-_STRATEGIES: dict[int, tuple[AiMessage, str | None]] = {}
+# P2 asks about every message on every build; the answer reads the message's role, type and metadata only.
+# Rebuilds see the very same metadata objects, and so does a replay's next step in the created messages it
+# makes anew with another id (`scope_created` shares their metadata): look the answer up by the metadata's
+# identity (the cache holds it, so its id cannot be reused while cached).
+_STRATEGIES: dict[tuple[str, str, int], tuple[object, str | None]] = {}
 _STRATEGIES_LIMIT = 50_000
 
 
 def _text_strategy(message: AiMessage) -> str | None:
-    seen = _STRATEGIES.get(id(message))
-    if seen is not None and seen[0] is message:
+    metadata = message.metadata
+    key = (message.role, message.type, id(metadata))
+    seen = _STRATEGIES.get(key)
+    if seen is not None and seen[0] is metadata:
         return seen[1]
     if len(_STRATEGIES) >= _STRATEGIES_LIMIT:
         _STRATEGIES.clear()
-    strategy = _STRATEGIES[id(message)] = (message, _strategy_of(message))
+    strategy = _STRATEGIES[key] = (metadata, _strategy_of(message))
     return strategy[1]
 
 
@@ -251,6 +282,7 @@ def _floors_of(fill: _Fill) -> _Floors:
 
 
 _KEPT, _REJECTED, _TOO_BIG = object(), object(), object()
+_MESSAGE = attrgetter("message")
 
 
 def _keep_group(fill: _Fill, group: ToolGroup, limit: float, direct: str, truncated: str) -> object:

@@ -65,7 +65,7 @@ class ReplaySource:
                 step = next(replay, None)
             if step is None:
                 return
-            yield SentStep.of(*step, self.shape)
+            yield SentStep.of(*step)
 
     def totals(self) -> SessionCost:
         if self._tracker is None:

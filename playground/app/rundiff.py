@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from engine.cache_breaks import WireUnit, wire_units
+from engine.cache_breaks import WireUnit
 from engine.cost import SessionCost, StepCost
 from engine.messages import AiMessage
 from engine.replay import StepBuild
@@ -53,10 +53,9 @@ class SentStep:
     cost: StepCost
 
     @classmethod
-    def of(cls, built: StepBuild, cost: StepCost, shape: str) -> SentStep:
-        result = built.result
-        units = tuple(wire_units(result, shape)) if result.error is None else ()
-        return cls(built.number, built.point.message_count, result.cards, units, cost)
+    def of(cls, built: StepBuild, cost: StepCost) -> SentStep:
+        """The step's wire units are the cost's (`wire_units` in the cost's shape, made once)."""
+        return cls(built.number, built.point.message_count, built.result.cards, cost.units, cost)
 
 
 class RunSource(Protocol):

@@ -316,7 +316,7 @@ def _print_step(line: dict[str, Any], cost: Any, truth: StepTruth | None, *, as_
     print(
         f"step {line['step']:>4}  msgs {line['messages']:>5}  tokens {line['finalTokens']:>7}/"
         f"{line['totalBudget']:<7} kept {line['kept']:>5}  {line['markers'] or '-':<3} "
-        f"carried {len(line['summariesCarried']):>2}  cached {cost.cached_tokens:>7}  break {broke}  "
+        f"carried {line['summariesCarried']:>2}  cached {cost.cached_tokens:>7}  break {broke}  "
         f"events {','.join(sorted(set(line['events']))) or '-'}  reminders {reminders}"
         + (_recorded_column(truth, cost) if truth is not None else "")
     )

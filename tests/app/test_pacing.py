@@ -30,9 +30,14 @@ def test_a_collector_the_host_turned_off_stays_off() -> None:
         gc.enable()
 
 
-def test_a_paced_loop_collects_every_so_many_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_paced_loop_collects_every_so_many_steps_once_the_heap_grew(monkeypatch: pytest.MonkeyPatch):
     collected: list[int] = []
     monkeypatch.setattr(pacing.gc, "collect", lambda: collected.append(1) or 0)
+    monkeypatch.setattr(pacing.gc, "get_objects", lambda: [None] * 100)  # 100 objects tracked
+    monkeypatch.setattr(pacing.gc, "get_count", lambda: (25, 0, 0))  # a quarter more since a collection
+    assert sum(1 for _ in paced_collection(range(7), every=3)) == 7
+    assert len(collected) == 2
+    monkeypatch.setattr(pacing.gc, "get_count", lambda: (24, 0, 0))  # less: a full walk would find little
     assert sum(1 for _ in paced_collection(range(7), every=3)) == 7
     assert len(collected) == 2
 

@@ -57,7 +57,7 @@ def test_replay_record_keeps_each_step_as_replay_json_prints_it(tmp_path, capsys
         )  # fmt: skip
         assert (row["cache_break_at"], row["cache_break_by"]) == (line["cacheBreakAt"], line["cacheBreakBy"])
         assert (row["summary_made"], row["reminders"]) == (line["summaryMade"], line["reminders"])
-        assert row["summaries_carried"] == len(line["summariesCarried"])
+        assert row["summaries_carried"] == line["summariesCarried"]
         assert row["cost_usd"] == pytest.approx(line["costUsd"], abs=5e-7)  # JSON rounds to 6 places
     made = [s["step"] for s in stored.steps if s["summary_made"]]
     assert made and {e["step"] for e in stored.events if e["kind"] == "summarization"} >= set(made)

@@ -101,12 +101,13 @@ def test_any_build_keeps_pairs_together_and_its_trace_consistent(messages, layer
 
 
 def _reads_every_message(real_floors):
-    """Working memory's floors with nothing ever ruled out: P2 and P3 then read every older message."""
+    """Working memory's floors with nothing ever ruled out: P2 and P3 then read every older message (P2 every
+    message, not only its candidates)."""
 
     def floors(states):
         real = real_floors(states)
         never = [-math.inf] * len(states)
-        return working_memory._Floors(never, never, real.compressed_indices)
+        return working_memory._Floors(never, never, real.compressed_indices, list(range(len(states))))
 
     return floors
 

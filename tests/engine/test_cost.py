@@ -120,6 +120,22 @@ def test_summarization_sample_break_summary_and_summarizer_tokens():
     assert (steps_a[12].break_at, steps_a[12].cached_tokens) == (0, 0)
 
 
+def test_a_step_lists_only_the_user_requests_newly_dropped_and_counts_them_all():
+    """`replay --json` stays linear in the length: a step's record counts the requests it dropped and lists
+    only those no earlier step had dropped; together they are the totals' distinct requests."""
+    messages, policy, options = _sample("summarization_trigger")
+    steps, totals = session_cost(messages, policy, price=SONNET, **options)
+    summary_step = steps[12]
+    assert len(summary_step.user_requests_dropped) == 10
+    assert summary_step.user_requests_newly_dropped == summary_step.user_requests_dropped
+    newly = [i for step in steps for i in step.user_requests_newly_dropped]
+    assert len(newly) == len(set(newly)) == totals.user_requests_dropped == 10
+    record = summary_step.to_json()
+    assert record["userRequestsDropped"] == 10
+    assert record["userRequestsNewlyDropped"] == list(summary_step.user_requests_dropped)
+    assert all(step.to_json()["userRequestsNewlyDropped"] == [] for step in steps[:12])
+
+
 def test_reminders_checkpoints_and_working_memory_are_named():
     messages, policy, options = _sample("max_steps_streak")
     _, totals = session_cost(messages, policy, **options)

@@ -53,6 +53,18 @@ def test_the_four_times_sample_summarizes_only_where_a_summary_is_made(four_time
     assert steps[-1].carried_ids == tuple(ids)
 
 
+def test_a_step_record_counts_the_carried_summaries_the_earlier_records_made(four_times):
+    """`replay --json`'s record names the summary a step made and counts those it was given (the earlier
+    records' `summaryMade`), so no record grows with the number of summaries."""
+    messages, policy = four_times
+    records = [s.summary() for s in iter_session_steps(messages, policy)]
+    made = [r["summaryMade"] for r in records if r["summaryMade"]]
+    assert len(made) == 5
+    for number, record in enumerate(records):
+        assert record["summariesCarried"] == sum(1 for r in records[:number] if r["summaryMade"])
+    assert records[-1]["summariesCarried"] == 5
+
+
 def test_a_carried_summary_is_on_the_wire_and_replaces_what_it_listed(four_times):
     messages, policy = four_times
     steps = list(iter_session_steps(messages, policy))

@@ -158,7 +158,7 @@ class RunCapture:
             "cached_tokens": cost.cached_tokens, "new_tokens": cost.new_tokens,
             "cache_break_at": cost.break_at, "cache_break_by": cost.mechanism,
             "output_tokens": cost.output_tokens, "summary_made": line["summaryMade"],
-            "summaries_carried": len(line["summariesCarried"]), "summarizer_calls": cost.summarizer_calls,
+            "summaries_carried": line["summariesCarried"], "summarizer_calls": cost.summarizer_calls,
             "summarizer_prompt_tokens": cost.summarizer_prompt_tokens,
             "summarizer_summary_tokens": cost.summarizer_summary_tokens,
             "reminders": list(line["reminders"]), "markers": line["markers"], "over_budget": cost.over_budget,
