@@ -55,7 +55,7 @@ def persisted_summary(event: dict[str, Any]) -> AiMessage:
             "originalMessageCount": event["original_message_count"],
             "compressionRatio": event["compression_ratio"],
             "includedOldSummary": event["included_old_summary"],
-            "replacedMessageIds": list(event["replaced_message_ids"]),
+            "replacedMessageIds": event["replaced_message_ids"],  # the summary's own list, not a copy
             "summarySeq": event["summary_seq"],
         },
     )
