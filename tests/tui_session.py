@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from playground.app.inputs import SAMPLES_DIR
+
 TITLE = "sales analysis (test)"
 FENCES = [
     {"kind": "project-notes", "llmRole": "system", "placement": "after-system", "lifetime": "persisted"},
@@ -90,4 +92,15 @@ def write_session(folder: Path, name: str = "sales.jsonl", *, bad_lines: bool = 
         lines.insert(7, json.dumps({"id": "x", "role": "robot", "type": "user_input", "content": "?"}))
     path = folder / name
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def write_summarized_twice(folder: Path) -> Path:
+    """The summarization sample said twice (ids of the second telling end in `~2`): 25 steps, summaries
+    made at steps 13 and 21."""
+    lines = (SAMPLES_DIR / "summarization_trigger.jsonl").read_text(encoding="utf-8").splitlines()
+    header, body = lines[0], [json.loads(line) for line in lines[1:]]
+    again = [{**m, "id": m["id"] + "~2"} for m in body if m["type"] != "system_prompt"]
+    path = folder / "twice.jsonl"
+    path.write_text("\n".join([header, *map(json.dumps, body + again)]), encoding="utf-8")
     return path

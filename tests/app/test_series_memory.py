@@ -3,7 +3,6 @@ what it then makes is what a series from step 1 makes."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,19 +13,10 @@ from hypothesis import strategies as st
 from playground.app.building import TimelineRequest, series_steps
 from playground.app.inputs import SAMPLES_DIR, load_inputs
 from playground.app.workspace import Workspace
+from tests.tui_session import write_summarized_twice
 
 NOW = 1_790_000_000_000  # a fixed clock: a summary is stamped with the time it is made
 PLACEMENTS = ("after-system", "before-current-user", "after-current-user", "after-last-tool-result")
-
-
-def summarizing_twice(tmp_path: Path) -> Path:
-    """summarization_trigger played twice: 25 steps, summaries made at steps 13 and 21."""
-    lines = (SAMPLES_DIR / "summarization_trigger.jsonl").read_text(encoding="utf-8").splitlines()
-    header, body = lines[0], [json.loads(line) for line in lines[1:]]
-    again = [{**m, "id": m["id"] + "~2"} for m in body if m["type"] != "system_prompt"]
-    path = tmp_path / "twice.jsonl"
-    path.write_text("\n".join([header, *map(json.dumps, body + again)]), encoding="utf-8")
-    return path
 
 
 def replayed(ws: Workspace) -> list:
@@ -42,8 +32,9 @@ def replayed(ws: Workspace) -> list:
 def fresh(ws: Workspace) -> list:
     """The same inputs in a workspace that has seen nothing: a series from step 1."""
     other = Workspace(ws.inputs, now=NOW)
-    other.policy, other.fences = ws.policy, ws.fences
-    other._use_fences(ws.fences, dict(ws._origins)) if ws.fences is not None else None
+    other.policy = ws.policy
+    if ws.fences is not None:
+        other._use_fences(ws.fences, dict(ws._origins))  # the fences re-placed as `ws` placed them
     return replayed(other)
 
 
@@ -51,7 +42,7 @@ def fresh(ws: Workspace) -> list:
 def test_a_series_resumed_after_k_steps_makes_what_a_series_from_step_1_makes(
     tmp_path: Path, resume_after: int
 ) -> None:
-    ws = Workspace(load_inputs(summarizing_twice(tmp_path)), now=NOW)
+    ws = Workspace(load_inputs(write_summarized_twice(tmp_path)), now=NOW)
     whole = ws.timeline_request()
     steps = list(series_steps(whole))
     assert [sample.step for sample, persisted in steps if persisted] == [13, 21]
@@ -61,7 +52,7 @@ def test_a_series_resumed_after_k_steps_makes_what_a_series_from_step_1_makes(
 
 
 def test_going_back_to_a_setting_tried_before_finds_its_series_where_it_stopped(tmp_path: Path) -> None:
-    ws = Workspace(load_inputs(summarizing_twice(tmp_path)), now=NOW)
+    ws = Workspace(load_inputs(write_summarized_twice(tmp_path)), now=NOW)
     ws.build_request()
     first = replayed(ws)
     assert ws.edit(("budget", "maxTokens"), 90_000)
@@ -93,7 +84,7 @@ def test_a_fence_edit_resumes_after_the_steps_that_hold_no_fence_of_its_kind() -
 
 
 def test_a_reminder_only_edit_keeps_the_summaries_but_makes_every_sample_again(tmp_path: Path) -> None:
-    ws = Workspace(load_inputs(summarizing_twice(tmp_path)), now=NOW)
+    ws = Workspace(load_inputs(write_summarized_twice(tmp_path)), now=NOW)
     ws.build_request()
     replayed(ws)
     assert ws.edit(("systemReminder", "disabledRuleIds"), ["todo_list_reminder"])

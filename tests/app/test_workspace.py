@@ -17,7 +17,7 @@ from playground.app.inputs import SAMPLES_DIR, load_inputs
 from playground.app.workspace import Workspace
 from playground.cli.main import main
 from playground.web.exports import suggested_path
-from tests.tui_session import write_session
+from tests.tui_session import write_session, write_summarized_twice
 
 
 @pytest.fixture
@@ -172,11 +172,7 @@ def test_series_steps_match_the_replay_and_stop_when_asked(ws: Workspace) -> Non
 def test_a_step_after_a_summary_is_built_with_it_once_the_series_has_replayed_the_steps_before(
     tmp_path: Path,
 ) -> None:
-    lines = (SAMPLES_DIR / "summarization_trigger.jsonl").read_text(encoding="utf-8").splitlines()
-    header, body = lines[0], [json.loads(line) for line in lines[1:]]
-    again = [{**m, "id": m["id"] + "~2"} for m in body if m["type"] != "system_prompt"]
-    path = tmp_path / "twice.jsonl"
-    path.write_text("\n".join([header, *map(json.dumps, body + again)]), encoding="utf-8")
+    path = write_summarized_twice(tmp_path)
     ws = Workspace(load_inputs(path))
     assert ws.step == 25
     first = ws.build_request()
@@ -282,11 +278,7 @@ def test_a_cost_replay_asks_stop_before_each_step_and_ends_at_the_first_yes(ws: 
 def test_a_reminder_only_edit_keeps_the_persisted_summaries_and_the_step_build_complete(
     tmp_path: Path,
 ) -> None:
-    lines = (SAMPLES_DIR / "summarization_trigger.jsonl").read_text(encoding="utf-8").splitlines()
-    header, body = lines[0], [json.loads(line) for line in lines[1:]]
-    again = [{**m, "id": m["id"] + "~2"} for m in body if m["type"] != "system_prompt"]
-    path = tmp_path / "twice.jsonl"
-    path.write_text("\n".join([header, *map(json.dumps, body + again)]), encoding="utf-8")
+    path = write_summarized_twice(tmp_path)
     ws = Workspace(load_inputs(path))
     ws.build_request()
     series = list(series_steps(ws.timeline_request()))

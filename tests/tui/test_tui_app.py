@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from playground.tui.screens.notice import NoticeScreen
 from playground.tui.screens.trace import TraceScreen
 from playground.tui.widgets import BudgetBar, EventsView, Timeline, WireView
 from playground.tui.widgets.wire_list import WireList
-from tests.tui_session import write_session
+from tests.tui_session import write_session, write_summarized_twice
 
 SIZE = (160, 48)
 ALL_KEPT = ("sys", "u1", "a1", "t1", "a2", "t2", "f1", "u2", "a3", "t3", "a4", "t4", "a5", "t5")
@@ -676,16 +675,6 @@ def test_the_footer_shows_quit_and_help(tmp_path: Path) -> None:
     run(write_session(tmp_path), scenario)
 
 
-def _twice_summarized(tmp_path: Path) -> Path:
-    """The summarization sample said twice: 25 steps, summaries made at steps 13 and 21."""
-    lines = (SAMPLES_DIR / "summarization_trigger.jsonl").read_text(encoding="utf-8").splitlines()
-    header, body = lines[0], [json.loads(line) for line in lines[1:]]
-    again = [{**m, "id": m["id"] + "~2"} for m in body if m["type"] != "system_prompt"]
-    path = tmp_path / "twice.jsonl"
-    path.write_text("\n".join([header, *map(json.dumps, body + again)]), encoding="utf-8")
-    return path
-
-
 def test_a_reminder_edit_shows_the_late_step_complete_at_once_and_a_budget_edit_replays_first(
     tmp_path: Path,
 ) -> None:
@@ -707,7 +696,7 @@ def test_a_reminder_edit_shows_the_late_step_complete_at_once_and_a_budget_edit_
         assert "ready · replaying earlier steps…" in shown
         assert shown[-1] == "ready" and app.workspace.summaries_through == 25
 
-    run(_twice_summarized(tmp_path), scenario)
+    run(write_summarized_twice(tmp_path), scenario)
 
 
 def test_a_slider_moved_and_moved_back_finds_its_series_without_replaying_it(tmp_path: Path) -> None:
