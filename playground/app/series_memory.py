@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from operator import itemgetter
 
 from engine.fences import FenceRegistry
 from engine.messages import AiMessage
@@ -88,8 +89,8 @@ def _fence_kind(message: AiMessage) -> str | None:
 
 
 class SeriesMemory:
-    """The series of the last `KEPT` sets of inputs; `start(now)` makes `now` the current one, resumed
-    after the most steps any remembered series still holds."""
+    """The series of the last `KEPT` sets of inputs; `series_for(now)` is the current one, made for `now`
+    (resumed after the most steps any remembered series still holds) unless it already is."""
 
     def __init__(self) -> None:
         self._kept: list[SeriesProgress] = []
@@ -98,15 +99,16 @@ class SeriesMemory:
     def current(self) -> SeriesProgress | None:
         return self._kept[-1] if self._kept else None
 
-    def best(self, now: SeriesProgress) -> tuple[tuple[StepSample, ...], tuple[Persisted, ...]]:
-        """The samples and summaries of the first steps that `now` builds as a remembered series did."""
-        found = [(steps_still_true(progress, now), progress) for progress in self._kept]
-        steps, source = max(found, default=(0, None), key=_first)
-        return source.known(steps) if source is not None else ((), ())
+    def series_for(self, now: SeriesProgress) -> SeriesProgress:
+        current = self.current
+        return current if current is not None and _same_inputs(current, now) else self._start(now)
 
-    def start(self, now: SeriesProgress) -> SeriesProgress:
-        samples, summaries = self.best(now)
-        now.samples, now.summaries = list(samples), list(summaries)
+    def _start(self, now: SeriesProgress) -> SeriesProgress:
+        found = [(steps_still_true(progress, now), progress) for progress in self._kept]
+        steps, source = max(found, default=(0, None), key=itemgetter(0))
+        if source is not None:
+            known, summaries = source.known(steps)
+            now.samples, now.summaries = list(known), list(summaries)
         self._kept = [p for p in self._kept if not _same_inputs(p, now)][-(KEPT - 1) :] + [now]
         return now
 
@@ -115,10 +117,6 @@ class SeriesMemory:
         current = self.current
         if current is not None and len(samples) >= len(current.samples):
             current.samples, current.summaries = list(samples), list(summaries)
-
-
-def _first(pair: tuple[int, SeriesProgress]) -> int:
-    return pair[0]
 
 
 def _same_inputs(a: SeriesProgress, b: SeriesProgress) -> bool:

@@ -188,8 +188,8 @@ class Workspace:
         series has replayed them: `summaries_complete` says whether that reached this step)."""
         self.generation += 1
         if policy_changed and not self._summaries_hold():
-            known, summaries = self._series.best(self._series_inputs())
-            self.summaries, self.summaries_through = list(summaries), len(known)
+            series = self._series.series_for(self._series_inputs())  # the steps the edit cannot change
+            self.summaries, self.summaries_through = list(series.summaries), len(series.samples)
         self._summaries_from = (tuple(self._messages), self.options, self.policy)
         messages, tick, complete = tuple(self._messages), None, True
         if self.step is not None:
@@ -245,7 +245,7 @@ class Workspace:
     def timeline_request(self) -> TimelineRequest:
         """The series of the current inputs, resumed after the steps an earlier series already built as
         these inputs would (`playground.app.series_memory`)."""
-        series = self._series.start(self._series_inputs())
+        series = self._series.series_for(self._series_inputs())
         return TimelineRequest(
             self.generation,
             series.messages,
