@@ -1,15 +1,18 @@
 """Benchmark: `diff` of two 1k-message runs against one replay of the longer (numbers, not pass/fail).
 
-    .venv/bin/python bench/bench_diff.py [--size 1000] [--repeat 3] [--cpu]
+    .venv/bin/python bench/bench_diff.py [--size 1000] [--repeat 3]
 
 Run A is the bench session (`bench_build.make_session`); run B is A with one word changed in every tenth
 tool output and one more tool call in every fifth turn (so the steps align by user turns and tool-call
 ids). One replay is what `linn-playground replay` does for the longer run: every step built in full and
 costed (`engine.cost`), counting with a fresh tokenizer (a new process's). The diff replays both runs the
-same way and compares every aligned step (wire messages, word diffs, prefix, breaks); its two sides count
-with one fresh tokenizer, as the command's do (each side's `tokenizer_from_policy`, the same object for
-the same `tokenEstimation`), so B's replay finds the texts A counted. Also: one session under two
-policies (aligned by step index). Target: diff ≤ 2 × one replay. Each figure is the median of `--repeat` runs.
+same way and compares every aligned step (wire messages, word diffs, prefix, breaks). In one process
+(`--jobs 1`) its two sides count with one fresh tokenizer, as the command's do, so B's replay finds the
+texts A counted; with two (`--jobs 2`, the command's default on two cores) B replays in a forked child
+(`playground.app.side_worker`). Also: one session under two policies (aligned by step index).
+
+Each figure is printed as wall time and as CPU time (this process's and its children's, so the child's
+replay counts), the median of `--repeat` runs. Target (issue 33): diff ≤ 2 × one replay.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import argparse
 import contextlib
 import json
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -43,9 +47,9 @@ from playground.app.costing import CostRequest, cost_stream  # noqa: E402
 from playground.app.diffing import ReplaySource  # noqa: E402
 from playground.app.pacing import paced_collection  # noqa: E402
 from playground.app.rundiff import diff_runs  # noqa: E402
+from playground.app.side_worker import parallel_sides  # noqa: E402
 from playground.cli.main import main as cli_main  # noqa: E402
 
-CLOCK = time.perf_counter
 LAYER = {
     "budget": {"maxTokens": 16000, "reservedForResponse": 2000},
     "summarization": {"triggerThreshold": 0.3},
@@ -87,51 +91,68 @@ def one_replay(messages: list[AiMessage]) -> int:
     return sum(1 for _ in paced_collection(stream))  # the collector paced as `replay` and `diff` pace it
 
 
-def diff(a: list[AiMessage], layer_a: dict, b: list[AiMessage], layer_b: dict) -> tuple[str, int, int]:
+def diff(
+    a: list[AiMessage], layer_a: dict, b: list[AiMessage], layer_b: dict, jobs: int
+) -> tuple[str, int, int]:
     # one fresh tokenizer for both sides, as the command's: both count with `tokenizer_from_policy`'s
     tokenizer = DefaultTokenizer()
-    result = diff_runs(
+    sources = parallel_sides(
         ReplaySource("A", request(a, layer_a, tokenizer), "bench-a"),
         ReplaySource("B", request(b, layer_b, tokenizer), "bench-b"),
+        jobs,
     )
+    result = diff_runs(*sources)
     return result.alignment, len(result.steps), len(result.changed_steps)
 
 
-def timed(run: Callable[[], object], repeat: int) -> tuple[object, float]:
-    times, out = [], None
+def cpu_seconds() -> float:
+    """CPU time of this process and of its children that ended (a diff's worker is joined before it ends)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def timed(run: Callable[[], object], repeat: int) -> tuple[object, float, float]:
+    """`run()`'s result, and the medians of its wall and CPU seconds."""
+    walls, cpus, out = [], [], None
     for _ in range(repeat):
-        start = CLOCK()
+        wall, cpu = time.perf_counter(), cpu_seconds()
         out = run()
-        times.append(CLOCK() - start)
-    return out, statistics.median(times)
+        cpus.append(cpu_seconds() - cpu)
+        walls.append(time.perf_counter() - wall)
+    return out, statistics.median(walls), statistics.median(cpus)
+
+
+def ratios(wall: float, cpu: float, base: tuple[float, float]) -> str:
+    return f"wall {wall:.2f} s = {wall / base[0]:.2f} ×, CPU {cpu:.2f} s = {cpu / base[1]:.2f} ×"
 
 
 def main() -> None:
-    global CLOCK
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--cpu", action="store_true", help="time by process CPU time (fairer under load)")
     args = parser.parse_args()
-    CLOCK = time.process_time if args.cpu else time.perf_counter
     load_encoding("cl100k_base")  # a one-off cost of the process, not of a replay
     a = make_session(args.size)
     b = run_b(a, args.size)
-    print(f"clock: {'process CPU time' if args.cpu else 'wall time'}; median of {args.repeat}")
+    print(f"median of {args.repeat}; CPU time counts the diff's worker process")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     longer = b  # as many messages as A, more steps (the extra tool calls)
-    steps, replay = timed(lambda: one_replay(longer), args.repeat)
-    print(f"one replay of the longer run ({len(longer)} messages, {steps} steps, costed): {replay:.2f} s")
+    steps, *replay = timed(lambda: one_replay(longer), args.repeat)
+    print(
+        f"one replay of the longer run ({len(longer)} messages, {steps} steps, costed):"
+        f" wall {replay[0]:.2f} s, CPU {replay[1]:.2f} s"
+    )
     cases = (
         ("two runs of a task", a, LAYER, b, LAYER),
         ("one session, two policies", a, LAYER, a, OTHER),
     )
     for name, *sides in cases:
-        (alignment, aligned, changed), seconds = timed(partial(diff, *sides), args.repeat)
-        print(
-            f"diff, {name}: {seconds:.2f} s = {seconds / replay:.2f} × one replay (target ≤ 2) · aligned by "
-            f"{alignment}: {aligned} steps, {changed} differ"
-        )
+        for jobs in (1, 2):
+            (alignment, aligned, changed), wall, cpu = timed(partial(diff, *sides, jobs), args.repeat)
+            print(
+                f"diff, {name}, --jobs {jobs}: {ratios(wall, cpu, (replay[0], replay[1]))} one replay"
+                f" (target ≤ 2) · aligned by {alignment}: {aligned} steps, {changed} differ"
+            )
     commands(a, b, args.repeat)
 
 
@@ -150,14 +171,15 @@ def commands(a: list[AiMessage], b: list[AiMessage], repeat: int) -> None:
         save_session(b, path_b, header=header)
         other.write_text(yaml.safe_dump(OTHER), encoding="utf-8")
         quiet = partial(_quiet, cli_main)
-        _, replay = timed(partial(quiet, ["replay", str(path_b), "--json"]), repeat)
-        print(f"command: replay B --json: {replay:.2f} s")
+        _, *replay = timed(partial(quiet, ["replay", str(path_b), "--json"]), repeat)
+        print(f"command: replay B --json: wall {replay[0]:.2f} s, CPU {replay[1]:.2f} s")
         for name, argv in (
             ("diff A B --json", ["diff", str(path_a), str(path_b), "--json"]),
             ("diff A --policy-b OTHER --json", ["diff", str(path_a), "--policy-b", str(other), "--json"]),
         ):
-            _, seconds = timed(partial(quiet, argv), repeat)
-            print(f"command: {name}: {seconds:.2f} s = {seconds / replay:.2f} × replay (target ≤ 2)")
+            for jobs in ("1", "2"):
+                _, wall, cpu = timed(partial(quiet, [*argv, "--jobs", jobs]), repeat)
+                print(f"command: {name} --jobs {jobs}: {ratios(wall, cpu, (replay[0], replay[1]))} replay")
 
 
 def _quiet(run: Callable[[list[str]], int], argv: list[str]) -> int:

@@ -3,7 +3,8 @@
 `diff A.jsonl B.jsonl` compares two recorded runs of a task; `diff SESSION --policy-a P1 --policy-b P2` one
 session under two policies; `diff run:ID run:ID2`, or `diff run:ID --policy-b today.yaml`, stored runs
 (`--store PATH`), the latter replayed under today's policy; `--all` shows every aligned step, `--json`
-and `--html OUT` the other forms.
+and `--html OUT` the other forms. On two cores or more, run B replays in a forked child beside run A
+(`playground.app.side_worker`; `--jobs 1`: one process).
 Exit codes as the other commands: 0 fine, 1 a skipped line, a policy warning or a failed step, 2 nothing
 could load.
 """
@@ -19,6 +20,7 @@ from playground.app.diffing import RunFiles, diff_text, open_runs
 from playground.app.inputs import LOAD_ERRORS, PlaygroundInputs
 from playground.app.recording import StoredRuns
 from playground.app.rundiff import RunDiff, diff_runs
+from playground.app.side_worker import parallel_sides
 from playground.cli.report import printable
 from playground.web.diff import diff_page
 from playground.web.report import write_page_said
@@ -44,6 +46,10 @@ def add_diff_parser(commands: Any) -> None:
     diff.add_argument("--all", action="store_true", help="every aligned step, not only those that differ")
     diff.add_argument("--json", action="store_true", help="the diff as one JSON object")
     diff.add_argument("--html", metavar="OUT", help="write a self-contained HTML page of the diff")
+    diff.add_argument(
+        "--jobs", type=int, choices=(1, 2), help="processes replaying: 2 replays B beside A (default: 2 on a"
+        " machine with two cores or more)",
+    )  # fmt: skip
 
 
 def run_diff(args: Any) -> int:
@@ -69,7 +75,7 @@ def run_diff(args: Any) -> int:
     )
     for line in noticed:
         print(printable(line), file=sys.stderr)
-    diff = diff_runs(*sources)
+    diff = diff_runs(*parallel_sides(*sources, args.jobs))
     if args.html:
         if not _write(args.html, diff, loaded):
             return 2

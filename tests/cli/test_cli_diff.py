@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from engine.session import save_session
 from playground.cli.main import main
 from tests.app.test_rundiff import run_a, run_b
@@ -94,3 +96,17 @@ def test_a_skipped_line_is_said_once_and_exits_1(tmp_path, capsys) -> None:
     assert json.loads(captured.out)["changedSteps"] == 0
     (line,) = captured.err.strip().splitlines()
     assert line.startswith(f"{damaged}:{len(run_a()) + 2}: json: not valid JSON")  # after the header
+
+
+def test_run_b_replayed_beside_a_prints_what_one_process_prints(tmp_path, capsys) -> None:
+    drop = tmp_path / "drop.yaml"
+    drop.write_text("toolHistory:\n  retentionMode: drop\n", encoding="utf-8")
+    printed = []
+    for jobs in ("1", "2"):
+        assert main(["diff", str(SAMPLE), "--policy-b", str(drop), "--jobs", jobs, "--all"]) == 0
+        printed.append(capsys.readouterr().out)
+    assert printed[0] == printed[1] and printed[0].count("\nstep ") == 71
+    with pytest.raises(SystemExit) as ended:
+        main(["diff", str(SAMPLE), "--policy-b", str(drop), "--jobs", "3"])
+    assert ended.value.code == 2
+    assert "argument --jobs: invalid choice: 3 (choose from 1, 2)" in capsys.readouterr().err
