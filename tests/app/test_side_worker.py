@@ -4,6 +4,9 @@ its errors raised here, its process ended when the diff stops early."""
 from __future__ import annotations
 
 import multiprocessing
+import os
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -109,3 +112,24 @@ def test_a_step_goes_as_what_is_new_since_the_step_before() -> None:
     assert back.cards == after and back.units == _step(after).units
     assert back.cards[0].message is before[1].message  # the card the step before sent, not a copy
     assert _encode(_step(before), before)[2] == [0, 1, 2]
+
+
+def test_what_was_printed_before_the_fork_is_printed_once(tmp_path: Path) -> None:
+    """multiprocessing flushes the streams before it forks: the child ends without printing them again."""
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import sys\n"
+        "from tests.app.test_rundiff import run_a, run_b, source\n"
+        "from playground.app.rundiff import diff_runs\n"
+        "from playground.app.side_worker import parallel_sides\n"
+        "print('before the diff')\n"
+        "diff = diff_runs(*parallel_sides(source('A', run_a()), source('B', run_b()), jobs=2))\n"
+        "print('steps', len(diff.steps))\n",
+        encoding="utf-8",
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, str(script)], cwd=root, capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )  # fmt: skip
+    assert out.stdout == "before the diff\nsteps 5\n" and out.stderr == ""
