@@ -11,6 +11,7 @@ from engine.fences import load_fences
 from engine.host_tokenizers import MockTokenizer, TableTokenizer
 from engine.invariants import check_invariants
 from engine.policy import effective_policy
+from engine.replay import iter_session_steps
 from engine.session import load_session
 from engine.summarizer import FixedSummarizer
 from tests.pipeline_helpers import (
@@ -291,3 +292,24 @@ def test_the_dropped_count_made_without_decisions_is_theirs(name: str, max_token
         return
     counted = result.count_dropped()  # before the decisions are made
     assert counted == result.dropped_count() == sum(1 for d in result.decisions if not d.kept)
+
+
+@pytest.mark.parametrize(
+    "name", ["long_chat_overflow.jsonl", "summarization_trigger.jsonl", "tool_loop_runs.jsonl"]
+)
+def test_the_dropped_count_of_each_replay_step_is_its_decisions(name: str) -> None:
+    """Replay steps carry summaries earlier steps persisted and scope the ids they create (`run.renamed`):
+    the count still agrees with the decisions at every step."""
+    session = load_session(SAMPLES / name)
+    policy = (session.header.data.get("contextPolicy") if session.header else None) or {}
+    layer = {**policy, "budget": {"maxTokens": 400, "reservedForResponse": 100}}
+    scoped = summarised = 0
+    options = {"tokenizer": MockTokenizer(10), "now": 1, "summarizer": FixedSummarizer("gist")}
+    for step in iter_session_steps(session.messages, layer, **options):
+        result = step.result
+        if result.error is not None:
+            continue
+        assert result.count_dropped() == sum(1 for d in result.decisions if not d.kept), step.number
+        scoped += any(":s" in d.message_id for d in result.decisions if d.index < 0)
+        summarised += any(d.reason.startswith("replaced_by_") for d in result.decisions)
+    assert scoped and summarised  # both kinds of step were met
