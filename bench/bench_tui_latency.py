@@ -1,6 +1,6 @@
 """Benchmark: latency from a key to the screen showing its build, and the memory of a large session.
 
-    .venv/bin/python bench/bench_tui_latency.py [SESSION ...] [--edits N] [--memory N]
+    .venv/bin/python bench/bench_tui_latency.py [SESSION ...] [--edits N] [--series-running] [--memory N]
 
 Drives the real app headless with Pilot (200x50) on the largest transcript in ../shared/real-sessions
 (read by the importers) and a synthetic 1,000-message session, or on the given sessions. For each:
@@ -19,7 +19,9 @@ build on screen. Numbers, not pass/fail.
 Like `linn-playground`, it freezes what its imports made out of the garbage collector's scans
 (`gc.freeze()`, as `playground.cli.main.main` does); the app itself freezes again once its first build
 is shown.
-`--edits N` (default 24) sets the number of edits and steps of each kind.
+`--edits N` (default 24) sets the number of edits and steps of each kind. `--series-running`: an `idle`
+edit waits for its build only, not for the step series, which keeps computing (each edit restarts it):
+for a session whose series runs for minutes (the 64,000-message one of issue 32).
 """
 
 from __future__ import annotations
@@ -57,9 +59,13 @@ BUSY_GAP = 0.1
 REAL_SESSIONS = ROOT.parent / "shared" / "real-sessions"
 
 
-async def settle(app: PlaygroundApp, pilot: Pilot) -> None:
+async def settle(app: PlaygroundApp, pilot: Pilot, series: bool = True) -> None:
+    """Wait for the app's workers; with `series` False, not for the step series (`--series-running`)."""
     for _ in range(4):
-        await app.workers.wait_for_complete()
+        if series:
+            await app.workers.wait_for_complete()
+        else:
+            await app.workers.wait_for_complete([w for w in app.workers if w.group != "timeline"])
         await pilot.pause()
 
 
@@ -137,25 +143,27 @@ async def timed(app: PlaygroundApp, act: object) -> tuple[float, float]:
         await asyncio.sleep(0.001)
 
 
-async def measure(path: Path, edits: int = EDITS) -> dict[str, list[tuple[float, float]]]:
+async def measure(
+    path: Path, edits: int = EDITS, series: bool = True
+) -> dict[str, list[tuple[float, float]]]:
     app = make_app(load_inputs(path))
     rounds: dict[str, list[tuple[float, float]]] = {"idle": [], "busy": [], "step": []}
     async with app.run_test(size=(200, 50)) as pilot:
-        await settle(app, pilot)
+        await settle(app, pilot, series)
         if app.screen is not app.main:  # a notice about bad lines
             app.pop_screen()
         app.main.action_focus_field("budget.maxTokens")
         await pilot.pause()
         for i in range(edits):
             rounds["idle"].append(await one_edit(app, 1 if i % 2 else -1))
-            await settle(app, pilot)
+            await settle(app, pilot, series)
         for i in range(edits):
             rounds["busy"].append(await one_edit(app, 1 if i % 2 else -1))
             await asyncio.sleep(BUSY_GAP)
         for i in range(edits):
             rounds["step"].append(await one_step(app, 1 if i % 2 else -1))
             await asyncio.sleep(BUSY_GAP)
-        await settle(app, pilot)
+        await settle(app, pilot, series)
     return rounds
 
 
@@ -223,6 +231,8 @@ def main() -> None:
         at = args.index("--edits")
         edits = int(args[at + 1])
         del args[at : at + 2]
+    series = "--series-running" not in args
+    args = [a for a in args if a != "--series-running"]
     if args[:1] == ["--memory"]:
         memory(int(args[1]) if len(args) > 1 else 10_000)
         return
@@ -235,7 +245,7 @@ def main() -> None:
         for path in paths:
             messages = len(load_inputs(path).session.messages)
             before = machine_speed()
-            rounds = asyncio.run(measure(path, edits))
+            rounds = asyncio.run(measure(path, edits, series))
             after = machine_speed()
             speed = f"calibration loop {before:.0f} ms before, {after:.0f} after"
             print(f"{path.name} ({messages} messages; {speed})")
