@@ -28,7 +28,14 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from engine.messages import AiMessage
-from engine.safe_input import JsonLimitError, LoadProblem, decode_json, file_kind_problem, make_json_decoder
+from engine.safe_input import (
+    MAX_DEPTH,
+    JsonLimitError,
+    LoadProblem,
+    decode_json,
+    file_kind_problem,
+    make_json_decoder,
+)
 from engine.session_lines import (
     SESSION_VERSION,
     check_header,
@@ -158,6 +165,22 @@ class Session:
 
 
 _DECODER = make_json_decoder(check_numbers=False)
+_SCAN = _DECODER.scan_once  # the C scanner `decode` calls, without decode's Python layers around it
+
+
+def _plain_object(text: str) -> dict[str, Any] | None:
+    """The line's object when the line is exactly one JSON object nested within MAX_DEPTH, read in one
+    scanner call (what `decode_json` would return); None for anything else: `decode_json` then reads the
+    line and names what is wrong (whitespace around, a deep or bad line, another value)."""
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        return None
+    try:
+        data, end = _SCAN(text, 0)
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    return data if end == len(text) and type(data) is dict else None
+
+
 class _Parser:
     """Turns decoded lines into a Session, collecting problems."""
 
@@ -178,26 +201,35 @@ class _Parser:
         self.problems.append(found)
 
     def feed(self, line: int, text: str) -> None:
-        if not text.strip():
+        if not text or text.isspace():  # blank (as `not text.strip()`, without copying the line)
             return
         first = not self.seen_content
         self.seen_content = True
-        try:
-            data = decode_json(text, _DECODER)
-        except JsonLimitError as exc:
-            self.problem(line, "json", str(exc))
-            return
-        except ValueError as exc:
-            detail = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
-            self.problem(line, "json", f"not valid JSON: {detail}")
-            return
-        if not isinstance(data, dict):
-            self.problem(line, "line", f"expected a JSON object, got {json_type(data)}")
-            return
+        data = _plain_object(text)
+        if data is None:
+            data = self._decoded(line, text)
+            if data is None:
+                return
         if data.get("kind") == HEADER_KIND and "role" not in data:
             self._header(line, data, first)
         else:
             self._message(line, data)
+
+    def _decoded(self, line: int, text: str) -> dict[str, Any] | None:
+        """The line's object read by `decode_json`, or None with its problem named."""
+        try:
+            data = decode_json(text, _DECODER)
+        except JsonLimitError as exc:
+            self.problem(line, "json", str(exc))
+            return None
+        except ValueError as exc:
+            detail = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+            self.problem(line, "json", f"not valid JSON: {detail}")
+            return None
+        if not isinstance(data, dict):
+            self.problem(line, "line", f"expected a JSON object, got {json_type(data)}")
+            return None
+        return data
 
     def _header(self, line: int, data: dict[str, Any], first: bool) -> None:
         if not first:

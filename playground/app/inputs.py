@@ -54,6 +54,7 @@ from engine.session import (
     load_session,
 )
 from engine.truth import Calibration
+from playground.app.pacing import hold_collector, let_go_of_collector
 
 # what loading the inputs may raise (each names file, line and field): a front end shows it and goes on
 LOAD_ERRORS = (EngineError, FenceError, SessionLoadError, SessionSaveError, OSError, ValueError)
@@ -208,7 +209,11 @@ def load_inputs(
     `system_prompt` is a text file with the system prompt a transcript did not record: it becomes the first
     message (refused when the session has one). `fmt` reads a transcript as that importer's format."""
     path = Path(session_path) if session_path else default_session_path()
-    session = open_session(path, conversation, fmt)
+    hold_collector()  # a load makes only live objects: the collector's scans of them would be a third of it
+    try:
+        session = open_session(path, conversation, fmt)
+    finally:
+        let_go_of_collector()
     if system_prompt is not None:
         session = with_system_prompt(session, Path(system_prompt))
     header = header_dict(session)

@@ -187,6 +187,35 @@ def test_each_bad_line_is_reported_and_skipped(line, expected):
     assert [m.id for m in session.messages] == ["g", "h"]
 
 
+def test_lines_off_the_one_call_path_load_or_fail_as_before():
+    """Most lines are read in one scanner call; whitespace around a line, brackets over the depth limit
+    (in strings too) and anything else go through `decode_json`, with the same result or message."""
+    good = '{"id": "ID", "role": "user", "type": "user_input", "content": "CONTENT", "timestamp": 0}'
+    deep = good.replace("ID", "d").replace('"CONTENT"', '""').replace("0}", '0, "metadata": {"x": %s}}')
+    text = "\n".join(
+        [
+            "  " + good.replace("CONTENT", "padded").replace("ID", "a") + " \t",
+            good.replace("CONTENT", "[" * 150 + "{" * 10).replace("ID", "b"),
+            good.replace("CONTENT", "two") + " " + good,
+            deep % ("[" * 98 + "]" * 98),
+            deep % ("[" * 99 + "]" * 99),
+            good.replace("0}", "1" * 5000 + "}"),
+        ]
+    )
+    session = parse_session_text(text, "f.jsonl")
+    assert [str(p) for p in session.problems] == [
+        "f.jsonl:3: json: not valid JSON: Extra data at column 86",
+        "f.jsonl:5: json: nested deeper than 100 levels",
+        "f.jsonl:6: json: number too large: more than 4300 digits",
+    ]
+    assert [(m.id, m.content) for m in session.messages] == [
+        ("a", "padded"),
+        ("b", "[" * 150 + "{" * 10),
+        ("d", ""),
+    ]
+    assert session.messages[2].metadata == {"x": json.loads("[" * 98 + "]" * 98)}
+
+
 def test_every_problem_of_a_line_is_reported():
     session = parse_session_text('{"role": "bot", "content": 5, "metadata": []}', "s.jsonl")
     assert [(p.line, p.field) for p in session.problems] == [
