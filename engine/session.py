@@ -28,22 +28,18 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from engine.messages import AiMessage
-from engine.safe_input import (
-    MAX_DEPTH,
-    JsonLimitError,
-    LoadProblem,
-    decode_json,
-    file_kind_problem,
-    make_json_decoder,
-)
+from engine.safe_input import JsonLimitError, LoadProblem, decode_json, file_kind_problem
 from engine.session_lines import (
+    DECODER,
     SESSION_VERSION,
     check_header,
     json_type,
     message_errors,
     message_of,
     message_warnings,
+    plain_object,
     plainly_valid,
+    raw_lines,
 )
 
 __all__ = [
@@ -54,6 +50,7 @@ __all__ = [
     "Session",
     "SessionHeader",
     "SessionLoadError",
+    "SessionReader",
     "SessionSaveError",
     "load_session",
     "parse_session_text",
@@ -164,23 +161,6 @@ class Session:
 # -- parsing --------------------------------------------------------------------------------------
 
 
-_DECODER = make_json_decoder(check_numbers=False)
-_SCAN = _DECODER.scan_once  # the C scanner `decode` calls, without decode's Python layers around it
-
-
-def _plain_object(text: str) -> dict[str, Any] | None:
-    """The line's object when the line is exactly one JSON object nested within MAX_DEPTH, read in one
-    scanner call (what `decode_json` would return); None for anything else: `decode_json` then reads the
-    line and names what is wrong (whitespace around, a deep or bad line, another value)."""
-    if text.count("[") + text.count("{") > MAX_DEPTH:
-        return None
-    try:
-        data, end = _SCAN(text, 0)
-    except (StopIteration, ValueError, RecursionError):
-        return None
-    return data if end == len(text) and type(data) is dict else None
-
-
 class _Parser:
     """Turns decoded lines into a Session, collecting problems."""
 
@@ -205,7 +185,7 @@ class _Parser:
             return
         first = not self.seen_content
         self.seen_content = True
-        data = _plain_object(text)
+        data = plain_object(text)
         if data is None:
             data = self._decoded(line, text)
             if data is None:
@@ -218,7 +198,7 @@ class _Parser:
     def _decoded(self, line: int, text: str) -> dict[str, Any] | None:
         """The line's object read by `decode_json`, or None with its problem named."""
         try:
-            data = decode_json(text, _DECODER)
+            data = decode_json(text, DECODER)
         except JsonLimitError as exc:
             self.problem(line, "json", str(exc))
             return None
@@ -287,26 +267,6 @@ def parse_session_text(
     return parser.finish(None)
 
 
-def _raw_lines(handle: BinaryIO, limit: int) -> Iterator[tuple[int, int, bytes | None, int]]:
-    """(line number, file offset, bytes without the newline or None when over `limit`, byte length)."""
-    number = offset = 0
-    while chunk := handle.readline(limit + 1):
-        number += 1
-        consumed = len(chunk)
-        if chunk.endswith(b"\n") or consumed <= limit:
-            body = chunk.removesuffix(b"\n")
-            yield number, offset, body, len(body)
-        else:  # longer than the limit: count the rest of the line without keeping it
-            newline = 0
-            while more := handle.readline(1 << 20):
-                consumed += len(more)
-                if more.endswith(b"\n"):
-                    newline = 1
-                    break
-            yield number, offset, None, consumed - newline
-        offset += consumed
-
-
 def _open_problem(path: Path) -> LoadProblem | None:
     problem = file_kind_problem(path)  # never opens: a FIFO would block
     return None if problem is None else LoadProblem(str(path), None, "file", problem)
@@ -316,29 +276,110 @@ def load_session(
     path: str | os.PathLike[str], *, strict: bool = False, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 ) -> Session:
     """Load a session file; see the module docstring for what happens to bad input."""
-    path = Path(path)
-    opening = _open_problem(path)
-    if opening is not None:
-        raise SessionLoadError(opening)
-    parser = _Parser(str(path), strict)
-    try:
-        with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as handle:
-            for number, offset, body, size in _raw_lines(handle, max_line_bytes):
-                if body is None:
-                    _too_long(parser, number, size, max_line_bytes)
-                    continue
-                if number == 1:
-                    body = body.removeprefix(b"\xef\xbb\xbf")
-                try:
-                    text = body.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    where = f"byte {exc.start} of the line (file offset {offset + exc.start})"
-                    parser.problem(number, "encoding", f"invalid UTF-8 at {where}")
-                    continue
-                parser.feed(number, text.removesuffix("\r"))
-    except OSError as exc:
-        raise SessionLoadError(LoadProblem(str(path), None, "file", f"cannot read: {exc.strerror}")) from exc
-    return parser.finish(path)
+    reader = SessionReader(path, strict=strict, max_line_bytes=max_line_bytes)
+    reader.read_all()
+    return reader.session
+
+
+class SessionReader:
+    """A session file read a line at a time, as the caller asks: a replay builds its first steps while the
+    rest still loads. `session` is the session so far (its header once the first line is read; its message
+    and problem lists grow as lines are read, and are the final ones at the end). Opening raises
+    `SessionLoadError` as `load_session` does, and so does a read that fails."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        strict: bool = False,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    ) -> None:
+        self.path = Path(path)
+        opening = _open_problem(self.path)
+        if opening is not None:
+            raise SessionLoadError(opening)
+        self._parser = _Parser(str(self.path), strict)
+        self._limit = max_line_bytes
+        self._handle = self._open()
+        self._lines = raw_lines(self._handle, max_line_bytes)
+        self.done = False
+
+    @property
+    def session(self) -> Session:
+        parser = self._parser
+        return Session(self.path, parser.header, parser.messages, parser.problems, parser.lines)
+
+    def read_line(self) -> bool:
+        """Read the next line (named in `session.problems` if bad); False once the file is read."""
+        if self.done:
+            return False
+        try:
+            line = next(self._lines, None)
+            if line is not None:
+                self._feed(*line)
+                return True
+        except OSError as exc:
+            self._close()
+            raise self._unreadable(exc) from exc
+        except BaseException:  # strict mode's first error, or Ctrl-C
+            self._close()
+            raise
+        self._close()
+        self._parser.finish(self.path)  # an empty file is a problem of the whole file
+        return False
+
+    def read_all(self) -> None:
+        """Read the rest of the file."""
+        if self.done:
+            return
+        try:
+            for line in self._lines:
+                self._feed(*line)
+        except OSError as exc:
+            raise self._unreadable(exc) from exc
+        finally:
+            self._close()
+        self._parser.finish(self.path)
+
+    def messages(self) -> Iterator[AiMessage]:
+        """Every message in order, those read already first, then reading on as they are asked for: each is in
+        `session.messages` before it is handed out."""
+        loaded = self._parser.messages
+        index = 0
+        while True:
+            while index < len(loaded):
+                index += 1
+                yield loaded[index - 1]
+            if not self.read_line():
+                return
+
+    def _open(self) -> BinaryIO:
+        try:
+            return open(os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb")
+        except OSError as exc:
+            raise self._unreadable(exc) from exc
+
+    def _close(self) -> None:
+        self.done = True
+        self._handle.close()
+
+    def _unreadable(self, exc: OSError) -> SessionLoadError:
+        return SessionLoadError(LoadProblem(str(self.path), None, "file", f"cannot read: {exc.strerror}"))
+
+    def _feed(self, number: int, offset: int, body: bytes | None, size: int) -> None:
+        parser = self._parser
+        if body is None:
+            _too_long(parser, number, size, self._limit)
+            return
+        if number == 1:
+            body = body.removeprefix(b"\xef\xbb\xbf")
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            where = f"byte {exc.start} of the line (file offset {offset + exc.start})"
+            parser.problem(number, "encoding", f"invalid UTF-8 at {where}")
+            return
+        parser.feed(number, text.removesuffix("\r"))
 
 
 # -- saving ---------------------------------------------------------------------------------------

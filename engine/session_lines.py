@@ -1,19 +1,58 @@
 """What a line of a session file may hold: the header's checks and each message line's errors (the line is
 skipped) and warnings (the line loads), as (field, reason) pairs; `engine.session` turns them into
-`file:line: field: reason` problems.
+`file:line: field: reason` problems. Also how a line is read: the file's raw lines, and a plain line's object
+in one scanner call.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
+from typing import Any, BinaryIO
 
 from engine.fences import FenceError, parse_fences_skipping
 from engine.messages import ROLE_TYPES, AiMessage
+from engine.safe_input import MAX_DEPTH, make_json_decoder
 
 SESSION_VERSION = 1
+DECODER = make_json_decoder(check_numbers=False)  # session lines: numbers unchecked (make_json_decoder)
+_SCAN = DECODER.scan_once  # the C scanner `decode` calls, without decode's Python layers around it
+
+
+def plain_object(text: str) -> dict[str, Any] | None:
+    """The line's object when the line is exactly one JSON object nested within MAX_DEPTH, read in one
+    scanner call (what `decode_json` would return); None for anything else: `decode_json` then reads the
+    line and names what is wrong (whitespace around, a deep or bad line, another value)."""
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        return None
+    try:
+        data, end = _SCAN(text, 0)
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    return data if end == len(text) and type(data) is dict else None
+
+
+def raw_lines(handle: BinaryIO, limit: int) -> Iterator[tuple[int, int, bytes | None, int]]:
+    """(line number, file offset, bytes without the newline or None when over `limit`, byte length)."""
+    number = offset = 0
+    while chunk := handle.readline(limit + 1):
+        number += 1
+        consumed = len(chunk)
+        if chunk.endswith(b"\n") or consumed <= limit:
+            body = chunk.removesuffix(b"\n")
+            yield number, offset, body, len(body)
+        else:  # longer than the limit: count the rest of the line without keeping it
+            newline = 0
+            while more := handle.readline(1 << 20):
+                consumed += len(more)
+                if more.endswith(b"\n"):
+                    newline = 1
+                    break
+            yield number, offset, None, consumed - newline
+        offset += consumed
+
 
 def json_type(value: Any) -> str:
     if value is None:

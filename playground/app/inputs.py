@@ -50,6 +50,7 @@ from engine.session import (
     Session,
     SessionHeader,
     SessionLoadError,
+    SessionReader,
     SessionSaveError,
     load_session,
 )
@@ -59,6 +60,7 @@ from playground.app.pacing import hold_collector, let_go_of_collector
 # what loading the inputs may raise (each names file, line and field): a front end shows it and goes on
 LOAD_ERRORS = (EngineError, FenceError, SessionLoadError, SessionSaveError, OSError, ValueError)
 
+STREAM_FROM_BYTES = 1 << 20  # `load_inputs(stream=True)` reads sessions from this size as they are asked
 SAMPLES_DIR = Path(__file__).resolve().parents[2] / "sample_sessions"
 DEFAULT_SAMPLE = "tool_loop_runs.jsonl"
 
@@ -80,6 +82,8 @@ class PlaygroundInputs:
     # definitions the transcript lacks (`--tools`); see `playground.app.recorded`
     calibration: Calibration | None = None
     given_offset: int | None = None
+    # a session still loading (`load_inputs(stream=True)`): `session` holds what is read so far
+    reader: SessionReader | None = None
 
     @property
     def header(self) -> dict[str, Any]:
@@ -124,22 +128,49 @@ def open_session(path: Path, conversation: int | None = None, fmt: str | None = 
     file that is not JSON at all, or not a regular file, goes to the session loader, which says line by
     line what is wrong.
     """
+    return _open(path, conversation, fmt, stream=False)[0]
+
+
+def _open(
+    path: Path, conversation: int | None, fmt: str | None, *, stream: bool
+) -> tuple[Session, SessionReader | None]:
+    """`open_session`; with `stream`, a linn session whose messages record no usage is read only up to its
+    first message, and its reader comes along to read the rest as it is needed."""
     if path.is_dir():  # a transcript kept as a folder: the folder format that claims it reads it
-        return _imported(path, import_file(path, fmt, conversation=conversation), conversation)
+        return _imported(path, import_file(path, fmt, conversation=conversation), conversation), None
     large = import_large(path, fmt, conversation)  # a 100 MB transcript is never read as one string
     if large is not None:
-        return _imported(path, large, conversation)
+        return _imported(path, large, conversation), None
     sniff, unreadable = _sniff(path)
     detected = detect_sniff(sniff) if sniff is not None else LINN_SESSION_KIND
     if detected is None and fmt is None:
         if any(True for _ in sniff.objects()):  # JSON of no format we know
             raise unrecognised(str(path))
         detected = LINN_SESSION_KIND  # not JSON at all: the session loader says, line by line, what is wrong
+    if detected == LINN_SESSION_KIND and stream and _streams(path, sniff):
+        reader = SessionReader(path)
+        while not reader.session.messages and reader.read_line():
+            pass  # the header and any bad line before the first message are read and named now
+        return reader.session, reader
     if detected == LINN_SESSION_KIND:
-        return load_session(path)
+        return load_session(path), None
     imported = import_text(sniff.text, fmt or detected, name=str(path), conversation=conversation)
     imported.problems[:0] = unreadable
-    return _imported(path, imported, conversation)
+    return _imported(path, imported, conversation), None
+
+
+def _streams(path: Path, sniff: Sniff | None) -> bool:
+    """Whether a linn session is worth reading as its replay goes: a large one (a smaller one loads in a few
+    tens of ms, and its problems then all lead the output, as always) whose messages record no usage."""
+    large = path.stat().st_size >= STREAM_FROM_BYTES
+    return sniff is not None and large and not _may_record_usage(sniff.text)
+
+
+def _may_record_usage(text: str) -> bool:
+    """Whether a message of the session could carry a recorded call's usage (a `"usage"` key, written plainly
+    or with a letter escaped: \\u0061-\\u007a are the only escapes of letters). A replay then needs every
+    message before its first step, each step's figures beside the recorded call's."""
+    return '"usage"' in text or "\\u006" in text or "\\u007" in text
 
 
 def _imported(path: Path, imported: ImportResult, conversation: int | None) -> Session:
@@ -202,16 +233,19 @@ def load_inputs(
     system_prompt: str | Path | None = None,
     *,
     fmt: str | None = None,
+    stream: bool = False,
 ) -> PlaygroundInputs:
     """Load everything; raises the loaders' own errors (they name file, line and field).
 
     `conversation` picks one conversation of a transcript that holds several (None: the format's default).
     `system_prompt` is a text file with the system prompt a transcript did not record: it becomes the first
-    message (refused when the session has one). `fmt` reads a transcript as that importer's format."""
+    message (refused when the session has one). `fmt` reads a transcript as that importer's format.
+    `stream` reads a linn session only up to its first message when its messages record no usage, the
+    rest as `reader` is asked (a replay's steps as the file loads); without a system prompt only."""
     path = Path(session_path) if session_path else default_session_path()
     hold_collector()  # a load makes only live objects: the collector's scans of them would be a third of it
     try:
-        session = open_session(path, conversation, fmt)
+        session, reader = _open(path, conversation, fmt, stream=stream and system_prompt is None)
     finally:
         let_go_of_collector()
     if system_prompt is not None:
@@ -243,6 +277,7 @@ def load_inputs(
         defaults=defaults,
         copy=check_copy(copy),
         policy_warnings=warnings,
+        reader=reader,
     )
 
 

@@ -14,6 +14,7 @@ from engine.session import (
     Session,
     SessionHeader,
     SessionLoadError,
+    SessionReader,
     SessionSaveError,
     dump_session_text,
     load_session,
@@ -440,3 +441,31 @@ def test_header_create():
     }
     assert header.extra == {"tone": "calm"}
     assert header.fences is None and header.version == 1
+
+
+def test_a_reader_reads_as_it_is_asked_and_ends_with_the_loaded_session(tmp_path):
+    lines = [json.dumps(HEADER), *(json.dumps(m) for m in MESSAGES), "{bad", json.dumps(MESSAGES[0])]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    reader = SessionReader(path)
+    assert reader.session.header is None and reader.session.messages == []
+    assert reader.read_line() and reader.session.header.title == "Tool heavy"
+    messages = reader.messages()
+    first = next(messages)
+    assert first.id == MESSAGES[0]["id"] and reader.session.message_lines == [2]  # one line read for it
+    assert [m.id for m in messages] == [m["id"] for m in MESSAGES[1:]] + [MESSAGES[0]["id"]]
+    assert reader.done and not reader.read_line()
+    whole = load_session(path)
+    assert reader.session == whole
+    reason = "not valid JSON: Expecting property name enclosed in double quotes at column 2"
+    assert [str(p) for p in whole.errors] == [f"{path}:{len(MESSAGES) + 2}: json: {reason}"]
+
+
+def test_a_strict_reader_stops_at_the_first_error_with_the_file_closed(tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(MESSAGES[0]) + "\n[1]\n", encoding="utf-8")
+    reader = SessionReader(path, strict=True)
+    assert reader.read_line()
+    with pytest.raises(SessionLoadError, match=r"s\.jsonl:2: line: expected a JSON object, got an array"):
+        reader.read_line()
+    assert reader.done and not reader.read_line()
