@@ -54,6 +54,7 @@ from engine.session import (
     SessionSaveError,
     load_session,
 )
+from engine.ticks import iter_step_points
 from engine.truth import Calibration
 from playground.app.pacing import hold_collector, let_go_of_collector
 
@@ -177,6 +178,15 @@ def _imported(path: Path, imported: ImportResult, conversation: int | None) -> S
     header = SessionHeader.from_dict(imported.header(str(path), conversation))
     problems = [LoadProblem(p.path or str(path), p.line, "import", p.reason) for p in imported.problems]
     return Session(path, header, list(imported.messages), problems)
+
+
+def loading_points(inputs: PlaygroundInputs, checkpoint_tool_name: str | None) -> dict[str, Any]:
+    """A session still loading: the `points` option of a replay (`engine.replay.iter_session_steps`), each
+    step found as the lines it needs are read; nothing for a session loaded whole."""
+    if inputs.reader is None:
+        return {}
+    names = {} if checkpoint_tool_name is None else {"checkpoint_tool_name": checkpoint_tool_name}
+    return {"points": iter_step_points(inputs.reader.messages(), **names)}
 
 
 def with_system_prompt(session: Session, path: Path) -> Session:

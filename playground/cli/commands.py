@@ -15,6 +15,7 @@ from engine import (
     Price,
     PriceTable,
     RecordedRun,
+    SessionLoadError,
     StepTruth,
     build_at_step,
     build_context,
@@ -27,11 +28,9 @@ from engine import (
     to_anthropic,
     tokenizer_from_policy,
 )
-from engine.session import SessionLoadError
-from engine.ticks import iter_step_points
 from playground.app.costing import price_choice, price_table
 from playground.app.explain import ordinary_warnings
-from playground.app.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
+from playground.app.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs, loading_points
 from playground.app.pacing import paced_collection
 from playground.app.recorded import (
     RecordSetup,
@@ -237,7 +236,7 @@ def run_replay(args) -> int:
     # streamed: one step is held at a time (and the one before, for its cached prefix)
     steps = iter_step_costs(
         inputs.session.messages, policy, tracker=tracker, truths=stream, samples=samples,
-        **options, **_loading_points(inputs, options),
+        **options, **loading_points(inputs, options.get("checkpoint_tool_name")),
     )  # fmt: skip
     if inputs.reader is not None:
         steps = _telling(steps, inputs.session.problems, len(inputs.session.problems))  # those said so far
@@ -313,15 +312,6 @@ def _write_steps(
             if stop.requested:
                 break
     return totals, stop.requested
-
-
-def _loading_points(inputs: PlaygroundInputs, options: dict[str, Any]) -> dict[str, Any]:
-    """A session still loading: its steps found as its lines are read (`points` of `iter_session_steps`)."""
-    if inputs.reader is None:
-        return {}
-    name = options.get("checkpoint_tool_name")
-    names = {} if name is None else {"checkpoint_tool_name": name}
-    return {"points": iter_step_points(inputs.reader.messages(), **names)}
 
 
 def _telling(steps: Iterator[T], problems: list[Any], told: int) -> Iterator[T]:
