@@ -6,6 +6,7 @@ replaces the policy in the session header; `--fences` replaces the header's fenc
 
 from __future__ import annotations
 
+import mmap
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -44,7 +45,14 @@ from engine.policy import (
 )
 from engine.policy.lint import layer_warnings
 from engine.reminders import DEFAULT_MAX_STEPS
-from engine.safe_input import MAX_FILE_BYTES, InputError, decode_utf8, file_kind_problem, read_regular_file
+from engine.safe_input import (
+    MAX_FILE_BYTES,
+    InputError,
+    decode_json,
+    decode_utf8,
+    file_kind_problem,
+    read_regular_file,
+)
 from engine.session import (
     LoadProblem,
     Session,
@@ -62,6 +70,7 @@ from playground.app.pacing import hold_collector, let_go_of_collector
 LOAD_ERRORS = (EngineError, FenceError, SessionLoadError, SessionSaveError, OSError, ValueError)
 
 STREAM_FROM_BYTES = 1 << 20  # `load_inputs(stream=True)` reads sessions from this size as they are asked
+HEAD_LINE_BYTES = 1 << 20  # a session header longer than this is read the usual way
 SAMPLES_DIR = Path(__file__).resolve().parents[2] / "sample_sessions"
 DEFAULT_SAMPLE = "tool_loop_runs.jsonl"
 
@@ -135,8 +144,13 @@ def open_session(path: Path, conversation: int | None = None, fmt: str | None = 
 def _open(
     path: Path, conversation: int | None, fmt: str | None, *, stream: bool
 ) -> tuple[Session, SessionReader | None]:
-    """`open_session`; with `stream`, a linn session whose messages record no usage is read only up to its
-    first message, and its reader comes along to read the rest as it is needed."""
+    """`open_session`; with `stream`, a large linn session whose messages record no usage is read only up
+    to its first message, and its reader comes along to read the rest as it is needed."""
+    if stream and _streamable(path):
+        reader = SessionReader(path)
+        while not reader.session.messages and reader.read_line():
+            pass  # the header and any bad line before the first message are read and named now
+        return reader.session, reader
     if path.is_dir():  # a transcript kept as a folder: the folder format that claims it reads it
         return _imported(path, import_file(path, fmt, conversation=conversation), conversation), None
     large = import_large(path, fmt, conversation)  # a 100 MB transcript is never read as one string
@@ -148,11 +162,6 @@ def _open(
         if any(True for _ in sniff.objects()):  # JSON of no format we know
             raise unrecognised(str(path))
         detected = LINN_SESSION_KIND  # not JSON at all: the session loader says, line by line, what is wrong
-    if detected == LINN_SESSION_KIND and stream and _streams(path, sniff):
-        reader = SessionReader(path)
-        while not reader.session.messages and reader.read_line():
-            pass  # the header and any bad line before the first message are read and named now
-        return reader.session, reader
     if detected == LINN_SESSION_KIND:
         return load_session(path), None
     imported = import_text(sniff.text, fmt or detected, name=str(path), conversation=conversation)
@@ -160,18 +169,27 @@ def _open(
     return _imported(path, imported, conversation), None
 
 
-def _streams(path: Path, sniff: Sniff | None) -> bool:
-    """Whether a linn session is worth reading as its replay goes: a large one (a smaller one loads in a few
-    tens of ms, and its problems then all lead the output, as always) whose messages record no usage."""
-    large = path.stat().st_size >= STREAM_FROM_BYTES
-    return sniff is not None and large and not _may_record_usage(sniff.text)
+def _streamable(path: Path) -> bool:
+    """A linn session worth reading as its replay goes: a regular file of STREAM_FROM_BYTES or more (a smaller
+    one loads in tens of ms, and its problems all lead the output, as always), whose first line is a session
+    header (detection could then say nothing else: it claims the file first) and whose messages record no
+    usage (a replay puts each recorded call beside its step: all of them are needed first)."""
+    if file_kind_problem(path) is not None or path.stat().st_size < STREAM_FROM_BYTES:
+        return False
+    with path.open("rb") as handle:
+        first = handle.readline(HEAD_LINE_BYTES).removeprefix(b"\xef\xbb\xbf")
+        try:
+            header = decode_json(first.decode("utf-8"))
+        except ValueError:  # invalid UTF-8 or JSON: the usual path names it
+            return False
+        if not isinstance(header, dict) or header.get("kind") != LINN_SESSION_KIND or "role" in header:
+            return False
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as content:
+            return not any(content.find(key) >= 0 for key in _USAGE_KEYS)
 
 
-def _may_record_usage(text: str) -> bool:
-    """Whether a message of the session could carry a recorded call's usage (a `"usage"` key, written plainly
-    or with a letter escaped: \\u0061-\\u007a are the only escapes of letters). A replay then needs every
-    message before its first step, each step's figures beside the recorded call's."""
-    return '"usage"' in text or "\\u006" in text or "\\u007" in text
+# a "usage" key, written plainly or with a letter escaped (\u0061-\u007a are the only escapes of letters)
+_USAGE_KEYS = (b'"usage"', b"\\u006", b"\\u007")
 
 
 def _imported(path: Path, imported: ImportResult, conversation: int | None) -> Session:
