@@ -230,12 +230,10 @@ class _Parser:
             for field_name, reason in message_warnings(data):
                 self.problem(line, field_name, reason, WARNING)
         message_id = data["id"]
-        if message_id in self.first_line_of:
-            first = self.first_line_of[message_id]
+        first = self.first_line_of.setdefault(message_id, line)
+        if first != line:
             shown = json.dumps(message_id[:80])  # escapes control characters
             self.problem(line, "id", f"duplicate id {shown} (first on line {first}); kept", WARNING)
-        else:
-            self.first_line_of[message_id] = line
         self.messages.append(AiMessage.from_dict(data) if plain else message_of(data))
         self.lines.append(line)
 

@@ -133,26 +133,41 @@ def _quoted(text: str) -> str:
 
 def plainly_valid(data: dict[str, Any]) -> bool:
     """The common case, checked fast: nothing for `message_errors` or `message_warnings` to say."""
-    message_id, stamp, metadata = data.get("id"), data.get("timestamp"), data.get("metadata")
-    calls = metadata.get("tool_calls", []) if type(metadata) is dict else []
-    if metadata is not None and (
-        type(metadata) is not dict
-        or type(metadata.get("tool_call_id", "")) is not str
-        or "fenceAttrs" in metadata
-        or type(calls) is not list
-        or not all(type(c) is dict and type(c.get("function", {})) is dict for c in calls)
-    ):
+    try:
+        message_id, role, type_, content, stamp = (
+            data["id"], data["role"], data["type"], data["content"], data["timestamp"]
+        )  # fmt: skip
+    except KeyError:
+        return False
+    metadata = data.get("metadata")
+    if metadata is not None and not _plain_metadata(metadata):
         return False
     return (
         type(message_id) is str
         and message_id != ""
-        and type(data.get("role")) is str
-        and type(data.get("type")) is str
-        and (data["role"], data["type"]) in _PAIRS
-        and type(data.get("content")) is str
+        and type(role) is str
+        and type(type_) is str
+        and (role, type_) in _PAIRS
+        and type(content) is str
         and (type(stamp) is int or type(stamp) is float)
         and -_MAX_NUMBER <= stamp <= _MAX_NUMBER
     )
+
+
+def _plain_metadata(metadata: Any) -> bool:
+    if type(metadata) is not dict or "fenceAttrs" in metadata:
+        return False
+    if "tool_call_id" in metadata and type(metadata["tool_call_id"]) is not str:
+        return False
+    if "tool_calls" not in metadata:
+        return True
+    calls = metadata["tool_calls"]
+    if type(calls) is not list:
+        return False
+    for call in calls:
+        if type(call) is not dict or ("function" in call and type(call["function"]) is not dict):
+            return False
+    return True
 
 
 def message_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
