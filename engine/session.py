@@ -317,12 +317,12 @@ class SessionReader:
                 self._feed(*line)
                 return True
         except OSError as exc:
-            self._close()
+            self.close()
             raise self._unreadable(exc) from exc
         except BaseException:  # strict mode's first error, or Ctrl-C
-            self._close()
+            self.close()
             raise
-        self._close()
+        self.close()
         self._parser.finish(self.path)  # an empty file is a problem of the whole file
         return False
 
@@ -336,7 +336,7 @@ class SessionReader:
         except OSError as exc:
             raise self._unreadable(exc) from exc
         finally:
-            self._close()
+            self.close()
         self._parser.finish(self.path)
 
     def messages(self) -> Iterator[AiMessage]:
@@ -357,7 +357,8 @@ class SessionReader:
         except OSError as exc:
             raise self._unreadable(exc) from exc
 
-    def _close(self) -> None:
+    def close(self) -> None:
+        """Stop reading: the file is closed and `session` stays as read so far."""
         self.done = True
         self._handle.close()
 

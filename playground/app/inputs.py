@@ -276,6 +276,25 @@ def load_inputs(
         session, reader = _open(path, conversation, fmt, stream=stream and system_prompt is None)
     finally:
         let_go_of_collector()
+    try:
+        return _settled(session, reader, path, policy_path, fences_path, defaults, copy, system_prompt)
+    except BaseException:
+        if reader is not None:  # a session still loading is not read on
+            reader.close()
+        raise
+
+
+def _settled(
+    session: Session,
+    reader: SessionReader | None,
+    path: Path,
+    policy_path: str | Path | None,
+    fences_path: str | Path | None,
+    defaults: str,
+    copy: str,
+    system_prompt: str | Path | None,
+) -> PlaygroundInputs:
+    """`load_inputs` once the session is open: its policy layer, fences and system prompt."""
     if system_prompt is not None:
         session = with_system_prompt(session, Path(system_prompt))
     header = header_dict(session)

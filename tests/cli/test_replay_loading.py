@@ -71,3 +71,17 @@ def test_a_session_that_may_record_usage_is_read_whole_first(tmp_path, capsys, m
     assert (code, escaped_code) == (0, 0)
     assert out == escaped_out
     assert [json.loads(line)["recorded"]["promptTokens"] for line in out[:-1]] == [1010, 1030, 1060, 2000]
+
+
+def test_a_bad_policy_ends_the_load_of_a_streamed_session_with_its_file_closed(tmp_path, capsys, monkeypatch):
+    session = write_session(tmp_path / "long.jsonl", turns=5)
+    policy = tmp_path / "p.yaml"
+    policy.write_text("budget:\n  maxTokens: -5\n")
+    monkeypatch.setattr(inputs, "STREAM_FROM_BYTES", 0)
+    closed: list[bool] = []
+    close = SessionReader.close
+    monkeypatch.setattr(SessionReader, "close", lambda self: (closed.append(self.done), close(self)))
+    assert main(["replay", str(session), "--json", "--policy", str(policy)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"error: {policy}:2: budget.maxTokens") and err.count("\n") == 1
+    assert closed == [False]  # closed while its lines were still to be read
