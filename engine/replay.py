@@ -17,7 +17,7 @@ from engine.build import build_context
 from engine.messages import AiMessage
 from engine.preprocess.base import ID_SCOPE
 from engine.result import BuildResult
-from engine.ticks import StepPoint, TickState, step_points, tick_for
+from engine.ticks import StepPoint, TickState, iter_step_points, step_points, tick_for
 
 MARKERS = {"ai_history_summarization": "S", "checkpoint_trim_before": "C"}
 StepOptions = Callable[[int, int], Mapping[str, Any]]
@@ -169,17 +169,27 @@ def iter_session_steps(
     available_tools: Iterable[str] = (),
     checkpoint_tool_name: str | None = None,
     step_options: StepOptions | None = None,
+    points: Iterable[StepPoint] | None = None,
     **build_options: Any,
 ) -> Iterator[StepBuild]:
-    """Replay every LLM call of a recorded session, summaries persisting (one step held at a time)."""
+    """Replay every LLM call of a recorded session, summaries persisting (one step held at a time).
+
+    The steps are found as the replay goes (`iter_step_points`), so the first is built without a pass
+    over the whole session. `points` are the session's step points when `messages` is still loading: a list
+    the loader fills, each point coming once the messages it needs are in it."""
     tools = tuple(available_tools)
     names = {} if checkpoint_tool_name is None else {"checkpoint_tool_name": checkpoint_tool_name}
-    points = step_points(messages, **names)
-    ticks = [tick_for(point, max_steps, tools) for point in points]
-    plan = (PlannedStep(p.message_count, t) for p, t in zip(points, ticks, strict=True))
-    replayed = run_replay(messages, plan, policy, step_options=step_options, **build_options)
-    for number, (point, step) in enumerate(zip(points, replayed, strict=True), start=1):
-        yield StepBuild(number, point, step.tick, step.result, step.persisted, step.carried_ids)
+    found = iter_step_points(messages, **names) if points is None else iter(points)
+    current: list[StepPoint] = []  # the point of the step being built
+
+    def plan() -> Iterator[PlannedStep]:
+        for point in found:
+            current[:] = [point]
+            yield PlannedStep(point.message_count, tick_for(point, max_steps, tools))
+
+    replayed = run_replay(messages, plan(), policy, step_options=step_options, **build_options)
+    for number, step in enumerate(replayed, start=1):
+        yield StepBuild(number, current[0], step.tick, step.result, step.persisted, step.carried_ids)
 
 
 def replay_session(messages: Sequence[AiMessage], policy: Any = None, **options: Any) -> list[StepBuild]:

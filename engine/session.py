@@ -28,15 +28,18 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from engine.messages import AiMessage
-from engine.safe_input import JsonLimitError, LoadProblem, decode_json, file_kind_problem, make_json_decoder
+from engine.safe_input import JsonLimitError, LoadProblem, decode_json, file_kind_problem
 from engine.session_lines import (
+    DECODER,
     SESSION_VERSION,
     check_header,
     json_type,
     message_errors,
     message_of,
     message_warnings,
+    plain_object,
     plainly_valid,
+    raw_lines,
 )
 
 __all__ = [
@@ -47,6 +50,7 @@ __all__ = [
     "Session",
     "SessionHeader",
     "SessionLoadError",
+    "SessionReader",
     "SessionSaveError",
     "load_session",
     "parse_session_text",
@@ -157,7 +161,6 @@ class Session:
 # -- parsing --------------------------------------------------------------------------------------
 
 
-_DECODER = make_json_decoder(check_numbers=False)
 class _Parser:
     """Turns decoded lines into a Session, collecting problems."""
 
@@ -178,26 +181,35 @@ class _Parser:
         self.problems.append(found)
 
     def feed(self, line: int, text: str) -> None:
-        if not text.strip():
+        if not text or text.isspace():  # blank (as `not text.strip()`, without copying the line)
             return
         first = not self.seen_content
         self.seen_content = True
-        try:
-            data = decode_json(text, _DECODER)
-        except JsonLimitError as exc:
-            self.problem(line, "json", str(exc))
-            return
-        except ValueError as exc:
-            detail = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
-            self.problem(line, "json", f"not valid JSON: {detail}")
-            return
-        if not isinstance(data, dict):
-            self.problem(line, "line", f"expected a JSON object, got {json_type(data)}")
-            return
+        data = plain_object(text)
+        if data is None:
+            data = self._decoded(line, text)
+            if data is None:
+                return
         if data.get("kind") == HEADER_KIND and "role" not in data:
             self._header(line, data, first)
         else:
             self._message(line, data)
+
+    def _decoded(self, line: int, text: str) -> dict[str, Any] | None:
+        """The line's object read by `decode_json`, or None with its problem named."""
+        try:
+            data = decode_json(text, DECODER)
+        except JsonLimitError as exc:
+            self.problem(line, "json", str(exc))
+            return None
+        except ValueError as exc:
+            detail = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+            self.problem(line, "json", f"not valid JSON: {detail}")
+            return None
+        if not isinstance(data, dict):
+            self.problem(line, "line", f"expected a JSON object, got {json_type(data)}")
+            return None
+        return data
 
     def _header(self, line: int, data: dict[str, Any], first: bool) -> None:
         if not first:
@@ -218,12 +230,10 @@ class _Parser:
             for field_name, reason in message_warnings(data):
                 self.problem(line, field_name, reason, WARNING)
         message_id = data["id"]
-        if message_id in self.first_line_of:
-            first = self.first_line_of[message_id]
+        first = self.first_line_of.setdefault(message_id, line)
+        if first != line:
             shown = json.dumps(message_id[:80])  # escapes control characters
             self.problem(line, "id", f"duplicate id {shown} (first on line {first}); kept", WARNING)
-        else:
-            self.first_line_of[message_id] = line
         self.messages.append(AiMessage.from_dict(data) if plain else message_of(data))
         self.lines.append(line)
 
@@ -255,26 +265,6 @@ def parse_session_text(
     return parser.finish(None)
 
 
-def _raw_lines(handle: BinaryIO, limit: int) -> Iterator[tuple[int, int, bytes | None, int]]:
-    """(line number, file offset, bytes without the newline or None when over `limit`, byte length)."""
-    number = offset = 0
-    while chunk := handle.readline(limit + 1):
-        number += 1
-        consumed = len(chunk)
-        if chunk.endswith(b"\n") or consumed <= limit:
-            body = chunk.removesuffix(b"\n")
-            yield number, offset, body, len(body)
-        else:  # longer than the limit: count the rest of the line without keeping it
-            newline = 0
-            while more := handle.readline(1 << 20):
-                consumed += len(more)
-                if more.endswith(b"\n"):
-                    newline = 1
-                    break
-            yield number, offset, None, consumed - newline
-        offset += consumed
-
-
 def _open_problem(path: Path) -> LoadProblem | None:
     problem = file_kind_problem(path)  # never opens: a FIFO would block
     return None if problem is None else LoadProblem(str(path), None, "file", problem)
@@ -284,29 +274,111 @@ def load_session(
     path: str | os.PathLike[str], *, strict: bool = False, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 ) -> Session:
     """Load a session file; see the module docstring for what happens to bad input."""
-    path = Path(path)
-    opening = _open_problem(path)
-    if opening is not None:
-        raise SessionLoadError(opening)
-    parser = _Parser(str(path), strict)
-    try:
-        with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as handle:
-            for number, offset, body, size in _raw_lines(handle, max_line_bytes):
-                if body is None:
-                    _too_long(parser, number, size, max_line_bytes)
-                    continue
-                if number == 1:
-                    body = body.removeprefix(b"\xef\xbb\xbf")
-                try:
-                    text = body.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    where = f"byte {exc.start} of the line (file offset {offset + exc.start})"
-                    parser.problem(number, "encoding", f"invalid UTF-8 at {where}")
-                    continue
-                parser.feed(number, text.removesuffix("\r"))
-    except OSError as exc:
-        raise SessionLoadError(LoadProblem(str(path), None, "file", f"cannot read: {exc.strerror}")) from exc
-    return parser.finish(path)
+    reader = SessionReader(path, strict=strict, max_line_bytes=max_line_bytes)
+    reader.read_all()
+    return reader.session
+
+
+class SessionReader:
+    """A session file read a line at a time, as the caller asks: a replay builds its first steps while the
+    rest still loads. `session` is the session so far (its header once the first line is read; its message
+    and problem lists grow as lines are read, and are the final ones at the end). Opening raises
+    `SessionLoadError` as `load_session` does, and so does a read that fails."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        strict: bool = False,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    ) -> None:
+        self.path = Path(path)
+        opening = _open_problem(self.path)
+        if opening is not None:
+            raise SessionLoadError(opening)
+        self._parser = _Parser(str(self.path), strict)
+        self._limit = max_line_bytes
+        self._handle = self._open()
+        self._lines = raw_lines(self._handle, max_line_bytes)
+        self.done = False
+
+    @property
+    def session(self) -> Session:
+        parser = self._parser
+        return Session(self.path, parser.header, parser.messages, parser.problems, parser.lines)
+
+    def read_line(self) -> bool:
+        """Read the next line (named in `session.problems` if bad); False once the file is read."""
+        if self.done:
+            return False
+        try:
+            line = next(self._lines, None)
+            if line is not None:
+                self._feed(*line)
+                return True
+        except OSError as exc:
+            self.close()
+            raise self._unreadable(exc) from exc
+        except BaseException:  # strict mode's first error, or Ctrl-C
+            self.close()
+            raise
+        self.close()
+        self._parser.finish(self.path)  # an empty file is a problem of the whole file
+        return False
+
+    def read_all(self) -> None:
+        """Read the rest of the file."""
+        if self.done:
+            return
+        try:
+            for line in self._lines:
+                self._feed(*line)
+        except OSError as exc:
+            raise self._unreadable(exc) from exc
+        finally:
+            self.close()
+        self._parser.finish(self.path)
+
+    def messages(self) -> Iterator[AiMessage]:
+        """Every message in order, those read already first, then reading on as they are asked for: each is in
+        `session.messages` before it is handed out."""
+        loaded = self._parser.messages
+        index = 0
+        while True:
+            while index < len(loaded):
+                index += 1
+                yield loaded[index - 1]
+            if not self.read_line():
+                return
+
+    def _open(self) -> BinaryIO:
+        try:
+            return open(os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb")
+        except OSError as exc:
+            raise self._unreadable(exc) from exc
+
+    def close(self) -> None:
+        """Stop reading: the file is closed and `session` stays as read so far."""
+        self.done = True
+        self._handle.close()
+
+    def _unreadable(self, exc: OSError) -> SessionLoadError:
+        return SessionLoadError(LoadProblem(str(self.path), None, "file", f"cannot read: {exc.strerror}"))
+
+    def _feed(self, number: int, offset: int, body: bytes | None, size: int) -> None:
+        parser = self._parser
+        if body is None:
+            _too_long(parser, number, size, self._limit)
+            return
+        if number == 1:
+            body = body.removeprefix(b"\xef\xbb\xbf")
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            where = f"byte {exc.start} of the line (file offset {offset + exc.start})"
+            parser.problem(number, "encoding", f"invalid UTF-8 at {where}")
+            return
+        parser.feed(number, text.removesuffix("\r"))
 
 
 # -- saving ---------------------------------------------------------------------------------------

@@ -1,19 +1,58 @@
 """What a line of a session file may hold: the header's checks and each message line's errors (the line is
 skipped) and warnings (the line loads), as (field, reason) pairs; `engine.session` turns them into
-`file:line: field: reason` problems.
+`file:line: field: reason` problems. Also how a line is read: the file's raw lines, and a plain line's object
+in one scanner call.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
+from typing import Any, BinaryIO
 
 from engine.fences import FenceError, parse_fences_skipping
 from engine.messages import ROLE_TYPES, AiMessage
+from engine.safe_input import MAX_DEPTH, make_json_decoder
 
 SESSION_VERSION = 1
+DECODER = make_json_decoder(check_numbers=False)  # session lines: numbers unchecked (make_json_decoder)
+_SCAN = DECODER.scan_once  # the C scanner `decode` calls, without decode's Python layers around it
+
+
+def plain_object(text: str) -> dict[str, Any] | None:
+    """The line's object when the line is exactly one JSON object nested within MAX_DEPTH, read in one
+    scanner call (what `decode_json` would return); None for anything else: `decode_json` then reads the
+    line and names what is wrong (whitespace around, a deep or bad line, another value)."""
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        return None
+    try:
+        data, end = _SCAN(text, 0)
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    return data if end == len(text) and type(data) is dict else None
+
+
+def raw_lines(handle: BinaryIO, limit: int) -> Iterator[tuple[int, int, bytes | None, int]]:
+    """(line number, file offset, bytes without the newline or None when over `limit`, byte length)."""
+    number = offset = 0
+    while chunk := handle.readline(limit + 1):
+        number += 1
+        consumed = len(chunk)
+        if chunk.endswith(b"\n") or consumed <= limit:
+            body = chunk.removesuffix(b"\n")
+            yield number, offset, body, len(body)
+        else:  # longer than the limit: count the rest of the line without keeping it
+            newline = 0
+            while more := handle.readline(1 << 20):
+                consumed += len(more)
+                if more.endswith(b"\n"):
+                    newline = 1
+                    break
+            yield number, offset, None, consumed - newline
+        offset += consumed
+
 
 def json_type(value: Any) -> str:
     if value is None:
@@ -94,26 +133,41 @@ def _quoted(text: str) -> str:
 
 def plainly_valid(data: dict[str, Any]) -> bool:
     """The common case, checked fast: nothing for `message_errors` or `message_warnings` to say."""
-    message_id, stamp, metadata = data.get("id"), data.get("timestamp"), data.get("metadata")
-    calls = metadata.get("tool_calls", []) if type(metadata) is dict else []
-    if metadata is not None and (
-        type(metadata) is not dict
-        or type(metadata.get("tool_call_id", "")) is not str
-        or "fenceAttrs" in metadata
-        or type(calls) is not list
-        or not all(type(c) is dict and type(c.get("function", {})) is dict for c in calls)
-    ):
+    try:
+        message_id, role, type_, content, stamp = (
+            data["id"], data["role"], data["type"], data["content"], data["timestamp"]
+        )  # fmt: skip
+    except KeyError:
+        return False
+    metadata = data.get("metadata")
+    if metadata is not None and not _plain_metadata(metadata):
         return False
     return (
         type(message_id) is str
         and message_id != ""
-        and type(data.get("role")) is str
-        and type(data.get("type")) is str
-        and (data["role"], data["type"]) in _PAIRS
-        and type(data.get("content")) is str
+        and type(role) is str
+        and type(type_) is str
+        and (role, type_) in _PAIRS
+        and type(content) is str
         and (type(stamp) is int or type(stamp) is float)
         and -_MAX_NUMBER <= stamp <= _MAX_NUMBER
     )
+
+
+def _plain_metadata(metadata: Any) -> bool:
+    if type(metadata) is not dict or "fenceAttrs" in metadata:
+        return False
+    if "tool_call_id" in metadata and type(metadata["tool_call_id"]) is not str:
+        return False
+    if "tool_calls" not in metadata:
+        return True
+    calls = metadata["tool_calls"]
+    if type(calls) is not list:
+        return False
+    for call in calls:
+        if type(call) is not dict or ("function" in call and type(call["function"]) is not dict):
+            return False
+    return True
 
 
 def message_errors(data: dict[str, Any]) -> list[tuple[str, str]]:

@@ -18,7 +18,7 @@ prefix and `TickState` from `tick_at` and calls the build with them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,36 +123,59 @@ def step_points(
 
     A call is a block of consecutive assistant messages; where the transcript recorded a call's usage, the
     call ends at the message carrying it, so two calls written back to back are two steps."""
-    points: list[StepPoint] = []
-    run, cycle, calls, resets, open_run = 0, 1, 0, 0, False
-    index = 0
-    while index < len(messages):
-        if _type(messages[index]) == "user_input":
-            run, cycle, calls, resets, open_run = run + 1, 1, 0, 0, True
-            index += 1
+    return list(iter_step_points(messages, checkpoint_tool_name))
+
+
+def iter_step_points(
+    messages: Iterable[MessageLike], checkpoint_tool_name: str = DEFAULT_CHECKPOINT_TOOL_NAME
+) -> Iterator[StepPoint]:
+    """`step_points` as the messages come: a call's point once its block has been read, and the message
+    after it (or the end), so a replay can build the step while the rest of the session still loads."""
+    counter = _StepCounter(checkpoint_tool_name)
+    block: list[MessageLike] = []
+    count = 0
+    last: MessageLike | None = None
+    for count, message in enumerate(messages, start=1):  # noqa: B007 (count is read after the loop)
+        last = message
+        if block and _role(message) == "assistant" and not _recorded(block[-1]):
+            block.append(message)  # the call goes on (a recorded call ends at the message carrying it)
             continue
-        if _role(messages[index]) != "assistant":
-            index += 1
-            continue
-        start = index
-        while index < len(messages) and _role(messages[index]) == "assistant":
-            index += 1
-            if _recorded(messages[index - 1]):  # a recorded call ends here; what follows is the next call
-                break
-        block = messages[start:index]  # one LLM call's output
-        if not open_run:  # a call after an answer without a new user_input: the host resumed
-            cycle, calls, resets = 1, 0, 0
-        cycle, calls = cycle + 1, calls + 1
+        if block:
+            yield counter.call(count - 1 - len(block), block)
+            block = []
+        if _type(message) == "user_input":
+            counter.user_input()
+        elif _role(message) == "assistant":
+            block = [message]
+    if block:
+        yield counter.call(count - len(block), block)
+    if counter.open_run and last is not None and _role(last) != "assistant":
+        yield StepPoint(count, counter.run, counter.calls + 1, counter.cycle + 1, None)
+
+
+class _StepCounter:
+    """linnkit's counters over a session's runs: the node step of each call (see the module doc)."""
+
+    def __init__(self, checkpoint_tool_name: str) -> None:
+        self.checkpoint_tool_name = checkpoint_tool_name
+        self.run, self.cycle, self.calls, self.resets, self.open_run = 0, 1, 0, 0, False
+
+    def user_input(self) -> None:
+        self.run, self.cycle, self.calls, self.resets, self.open_run = self.run + 1, 1, 0, 0, True
+
+    def call(self, start: int, block: list[MessageLike]) -> StepPoint:
+        """The point of the call that wrote `block` (one LLM call's output), which starts at `start`."""
+        if not self.open_run:  # a call after an answer without a new user_input: the host resumed
+            self.cycle, self.calls, self.resets = 1, 0, 0
+        self.cycle, self.calls = self.cycle + 1, self.calls + 1
         actions = [m for m in block if _type(m) in ACTION_TYPES]
-        points.append(StepPoint(start, run, calls, cycle, _id(actions[-1]) if actions else None))
+        point = StepPoint(start, self.run, self.calls, self.cycle, _id(actions[-1]) if actions else None)
         for name in (n for m in actions if _type(m) in TOOL_ACTION_TYPES for n in _call_names(m)):
-            cycle += 1  # one tool node per call, parallel calls included
-            if name == checkpoint_tool_name and resets < MAX_CHECKPOINT_RESETS:
-                cycle, resets = 0, resets + 1
-        open_run = not any(_type(m) in RUN_ENDING_TYPES for m in block)
-    if open_run and messages and _role(messages[-1]) != "assistant":
-        points.append(StepPoint(len(messages), run, calls + 1, cycle + 1, None))
-    return points
+            self.cycle += 1  # one tool node per call, parallel calls included
+            if name == self.checkpoint_tool_name and self.resets < MAX_CHECKPOINT_RESETS:
+                self.cycle, self.resets = 0, self.resets + 1
+        self.open_run = not any(_type(m) in RUN_ENDING_TYPES for m in block)
+        return point
 
 
 def tick_at(

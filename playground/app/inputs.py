@@ -6,6 +6,7 @@ replaces the policy in the session header; `--fences` replaces the header's fenc
 
 from __future__ import annotations
 
+import mmap
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -44,20 +45,32 @@ from engine.policy import (
 )
 from engine.policy.lint import layer_warnings
 from engine.reminders import DEFAULT_MAX_STEPS
-from engine.safe_input import MAX_FILE_BYTES, InputError, decode_utf8, file_kind_problem, read_regular_file
+from engine.safe_input import (
+    MAX_FILE_BYTES,
+    InputError,
+    decode_json,
+    decode_utf8,
+    file_kind_problem,
+    read_regular_file,
+)
 from engine.session import (
     LoadProblem,
     Session,
     SessionHeader,
     SessionLoadError,
+    SessionReader,
     SessionSaveError,
     load_session,
 )
+from engine.ticks import iter_step_points
 from engine.truth import Calibration
+from playground.app.pacing import hold_collector, let_go_of_collector
 
 # what loading the inputs may raise (each names file, line and field): a front end shows it and goes on
 LOAD_ERRORS = (EngineError, FenceError, SessionLoadError, SessionSaveError, OSError, ValueError)
 
+STREAM_FROM_BYTES = 1 << 20  # `load_inputs(stream=True)` reads sessions from this size as they are asked
+HEAD_LINE_BYTES = 1 << 20  # a session header longer than this is read the usual way
 SAMPLES_DIR = Path(__file__).resolve().parents[2] / "sample_sessions"
 DEFAULT_SAMPLE = "tool_loop_runs.jsonl"
 
@@ -79,6 +92,8 @@ class PlaygroundInputs:
     # definitions the transcript lacks (`--tools`); see `playground.app.recorded`
     calibration: Calibration | None = None
     given_offset: int | None = None
+    # a session still loading (`load_inputs(stream=True)`): `session` holds what is read so far
+    reader: SessionReader | None = None
 
     @property
     def header(self) -> dict[str, Any]:
@@ -123,11 +138,24 @@ def open_session(path: Path, conversation: int | None = None, fmt: str | None = 
     file that is not JSON at all, or not a regular file, goes to the session loader, which says line by
     line what is wrong.
     """
+    return _open(path, conversation, fmt, stream=False)[0]
+
+
+def _open(
+    path: Path, conversation: int | None, fmt: str | None, *, stream: bool
+) -> tuple[Session, SessionReader | None]:
+    """`open_session`; with `stream`, a large linn session whose messages record no usage is read only up
+    to its first message, and its reader comes along to read the rest as it is needed."""
+    if stream and _streamable(path):
+        reader = SessionReader(path)
+        while not reader.session.messages and reader.read_line():
+            pass  # the header and any bad line before the first message are read and named now
+        return reader.session, reader
     if path.is_dir():  # a transcript kept as a folder: the folder format that claims it reads it
-        return _imported(path, import_file(path, fmt, conversation=conversation), conversation)
+        return _imported(path, import_file(path, fmt, conversation=conversation), conversation), None
     large = import_large(path, fmt, conversation)  # a 100 MB transcript is never read as one string
     if large is not None:
-        return _imported(path, large, conversation)
+        return _imported(path, large, conversation), None
     sniff, unreadable = _sniff(path)
     detected = detect_sniff(sniff) if sniff is not None else LINN_SESSION_KIND
     if detected is None and fmt is None:
@@ -135,16 +163,48 @@ def open_session(path: Path, conversation: int | None = None, fmt: str | None = 
             raise unrecognised(str(path))
         detected = LINN_SESSION_KIND  # not JSON at all: the session loader says, line by line, what is wrong
     if detected == LINN_SESSION_KIND:
-        return load_session(path)
+        return load_session(path), None
     imported = import_text(sniff.text, fmt or detected, name=str(path), conversation=conversation)
     imported.problems[:0] = unreadable
-    return _imported(path, imported, conversation)
+    return _imported(path, imported, conversation), None
+
+
+def _streamable(path: Path) -> bool:
+    """A linn session worth reading as its replay goes: a regular file of STREAM_FROM_BYTES or more (a smaller
+    one loads in tens of ms, and its problems all lead the output, as always), whose first line is a session
+    header (detection could then say nothing else: it claims the file first) and whose messages record no
+    usage (a replay puts each recorded call beside its step: all of them are needed first)."""
+    if file_kind_problem(path) is not None or path.stat().st_size < STREAM_FROM_BYTES:
+        return False
+    with path.open("rb") as handle:
+        first = handle.readline(HEAD_LINE_BYTES).removeprefix(b"\xef\xbb\xbf")
+        try:
+            header = decode_json(first.decode("utf-8"))
+        except ValueError:  # invalid UTF-8 or JSON: the usual path names it
+            return False
+        if not isinstance(header, dict) or header.get("kind") != LINN_SESSION_KIND or "role" in header:
+            return False
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as content:
+            return not any(content.find(key) >= 0 for key in _USAGE_KEYS)
+
+
+# a "usage" key, written plainly or with a letter escaped (\u0061-\u007a are the only escapes of letters)
+_USAGE_KEYS = (b'"usage"', b"\\u006", b"\\u007")
 
 
 def _imported(path: Path, imported: ImportResult, conversation: int | None) -> Session:
     header = SessionHeader.from_dict(imported.header(str(path), conversation))
     problems = [LoadProblem(p.path or str(path), p.line, "import", p.reason) for p in imported.problems]
     return Session(path, header, list(imported.messages), problems)
+
+
+def loading_points(inputs: PlaygroundInputs, checkpoint_tool_name: str | None) -> dict[str, Any]:
+    """A session still loading: the `points` option of a replay (`engine.replay.iter_session_steps`), each
+    step found as the lines it needs are read; nothing for a session loaded whole."""
+    if inputs.reader is None:
+        return {}
+    names = {} if checkpoint_tool_name is None else {"checkpoint_tool_name": checkpoint_tool_name}
+    return {"points": iter_step_points(inputs.reader.messages(), **names)}
 
 
 def with_system_prompt(session: Session, path: Path) -> Session:
@@ -201,14 +261,40 @@ def load_inputs(
     system_prompt: str | Path | None = None,
     *,
     fmt: str | None = None,
+    stream: bool = False,
 ) -> PlaygroundInputs:
     """Load everything; raises the loaders' own errors (they name file, line and field).
 
     `conversation` picks one conversation of a transcript that holds several (None: the format's default).
     `system_prompt` is a text file with the system prompt a transcript did not record: it becomes the first
-    message (refused when the session has one). `fmt` reads a transcript as that importer's format."""
+    message (refused when the session has one). `fmt` reads a transcript as that importer's format.
+    `stream` reads a linn session only up to its first message when its messages record no usage, the
+    rest as `reader` is asked (a replay's steps as the file loads); without a system prompt only."""
     path = Path(session_path) if session_path else default_session_path()
-    session = open_session(path, conversation, fmt)
+    hold_collector()  # a load makes only live objects: the collector's scans of them would be a third of it
+    try:
+        session, reader = _open(path, conversation, fmt, stream=stream and system_prompt is None)
+    finally:
+        let_go_of_collector()
+    try:
+        return _settled(session, reader, path, policy_path, fences_path, defaults, copy, system_prompt)
+    except BaseException:
+        if reader is not None:  # a session still loading is not read on
+            reader.close()
+        raise
+
+
+def _settled(
+    session: Session,
+    reader: SessionReader | None,
+    path: Path,
+    policy_path: str | Path | None,
+    fences_path: str | Path | None,
+    defaults: str,
+    copy: str,
+    system_prompt: str | Path | None,
+) -> PlaygroundInputs:
+    """`load_inputs` once the session is open: its policy layer, fences and system prompt."""
     if system_prompt is not None:
         session = with_system_prompt(session, Path(system_prompt))
     header = header_dict(session)
@@ -238,6 +324,7 @@ def load_inputs(
         defaults=defaults,
         copy=check_copy(copy),
         policy_warnings=warnings,
+        reader=reader,
     )
 
 

@@ -7,7 +7,7 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from engine import (
     BuildResult,
@@ -15,6 +15,7 @@ from engine import (
     Price,
     PriceTable,
     RecordedRun,
+    SessionLoadError,
     StepTruth,
     build_at_step,
     build_context,
@@ -29,7 +30,7 @@ from engine import (
 )
 from playground.app.costing import price_choice, price_table
 from playground.app.explain import ordinary_warnings
-from playground.app.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs
+from playground.app.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs, loading_points
 from playground.app.pacing import paced_collection
 from playground.app.recorded import (
     RecordSetup,
@@ -46,16 +47,19 @@ from playground.cli.progress import INTERRUPTED, stop_between_steps, with_progre
 from playground.cli.report import build_json, print_build_table, printable
 from playground.web.report import build_report, replay_report, write_page_said
 
+T = TypeVar("T")
 
-def _load(args) -> PlaygroundInputs | None:
-    """The inputs, or None (exit 2) when nothing could load: each reason printed on one line."""
+
+def _load(args, *, stream: bool = False) -> PlaygroundInputs | None:
+    """The inputs, or None (exit 2) when nothing could load: each reason printed on one line. `stream`:
+    a linn session may come still loading (`load_inputs`)."""
     try:
         copy = getattr(args, "copy", "zh")
         conversation = getattr(args, "conversation", None)
         system_prompt = getattr(args, "system_prompt", None)
         inputs = load_inputs(
             args.session, args.policy, args.fences, args.defaults, copy, conversation, system_prompt,
-            fmt=getattr(args, "fmt", None),
+            fmt=getattr(args, "fmt", None), stream=stream,
         )  # fmt: skip
         setup = RecordSetup.load(getattr(args, "calibration", None), getattr(args, "tools", None))
         inputs.calibration, inputs.given_offset = setup.calibration, setup.given_offset
@@ -200,7 +204,9 @@ def run_build(args) -> int:
 
 
 def run_replay(args) -> int:
-    inputs = _load(args)
+    # streamed (each step built once its messages are read, while the rest loads) unless the whole session
+    # is needed first: a report, a recorded run, a progress bar's step count
+    inputs = _load(args, stream=not (args.html or args.record or sys.stderr.isatty()))
     if inputs is None:
         return 2
     noticed = _input_problems(inputs) + _policy_warnings(inputs)
@@ -227,12 +233,20 @@ def run_replay(args) -> int:
         shape=args.wire, price=price, prices=table if run.own_calls else None,
     )  # fmt: skip
     samples = setup.calibration.samples() if setup.calibration else ()
+    # streamed: one step is held at a time (and the one before, for its cached prefix)
     steps = iter_step_costs(
-        inputs.session.messages, policy, tracker=tracker, truths=stream, samples=samples, **options
-    )  # streamed: one step is held at a time (and the one before, for its cached prefix)
+        inputs.session.messages, policy, tracker=tracker, truths=stream, samples=samples,
+        **options, **loading_points(inputs, options.get("checkpoint_tool_name")),
+    )  # fmt: skip
+    if inputs.reader is not None:
+        steps = _telling(steps, inputs.session.problems, len(inputs.session.problems))  # those said so far
     capture = runs.replay_capture(args, inputs, policy, table, options) if args.record else None
-    totals, interrupted = _write_steps(steps, seen if stream is not None else None, args.json,
-                                       lambda: _step_count(inputs, options), capture)  # fmt: skip
+    try:
+        totals, interrupted = _write_steps(steps, seen if stream is not None else None, args.json,
+                                           lambda: _step_count(inputs, options), capture)  # fmt: skip
+    except SessionLoadError as error:  # the file stopped reading on the way: what was written stays whole
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     names = ("steps", "summariesMade", "overBudgetSteps", "reminderSteps", "failedSteps")
     session_totals = tracker.totals()
     summary = {name: totals[name] for name in names} | session_totals.to_json()
@@ -246,7 +260,7 @@ def run_replay(args) -> int:
         print(json.dumps({"totals": summary}, ensure_ascii=False))
     else:
         print("totals: " + ", ".join(f"{name} {value}" for name, value in summary.items()))
-    failed = bool(totals["failedSteps"] or noticed)
+    failed = bool(totals["failedSteps"] or noticed or inputs.session.problems)  # the lines read since too
     return _replay_end(args, inputs, run, capture, summary, failed=failed, interrupted=interrupted)
 
 
@@ -298,6 +312,18 @@ def _write_steps(
             if stop.requested:
                 break
     return totals, stop.requested
+
+
+def _telling(steps: Iterator[T], problems: list[Any], told: int) -> Iterator[T]:
+    """The steps of a session still loading, each line's problem printed as the loader finds it (as those
+    of the lines read before the first step were)."""
+    for step in steps:
+        for problem in problems[told:]:
+            print(problem, file=sys.stderr)
+        told = len(problems)
+        yield step
+    for problem in problems[told:]:
+        print(problem, file=sys.stderr)
 
 
 def _step_count(inputs: PlaygroundInputs, options: dict[str, Any]) -> int:

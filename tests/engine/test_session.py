@@ -14,6 +14,7 @@ from engine.session import (
     Session,
     SessionHeader,
     SessionLoadError,
+    SessionReader,
     SessionSaveError,
     dump_session_text,
     load_session,
@@ -185,6 +186,35 @@ def test_each_bad_line_is_reported_and_skipped(line, expected):
     assert [str(p) for p in session.problems] == [expected]
     assert session.problems[0].severity == "error"
     assert [m.id for m in session.messages] == ["g", "h"]
+
+
+def test_lines_off_the_one_call_path_load_or_fail_as_before():
+    """Most lines are read in one scanner call; whitespace around a line, brackets over the depth limit
+    (in strings too) and anything else go through `decode_json`, with the same result or message."""
+    good = '{"id": "ID", "role": "user", "type": "user_input", "content": "CONTENT", "timestamp": 0}'
+    deep = good.replace("ID", "d").replace('"CONTENT"', '""').replace("0}", '0, "metadata": {"x": %s}}')
+    text = "\n".join(
+        [
+            "  " + good.replace("CONTENT", "padded").replace("ID", "a") + " \t",
+            good.replace("CONTENT", "[" * 150 + "{" * 10).replace("ID", "b"),
+            good.replace("CONTENT", "two") + " " + good,
+            deep % ("[" * 98 + "]" * 98),
+            deep % ("[" * 99 + "]" * 99),
+            good.replace("0}", "1" * 5000 + "}"),
+        ]
+    )
+    session = parse_session_text(text, "f.jsonl")
+    assert [str(p) for p in session.problems] == [
+        "f.jsonl:3: json: not valid JSON: Extra data at column 86",
+        "f.jsonl:5: json: nested deeper than 100 levels",
+        "f.jsonl:6: json: number too large: more than 4300 digits",
+    ]
+    assert [(m.id, m.content) for m in session.messages] == [
+        ("a", "padded"),
+        ("b", "[" * 150 + "{" * 10),
+        ("d", ""),
+    ]
+    assert session.messages[2].metadata == {"x": json.loads("[" * 98 + "]" * 98)}
 
 
 def test_every_problem_of_a_line_is_reported():
@@ -411,3 +441,31 @@ def test_header_create():
     }
     assert header.extra == {"tone": "calm"}
     assert header.fences is None and header.version == 1
+
+
+def test_a_reader_reads_as_it_is_asked_and_ends_with_the_loaded_session(tmp_path):
+    lines = [json.dumps(HEADER), *(json.dumps(m) for m in MESSAGES), "{bad", json.dumps(MESSAGES[0])]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    reader = SessionReader(path)
+    assert reader.session.header is None and reader.session.messages == []
+    assert reader.read_line() and reader.session.header.title == "Tool heavy"
+    messages = reader.messages()
+    first = next(messages)
+    assert first.id == MESSAGES[0]["id"] and reader.session.message_lines == [2]  # one line read for it
+    assert [m.id for m in messages] == [m["id"] for m in MESSAGES[1:]] + [MESSAGES[0]["id"]]
+    assert reader.done and not reader.read_line()
+    whole = load_session(path)
+    assert reader.session == whole
+    reason = "not valid JSON: Expecting property name enclosed in double quotes at column 2"
+    assert [str(p) for p in whole.errors] == [f"{path}:{len(MESSAGES) + 2}: json: {reason}"]
+
+
+def test_a_strict_reader_stops_at_the_first_error_with_the_file_closed(tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(MESSAGES[0]) + "\n[1]\n", encoding="utf-8")
+    reader = SessionReader(path, strict=True)
+    assert reader.read_line()
+    with pytest.raises(SessionLoadError, match=r"s\.jsonl:2: line: expected a JSON object, got an array"):
+        reader.read_line()
+    assert reader.done and not reader.read_line()

@@ -4,7 +4,7 @@ import pytest
 
 from engine.messages import AiMessage
 from engine.reminders import apply_reminders
-from engine.ticks import StepPoint, TickState, count_tool_call_streak, step_points, tick_at
+from engine.ticks import StepPoint, TickState, count_tool_call_streak, iter_step_points, step_points, tick_at
 
 
 def msg(mid, mtype, role=None, calls=()):
@@ -165,3 +165,20 @@ def test_step_points_of_every_replay_case_are_the_corpus_steps():
         name = effective_policy(case["contextPolicy"]).checkpoint.trigger_tool_name
         got = [(p.message_count, p.node_step) for p in step_points(messages, name)]
         assert got == [(s["upto"], s["tick"]["stepCount"]) for s in case["steps"]], case["name"]
+
+
+def test_points_come_as_the_messages_are_read():
+    """`iter_step_points` over a stream: each point once its block and the message after it are read (the
+    last at the end), the same points as `step_points`; a recorded call ends its block at once."""
+    messages = session()
+    messages[2] = messages[2].with_metadata(usage={"prompt_tokens": 9})  # th1 and a1: two recorded calls
+    read: list[AiMessage] = []
+
+    def stream():
+        for message in messages:
+            read.append(message)
+            yield message
+
+    seen = [(point.message_count, point.node_step, len(read)) for point in iter_step_points(stream())]
+    assert seen == [(2, 2, 4), (3, 3, 5), (5, 5, 7), (8, 8, 10), (10, 2, 12), (12, 4, 12)]
+    assert [(c, s) for c, s, _ in seen] == [(p.message_count, p.node_step) for p in step_points(messages)]
