@@ -163,7 +163,10 @@ async def measure(
         for i in range(edits):
             rounds["step"].append(await one_step(app, 1 if i % 2 else -1))
             await asyncio.sleep(BUSY_GAP)
-        await settle(app, pilot, series)
+        if series:
+            await settle(app, pilot)
+        else:  # leaving the app would wait for the series to end
+            app.workers.cancel_all()
     return rounds
 
 
