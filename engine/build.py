@@ -24,6 +24,7 @@ from engine.copyset import active_copy, mark_copy, reminder_registry_for, use_co
 from engine.errors import ContextProviderError
 from engine.fences import FenceDescriptor, FenceRegistry, as_registry
 from engine.hygiene import hygiene_warnings
+from engine.lineage import Grown
 from engine.messages import AiMessage
 from engine.observation import ObservationPreviewPort
 from engine.pipeline import BuildContext, ContextProvider, MustKeep, Pipeline, TruncationRule
@@ -84,7 +85,8 @@ def build_context(
     `token_route` and `calibration_samples` are what a host passes linnkit for token calibration
     (`engine.calibration`): applied when `tokenEstimation.calibration.enabled` and enough samples match.
     """
-    messages = list(getattr(session, "messages", session))  # a Session, or anything holding .messages
+    given = getattr(session, "messages", session)  # a Session, or anything holding .messages
+    messages = given if type(given) is Grown else list(given)  # a replay's step list: never changed
     effective = define_context_policy(policy)
     check_runtime(effective)
     registry = as_registry(fences)

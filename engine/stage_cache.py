@@ -16,6 +16,7 @@ from typing import Any
 
 from engine import groups, hygiene
 from engine.lanes import LaneLists
+from engine.lineage import grown
 from engine.messages import AiMessage
 from engine.preprocess import observation_sim, purification, tool_history
 from engine.preprocess.base import ID_SCOPE, Entry, StageOutput, common_prefix, scope_created, starts_with
@@ -53,9 +54,12 @@ class StageCache:
                     return entries
                 if len(start) < len(held) < len(messages) and starts_with(messages, held):
                     start = entries
-        entries = start + [Entry(m, (i,)) for i, m in enumerate(messages[len(start) :], start=len(start))]
+        # in the line of the entries it grew from, so the stages tell it starts with them at once
+        fresh = enumerate(messages[len(start) :], start=len(start))
+        entries = grown(start, [Entry(m, (i,)) for i, m in fresh])
         with self._lock:
-            held = messages if owned and type(messages) is list else list(messages)  # a replay's list grows
+            # a replay's list grows
+            held = messages if owned and isinstance(messages, list) else list(messages)
             self._entries.add((held, entries))
         return entries
 
@@ -135,7 +139,8 @@ STAGE_CACHE = StageCache()
 
 
 def entries_for(messages: list[AiMessage]) -> list[Entry]:
-    """The entries of a build's own message list (`build_context` copies what it was given)."""
+    """The entries of a build's own message list (`build_context` copies what it was given, but for a
+    replay's step list, which nobody changes)."""
     return STAGE_CACHE.entries(messages, owned=True)
 
 
