@@ -153,6 +153,7 @@ def forget_earlier_builds() -> None:
     tool_history._CACHE.clear()
     tool_history._PLANS.clear()
     purification._LAST.clear()
+    purification._SAID.clear()
     observation_sim._LAST.clear()
     hygiene._LAST.clear()
     working_memory._FLOORS.clear()
