@@ -191,7 +191,7 @@ def _preprocess(run: Pipeline, observation_store: ObservationPreviewPort | None)
             run.warnings.append(f"a preprocessor failed and was skipped: {error!r}")
             continue
         entries = output.entries
-        run.removals.extend(output.removals)
+        run.removal_lists.append(output.removals)
         run.events.extend(output.events)
         if output.strategy:
             run.strategies.append(output.strategy)
