@@ -72,7 +72,7 @@ class BuildContext:
 
     def content_tokens(self, texts: list[str]) -> int:
         """The summarization pre-check's count: tiktoken by the model id, as linnkit (spec §5.4, §9 D8)."""
-        return content_token_count(texts, self.model_id, self.avg_chars_per_token)
+        return content_token_count(texts, self.model_id, self.avg_chars_per_token, self.tokenizer)
 
 
 @dataclass(frozen=True, slots=True)
