@@ -24,7 +24,7 @@ from engine.copyset import active_copy, mark_copy, reminder_registry_for, use_co
 from engine.errors import ContextProviderError
 from engine.fences import FenceDescriptor, FenceRegistry, as_registry
 from engine.hygiene import hygiene_warnings
-from engine.lineage import Grown
+from engine.lineage import known
 from engine.messages import AiMessage
 from engine.observation import ObservationPreviewPort
 from engine.pipeline import BuildContext, ContextProvider, MustKeep, Pipeline, TruncationRule
@@ -86,7 +86,7 @@ def build_context(
     (`engine.calibration`): applied when `tokenEstimation.calibration.enabled` and enough samples match.
     """
     given = getattr(session, "messages", session)  # a Session, or anything holding .messages
-    messages = given if type(given) is Grown else list(given)  # a replay's step list: never changed
+    messages = given if known(given) else list(given)  # a replay's step list: never changed
     effective = define_context_policy(policy)
     check_runtime(effective)
     registry = as_registry(fences)

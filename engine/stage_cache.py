@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engine import groups, hygiene
+from engine import groups, hygiene, lineage
 from engine.lanes import LaneLists
 from engine.lineage import grown
 from engine.messages import AiMessage
@@ -149,6 +149,7 @@ def forget_earlier_builds() -> None:
     runs of compression, purification, governance and hygiene, working memory's floors), so the next build
     runs as a process's first. For benchmarks and tests: a result never depends on what is remembered."""
     STAGE_CACHE.clear()
+    lineage.forget()
     groups._RECENT.clear()
     tool_history._CACHE.clear()
     tool_history._PLANS.clear()

@@ -128,9 +128,13 @@ def _carried(last: _Run, seen: int) -> _Lists:
     copies cut at `seen`."""
     own_gone = len(last.entries) - last.kept
     out = last.out[: bisect_left(last.kept_at, seen, hi=last.kept)]
-    if seen == len(last.entries) and len(last.kept_at) == last.kept and len(last.removed_at) == own_gone:
-        return _Lists(out, last.kept_at, last.removed_at, last.removed_ids, last.origins, last.origin_ends)
     kept, gone = len(out), bisect_left(last.removed_at, seen, hi=own_gone)
+    if len(last.removed_at) == own_gone and gone == own_gone:  # what left did so before `seen`
+        # a list that differs from the last one only past `seen` (compression changed a group near the
+        # end): what left is handed on whole too, and the kept positions cut (as few as the budget keeps)
+        kept_at = last.kept_at if seen == len(last.entries) and len(last.kept_at) == last.kept else None
+        return _Lists(out, kept_at if kept_at is not None else last.kept_at[:kept], last.removed_at,
+                      last.removed_ids, last.origins, last.origin_ends)  # fmt: skip
     origins = last.origins[: last.origin_ends[gone - 1]] if gone else []
     return _Lists(out, last.kept_at[:kept], last.removed_at[:gone], last.removed_ids[:gone], origins,
                   last.origin_ends[:gone])  # fmt: skip

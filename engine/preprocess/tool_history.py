@@ -14,7 +14,7 @@ from engine.errors import TOOL_HISTORY_OVERFLOW, ContextProviderError
 from engine.groups import GroupScan, ToolGroup
 from engine.jsvalues import js_json, js_key_order
 from engine.lanes import LaneLists
-from engine.lineage import grown, head, same_line
+from engine.lineage import forked, grown, head, same_line
 from engine.messages import AiMessage, call_id, call_name
 from engine.preprocess.base import (
     Entry,
@@ -144,7 +144,9 @@ def _extended(
     compress = tool_history.retention_mode == "compress"
     kept_out = redo_from - plan.members_before[same] + (same if compress else 0)
     tail = _apply(entries, redo_from, history_end, removed[same:], compress=compress)
-    out = plan.entries[:kept_out] + tail.entries
+    # the last output's first `kept_out` entries are these: the next stage compares only past them
+    keep = min(kept_out, len(plan.entries))
+    out = forked(plan.made[1] if plan.made is not None else plan.entries, keep, tail.entries)
     member_ids = plan.member_ids[: plan.members_before[same]] + tail.member_ids
     members_before = plan.members_before[: same + 1]
     ends = plan.ends[:same]
