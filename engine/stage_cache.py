@@ -4,7 +4,8 @@ A stage's inputs are its entry list and a key: the stage function and the policy
 policy group, the checkpoint tool's name, fence descriptors, the id scope and copy set). Stages are pure and
 never change their input list, so an output whose inputs are the very same objects (compared by identity)
 and an equal key is the output a fresh run would give. A reused output hands its own entry list on, so the
-next stage's inputs compare in O(1); only the session's message list is compared element by element.
+next stage's inputs compare in O(1); only the session's message list is compared element by element, and
+not even that for a replay's next step (`engine.lineage`: its list and entries are of the last one's line).
 Bounded: a few recent outputs per stage (an A/B comparison or a pinned build keeps its own).
 """
 
