@@ -1,6 +1,6 @@
 """Benchmark: replaying whole sessions step by step, summaries persisting (numbers, not pass/fail).
 
-    .venv/bin/python bench/bench_replay.py [--sizes 250,1000,16000] [--policies default,tight] [--cpu]
+    .venv/bin/python bench/bench_replay.py [--sizes 250 1000 16000] [--policies default,tight] [--cpu]
 
 For each policy and size, in a fresh process (so the peak RSS is that replay's): the steps, the summaries
 made, the replay's time (series mode, `detail=False`, as the timeline and `replay` run it), steps/s, raw
@@ -85,11 +85,16 @@ def one(policy_name: str, size: int, clock) -> dict[str, float]:
     }
 
 
+def _items(values: list[str]) -> list[str]:
+    return [item for value in values for item in value.split(",") if item]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cpu", action="store_true", help="time by process CPU time (fairer under load)")
-    parser.add_argument("--sizes", default="250,500,1000,2000,4000,8000,16000,32000,64000")
-    parser.add_argument("--policies", default="default,tight")
+    # "--sizes 1000,4000" or "--sizes 1000 4000"
+    parser.add_argument("--sizes", nargs="+", default=["250,500,1000,2000,4000,8000,16000,32000,64000"])
+    parser.add_argument("--policies", nargs="+", default=["default,tight"])
     parser.add_argument("--one", help=argparse.SUPPRESS)  # POLICY:SIZE, run in a child process
     args = parser.parse_args()
     clock = time.process_time if args.cpu else time.perf_counter
@@ -101,8 +106,8 @@ def main() -> None:
           f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'policy':>7} {'messages':>8} {'steps':>6} {'summ.':>5} {'replay':>8} {'steps/s':>7} {'raw':>8} "
           f"{'ratio':>6} {'peak RSS':>8} {'first 100':>9} {'last 100':>8}  (ms/step)")
-    for name in args.policies.split(","):
-        for size in (int(s) for s in args.sizes.split(",")):
+    for name in _items(args.policies):
+        for size in map(int, _items(args.sizes)):
             command = [sys.executable, __file__, "--one", f"{name}:{size}"] + (["--cpu"] if args.cpu else [])
             r = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
             seconds = r["seconds"]

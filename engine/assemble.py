@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from itertools import chain
 from typing import Any
 
 from engine.messages import AiMessage
@@ -264,7 +265,9 @@ def _removed_by_origin(run: Pipeline) -> dict[int, Removal]:
     carrier by its scoped id; made once per build, as a replay's cost asks a build for a few decisions
     several times."""
     if run.removed_by_origin is None:
-        removals = [_renamed(r, run.renamed) for r in run.removals] if run.renamed else run.removals
+        removals: Iterable[Removal] = chain.from_iterable(run.removal_lists)
+        if run.renamed:
+            removals = (_renamed(r, run.renamed) for r in removals)
         run.removed_by_origin = {origin: r for r in removals for origin in r.origins}
     return run.removed_by_origin
 

@@ -24,6 +24,7 @@ from engine.copyset import active_copy, mark_copy, reminder_registry_for, use_co
 from engine.errors import ContextProviderError
 from engine.fences import FenceDescriptor, FenceRegistry, as_registry
 from engine.hygiene import hygiene_warnings
+from engine.lineage import known
 from engine.messages import AiMessage
 from engine.observation import ObservationPreviewPort
 from engine.pipeline import BuildContext, ContextProvider, MustKeep, Pipeline, TruncationRule
@@ -84,7 +85,8 @@ def build_context(
     `token_route` and `calibration_samples` are what a host passes linnkit for token calibration
     (`engine.calibration`): applied when `tokenEstimation.calibration.enabled` and enough samples match.
     """
-    messages = list(getattr(session, "messages", session))  # a Session, or anything holding .messages
+    given = getattr(session, "messages", session)  # a Session, or anything holding .messages
+    messages = given if known(given) else list(given)  # a replay's step list: never changed
     effective = define_context_policy(policy)
     check_runtime(effective)
     registry = as_registry(fences)
@@ -189,7 +191,7 @@ def _preprocess(run: Pipeline, observation_store: ObservationPreviewPort | None)
             run.warnings.append(f"a preprocessor failed and was skipped: {error!r}")
             continue
         entries = output.entries
-        run.removals.extend(output.removals)
+        run.removal_lists.append(output.removals)
         run.events.extend(output.events)
         if output.strategy:
             run.strategies.append(output.strategy)

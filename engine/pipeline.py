@@ -72,7 +72,7 @@ class BuildContext:
 
     def content_tokens(self, texts: list[str]) -> int:
         """The summarization pre-check's count: tiktoken by the model id, as linnkit (spec §5.4, §9 D8)."""
-        return content_token_count(texts, self.model_id, self.avg_chars_per_token)
+        return content_token_count(texts, self.model_id, self.avg_chars_per_token, self.tokenizer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +101,9 @@ class Pipeline:
     registry: FenceRegistry | None = None
     entries: list[Entry] = field(default_factory=list)
     unscoped: list[Entry] = field(default_factory=list)  # `entries` before created ids were scoped
-    removals: list[Removal] = field(default_factory=list)
+    # each stage's removals in stage order: the stages' own lists, read only (a copy into one list grew
+    # with the history at every step; only a reader of decisions walks them)
+    removal_lists: list[list[Removal]] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)  # created ids scoped after preprocessing
     removed_by_origin: dict[int, Removal] | None = None  # made on first need (`engine.assemble`)
     states: list[State] = field(default_factory=list)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.build import build_context
+from engine.lineage import grown
 from engine.messages import AiMessage
 from engine.preprocess.base import ID_SCOPE
 from engine.result import BuildResult
@@ -105,6 +106,8 @@ def run_replay(
     options for one step (a host's calibration samples, which grow as calls are made). `first` is the number
     of the first planned step (created ids are scoped by it): a replay resumed at step `first`, its
     `messages` holding the summaries the steps before it persisted (`with_persisted`)."""
+    # each step's list is the last one's and more, in its line (`engine.lineage`): the build takes it as
+    # it is, and its stages tell that it starts with the last step's without comparing them
     history: list[AiMessage] = []
     carried: list[str] = []
     done = 0
@@ -112,7 +115,7 @@ def run_replay(
         if not done <= step.upto <= len(messages) or (number > first and step.upto == done):
             bound = len(messages)
             raise ValueError(f"replay step {number}: upto {step.upto} must increase within 1..{bound}")
-        history.extend(messages[done : step.upto])
+        history = grown(history, messages[done : step.upto])
         done = step.upto
         extra = step_options(number, step.upto) if step_options is not None else {}
         result = build_step(number, history, policy, step.tick, **build_options, **extra)
@@ -121,7 +124,7 @@ def run_replay(
             persisted = persisted_summary(result.summary_events[-1])
         yield ReplayedStep(step.upto, step.tick, result, persisted, tuple(carried))
         if persisted is not None:
-            history.append(persisted)
+            history = grown(history, [persisted])
             carried.append(persisted.id)
 
 

@@ -4,7 +4,8 @@ A stage's inputs are its entry list and a key: the stage function and the policy
 policy group, the checkpoint tool's name, fence descriptors, the id scope and copy set). Stages are pure and
 never change their input list, so an output whose inputs are the very same objects (compared by identity)
 and an equal key is the output a fresh run would give. A reused output hands its own entry list on, so the
-next stage's inputs compare in O(1); only the session's message list is compared element by element.
+next stage's inputs compare in O(1); only the session's message list is compared element by element, and
+not even that for a replay's next step (`engine.lineage`: its list and entries are of the last one's line).
 Bounded: a few recent outputs per stage (an A/B comparison or a pinned build keeps its own).
 """
 
@@ -14,8 +15,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engine import groups, hygiene
+from engine import groups, hygiene, lineage
 from engine.lanes import LaneLists
+from engine.lineage import grown
 from engine.messages import AiMessage
 from engine.preprocess import observation_sim, purification, tool_history
 from engine.preprocess.base import ID_SCOPE, Entry, StageOutput, common_prefix, scope_created, starts_with
@@ -53,9 +55,12 @@ class StageCache:
                     return entries
                 if len(start) < len(held) < len(messages) and starts_with(messages, held):
                     start = entries
-        entries = start + [Entry(m, (i,)) for i, m in enumerate(messages[len(start) :], start=len(start))]
+        # in the line of the entries it grew from, so the stages tell it starts with them at once
+        fresh = enumerate(messages[len(start) :], start=len(start))
+        entries = grown(start, [Entry(m, (i,)) for i, m in fresh])
         with self._lock:
-            held = messages if owned and type(messages) is list else list(messages)  # a replay's list grows
+            # a replay's list grows
+            held = messages if owned and isinstance(messages, list) else list(messages)
             self._entries.add((held, entries))
         return entries
 
@@ -135,7 +140,8 @@ STAGE_CACHE = StageCache()
 
 
 def entries_for(messages: list[AiMessage]) -> list[Entry]:
-    """The entries of a build's own message list (`build_context` copies what it was given)."""
+    """The entries of a build's own message list (`build_context` copies what it was given, but for a
+    replay's step list, which nobody changes)."""
     return STAGE_CACHE.entries(messages, owned=True)
 
 
@@ -144,10 +150,12 @@ def forget_earlier_builds() -> None:
     runs of compression, purification, governance and hygiene, working memory's floors), so the next build
     runs as a process's first. For benchmarks and tests: a result never depends on what is remembered."""
     STAGE_CACHE.clear()
+    lineage.forget()
     groups._RECENT.clear()
     tool_history._CACHE.clear()
     tool_history._PLANS.clear()
     purification._LAST.clear()
+    purification._SAID.clear()
     observation_sim._LAST.clear()
     hygiene._LAST.clear()
     working_memory._FLOORS.clear()

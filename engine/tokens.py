@@ -354,11 +354,22 @@ def tokenizer_from_policy(token_estimation: Any = None) -> DefaultTokenizer:
 
 
 def content_token_count(
-    texts: Iterable[str], model_id: str | None = None, avg_chars_per_token: float = DEFAULT_RATIO
+    texts: Iterable[str],
+    model_id: str | None = None,
+    avg_chars_per_token: float = DEFAULT_RATIO,
+    build_tokenizer: TokenizerPort | None = None,
 ) -> int:
     """The summarisation pre-check's count (§5.4, §9 D8): tiktoken over contents only, no overheads, any
-    host tokenizer ignored. `model_id` picks the encoding (cl100k_base by default); falls back like T()."""
+    host tokenizer ignored. `model_id` picks the encoding (cl100k_base by default); falls back like T().
+    A build's own default tokenizer of that encoding and ratio counts every text alike, and has counted
+    these contents already: it serves (another one encoded each of them again)."""
     tokenizer = shared_tokenizer(model_id or "cl100k_base", avg_chars_per_token, None)
+    if (
+        type(build_tokenizer) is DefaultTokenizer
+        and build_tokenizer.encoding_name == tokenizer.encoding_name
+        and build_tokenizer.avg_chars_per_token == tokenizer.avg_chars_per_token
+    ):
+        tokenizer = build_tokenizer
     return sum(tokenizer.count(text) for text in texts if isinstance(text, str))
 
 

@@ -10,6 +10,7 @@ from itertools import compress
 from operator import attrgetter
 from typing import Any
 
+from engine.lineage import same_line, shared_at_least
 from engine.messages import AiMessage
 from engine.result import Event
 
@@ -53,8 +54,11 @@ class StageOutput:
 def starts_with(items: Sequence[object], prefix: Sequence[object]) -> bool:
     """`items` begins with `prefix`, item by item the same object or an equal one. List equality is
     checked in C, identity first (ten times faster than an identity scan in Python); an equal item is as
-    good as the same one, since a stage's output depends only on its input's values."""
+    good as the same one, since a stage's output depends only on its input's values. Two lists of one line
+    (`engine.lineage`) are told by their lengths alone."""
     size = len(prefix)
+    if same_line(items, prefix):
+        return size <= len(items)
     if size > len(items):
         return False
     if size and not (items[size - 1] is prefix[size - 1] or items[size - 1] == prefix[size - 1]):
@@ -64,7 +68,7 @@ def starts_with(items: Sequence[object], prefix: Sequence[object]) -> bool:
 
 
 def _as_list(items: Sequence[object]) -> list[object]:
-    return items if type(items) is list else list(items)
+    return items if isinstance(items, list) else list(items)
 
 
 _CHUNK = 256  # items compared in C at a time when looking for where two lists part
@@ -73,10 +77,13 @@ _CHUNK = 256  # items compared in C at a time when looking for where two lists p
 def common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
     """How many items `a` and `b` share at the start (the same object, or an equal one: `starts_with`).
     Compared a chunk at a time in C; only the chunk where they part is walked in Python."""
-    if starts_with(b, a):  # the usual case in a replay: `b` is `a` and more
-        return len(a)
     size = min(len(a), len(b))
-    for low in range(0, size, _CHUNK):
+    known = shared_at_least(a, b)  # lists of one line, or of a line forked from the other's
+    if known == size:
+        return size
+    if not known and starts_with(b, a):  # the usual case in a replay: `b` is `a` and more
+        return len(a)
+    for low in range(known, size, _CHUNK):
         high = min(low + _CHUNK, size)
         if _as_list(a[low:high]) != _as_list(b[low:high]):
             return next(i for i in range(low, high) if not (a[i] is b[i] or a[i] == b[i]))

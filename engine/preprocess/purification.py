@@ -13,6 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import accumulate
+from operator import is_
 
 from engine.lanes import LaneLists
 from engine.messages import AiMessage
@@ -49,6 +50,8 @@ class _Run:
 
 
 _LAST: LaneLists[_Run] = LaneLists(1)  # the last run, per memory lane (`engine.lanes`)
+# the last event and removal made, with the lists and the count they were made from
+_SAID: LaneLists[tuple[tuple[list, ...], tuple[int, str], tuple[Event, Removal]]] = LaneLists(1)
 
 
 def purify_history(entries: list[Entry]) -> StageOutput:
@@ -62,6 +65,12 @@ def purify_history(entries: list[Entry]) -> StageOutput:
     if not gone or run.summary is None:
         return StageOutput.unchanged(entries)
     summary_id = entries[run.summary].message.id
+    said = _SAID.newest()
+    lists = (run.removed_ids, run.origins, run.origin_ends)
+    if said is not None and all(map(is_, said[0], lists)) and said[1] == (gone, summary_id):
+        # the last step's lists and as many gone: its very event and removal (the ids listed are the
+        # first `gone` of lists that are only appended to), not copies of the history's length again
+        return StageOutput(run.out, STRATEGY, [said[2][1]], [said[2][0]])
     event = Event(
         kind="purification",
         title=f"purification: {gone} message(s) already covered by summary {summary_id}",
@@ -70,6 +79,7 @@ def purify_history(entries: list[Entry]) -> StageOutput:
     )
     # One removal carries every session index that left: they all left for the same summary.
     removal = Removal(_head(run.origins, run.origin_ends[gone - 1]), STRATEGY, summary_id)
+    _SAID.add((lists, (gone, summary_id), (event, removal)))
     return StageOutput(run.out, STRATEGY, [removal], [event])
 
 
@@ -118,9 +128,13 @@ def _carried(last: _Run, seen: int) -> _Lists:
     copies cut at `seen`."""
     own_gone = len(last.entries) - last.kept
     out = last.out[: bisect_left(last.kept_at, seen, hi=last.kept)]
-    if seen == len(last.entries) and len(last.kept_at) == last.kept and len(last.removed_at) == own_gone:
-        return _Lists(out, last.kept_at, last.removed_at, last.removed_ids, last.origins, last.origin_ends)
     kept, gone = len(out), bisect_left(last.removed_at, seen, hi=own_gone)
+    if len(last.removed_at) == own_gone and gone == own_gone:  # what left did so before `seen`
+        # a list that differs from the last one only past `seen` (compression changed a group near the
+        # end): what left is handed on whole too, and the kept positions cut (as few as the budget keeps)
+        kept_at = last.kept_at if seen == len(last.entries) and len(last.kept_at) == last.kept else None
+        return _Lists(out, kept_at if kept_at is not None else last.kept_at[:kept], last.removed_at,
+                      last.removed_ids, last.origins, last.origin_ends)  # fmt: skip
     origins = last.origins[: last.origin_ends[gone - 1]] if gone else []
     return _Lists(out, last.kept_at[:kept], last.removed_at[:gone], last.removed_ids[:gone], origins,
                   last.origin_ends[:gone])  # fmt: skip

@@ -14,6 +14,7 @@ from engine.errors import TOOL_HISTORY_OVERFLOW, ContextProviderError
 from engine.groups import GroupScan, ToolGroup
 from engine.jsvalues import js_json, js_key_order
 from engine.lanes import LaneLists
+from engine.lineage import forked, grown, head, same_line
 from engine.messages import AiMessage, call_id, call_name
 from engine.preprocess.base import (
     Entry,
@@ -50,6 +51,9 @@ class _Plan:
     members_before: list[int] = field(default_factory=lambda: [0])  # [k]: messages in removed[:k]
     ends: list[int] = field(default_factory=list)  # [k]: the last message index of removed[:k + 1]
     events: list[Event] = field(default_factory=list)
+    # the last list given the plan's output for, and that output: a longer list in its line (a replay's
+    # next step) gets that output and its new entries, in the output's line (`_output`)
+    made: tuple[list[Entry], list[Entry]] | None = None
 
 
 _PLANS: LaneLists[_Plan] = LaneLists(4)
@@ -68,9 +72,22 @@ def compress_tool_history(entries: list[Entry], tool_history: Any, checkpoint_to
         _PLANS.add(start)
     if not start.removed:
         return StageOutput.unchanged(entries)
-    out = start.entries + entries[history_end:]
     # the plan's own lists, read only (one removal per removed group: a copy grew with the history)
-    return StageOutput(out, start.removals[0].strategy, start.removals, start.events)
+    return StageOutput(_output(start, entries, history_end), start.removals[0].strategy, start.removals,
+                       start.events)  # fmt: skip
+
+
+def _output(plan: _Plan, entries: list[Entry], history_end: int) -> list[Entry]:
+    """`plan.entries + entries[history_end:]` (the plan is for `entries[:history_end]`), made from the last
+    output when `entries` extends the list it was made for: then the next stage, which compared this output
+    with the last one, tells they agree without a look at their items (`engine.lineage`)."""
+    made = plan.made
+    if made is not None and same_line(made[0], entries) and len(made[0]) <= len(entries):
+        out = grown(made[1], entries[len(made[0]) :])
+    else:
+        out = grown(plan.entries, entries[history_end:])
+    plan.made = (entries, out)
+    return out
 
 
 def _last_user_input(entries: list[Entry]) -> int:
@@ -107,7 +124,7 @@ def _extended(
     """The plan for `entries[:history_end]`, which starts with `plan.prefix`."""
     messages = _Messages(entries, history_end)
     scan = plan.scan.extend(messages, checkpoint_tool)
-    prefix = entries[:history_end]
+    prefix = head(entries, history_end)  # in the line of `entries`: the next step's fits it at once
     groups = scan.complete_groups() if history_end >= 2 else []
     if not groups:
         return _Plan(prefix, plan.key, scan, entries=prefix)
@@ -127,7 +144,9 @@ def _extended(
     compress = tool_history.retention_mode == "compress"
     kept_out = redo_from - plan.members_before[same] + (same if compress else 0)
     tail = _apply(entries, redo_from, history_end, removed[same:], compress=compress)
-    out = plan.entries[:kept_out] + tail.entries
+    # the last output's first `kept_out` entries are these: the next stage compares only past them
+    keep = min(kept_out, len(plan.entries))
+    out = forked(plan.made[1] if plan.made is not None else plan.entries, keep, tail.entries)
     member_ids = plan.member_ids[: plan.members_before[same]] + tail.member_ids
     members_before = plan.members_before[: same + 1]
     ends = plan.ends[:same]

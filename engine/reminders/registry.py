@@ -32,12 +32,19 @@ class Rule:
     template: TemplateFn
 
     def fires(self, ctx: ReminderContext) -> bool:
-        # Host functions get copies, so they cannot change the policy they were built from.
-        return bool(self.evaluator(ctx, copy.deepcopy(dict(self.trigger))))
+        # Host functions get copies, so they cannot change the policy they were built from; the built-ins
+        # only read theirs (a copy per rule and build was a fortieth of a replay's step)
+        trigger = self.trigger if self.evaluator in _READ_ONLY else copy.deepcopy(dict(self.trigger))
+        return bool(self.evaluator(ctx, trigger))
 
     def text(self, ctx: ReminderContext) -> Any:
-        args = None if self.content_args is None else copy.deepcopy(dict(self.content_args))
+        args = self.content_args
+        if args is not None and self.template not in _READ_ONLY:
+            args = copy.deepcopy(dict(args))
         return self.template(ctx, args)
+
+
+_READ_ONLY = frozenset([*BUILTIN_TRIGGERS.values(), *BUILTIN_TEMPLATES.values()])
 
 
 class ReminderRegistry:

@@ -429,6 +429,24 @@ def test_rules_that_raise_or_say_nothing_are_skipped_and_noted():
     )
 
 
+def test_host_functions_get_copies_of_their_rule_and_cannot_change_the_policy():
+    def grabbing_trigger(c, trigger):
+        trigger["kind"] = "changed"
+        return True
+
+    def grabbing_template(c, args):
+        args["n"] += 1
+        return f"n={args['n']}"
+
+    registry = host_registry(grab=grabbing_template)
+    registry.register_trigger_kind("grab", grabbing_trigger)
+    extra = [{**rule("g", "grab", "grab"), "contentArgs": {"n": 1}}]
+    rules = resolve_rules({"enabledRuleIds": [], "extraRules": extra}, registry)
+    assert evaluate_rules(rules, ctx()).hits == (("g", "n=2"),)
+    assert evaluate_rules(rules, ctx()).hits == (("g", "n=2"),)  # the rule as it was: the host changed a copy
+    assert rules[0].trigger == {"kind": "grab"} and rules[0].content_args == {"n": 1}
+
+
 @pytest.mark.parametrize(
     ("content", "glue"),
     [("text", "\n\n"), ("text\n", "\n"), ("", "\n"), (None, "\n")],

@@ -86,3 +86,24 @@ def test_every_replayed_step_equals_a_fresh_build_of_it(messages, layer: dict[st
         fresh = build_step(number, history, policy, step.tick, **options | {"tokenizer": DefaultTokenizer()})
         assert [e.id for e in history if e.type == "history_summary"] == list(step.carried_ids)
         assert comparable(step.result) == comparable(fresh), number
+
+
+@settings(max_examples=20, deadline=None)
+@given(messages=sessions(), layer=POLICIES)
+def test_every_step_equals_a_fresh_build_while_outputs_fork_and_lists_are_handed_on(messages, layer):
+    """Each step's compression output grows or forks the last step's (`engine.lineage`: the next stage
+    compares only past the fork) and purification hands on what left, and its event, while those stay the
+    same: every step of the replay, not a few, is compared with a fresh build of it."""
+    policy = define_context_policy(layer)
+    options = {"tokenizer": TOKENIZER, "now": NOW, "detail": False}
+    forget_earlier_builds()
+    steps = list(iter_session_steps(messages, policy, **options))
+    made = []
+    for step in steps:
+        history = with_persisted(messages, step.point.message_count, made)
+        forget_earlier_builds()
+        fresh_options = options | {"tokenizer": DefaultTokenizer()}
+        fresh = build_step(step.number, history, policy, step.tick, **fresh_options)
+        assert comparable(step.result) == comparable(fresh), step.number
+        if step.persisted is not None:
+            made.append((step.point.message_count, step.persisted))

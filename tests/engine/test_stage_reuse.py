@@ -252,12 +252,13 @@ TOOL_HISTORIES = st.fixed_dictionaries(
 
 def _fresh(stage, *args):
     """`stage(*args)` with every stage's memory of earlier runs emptied (and put back after)."""
-    plans, runs = tool_history_stage._PLANS, purification_stage._LAST
+    plans, runs, said = tool_history_stage._PLANS, purification_stage._LAST, purification_stage._SAID
     tool_history_stage._PLANS, purification_stage._LAST = LaneLists(4), LaneLists(1)
+    purification_stage._SAID = LaneLists(1)
     try:
         return stage(*args)
     finally:
-        tool_history_stage._PLANS, purification_stage._LAST = plans, runs
+        tool_history_stage._PLANS, purification_stage._LAST, purification_stage._SAID = plans, runs, said
 
 
 def _shape(output) -> tuple:
@@ -378,3 +379,28 @@ def test_a_new_summary_taking_out_a_message_before_those_already_out_lists_them_
         purified = purification_stage.purify_history(entries)
         assert _shape(purified) == _shape(_fresh(purification_stage.purify_history, entries)), end
     assert purified.events[0].message_ids == ("m1", "m2", "s1", "m3")
+
+
+def test_purification_hands_on_the_last_steps_event_while_as_many_left_for_the_same_summary():
+    """A replay's step whose summary and removed messages are the last step's gets the last step's very event
+    and removal (no copy of their ids per step); one more removed makes them anew."""
+    summary = {"messageType": "summary", "replacedMessageIds": ["m1", "m2"], "summarySeq": 1}
+    history = [
+        AiMessage("sys", "system", "system_prompt", "agent", 0),
+        AiMessage("m1", "user", "user_input", "ask", 1),
+        AiMessage("m2", "assistant", "final_answer", "done", 2),
+        AiMessage("s1", "system", "history_summary", "summary", 3, summary),
+        AiMessage("m3", "user", "user_input", "next", 4),
+        AiMessage("m4", "assistant", "final_answer", "done again", 5),
+        AiMessage("m2", "user", "user_input", "ask under a replaced id", 6),
+        AiMessage("m5", "assistant", "final_answer", "answered", 7),
+    ]
+    forget_earlier_builds()
+    runs = [STAGE_CACHE.entries(history[:end]) for end in range(4, len(history) + 1)]
+    outputs = [purification_stage.purify_history(entries) for entries in runs]
+    for entries, purified in zip(runs, outputs, strict=True):
+        assert _shape(purified) == _shape(_fresh(purification_stage.purify_history, entries))
+    assert [o.events[0].message_ids for o in outputs] == [("m1", "m2")] * 3 + [("m1", "m2", "m2")] * 2
+    assert outputs[2].events[0] is outputs[0].events[0] and outputs[2].removals[0] is outputs[0].removals[0]
+    assert outputs[4].events[0] is outputs[3].events[0] is not outputs[2].events[0]
+    assert outputs[4].removals[0].origins == (1, 2, 6)

@@ -14,7 +14,14 @@ from engine import bundled_ranks, encodings, tokens
 from engine.encodings import resolve_encoding
 from engine.host_tokenizers import MockTokenizer, TableTokenizer
 from engine.messages import AiMessage
-from engine.tokens import DefaultTokenizer, content_token_count, rough_estimate, tokenizer_from_policy
+from engine.tokens import (
+    DEFAULT_RATIO,
+    DefaultTokenizer,
+    content_token_count,
+    rough_estimate,
+    shared_tokenizer,
+    tokenizer_from_policy,
+)
 
 REAL_GET_ENCODING = tiktoken.get_encoding
 
@@ -397,3 +404,16 @@ def test_balanced_chunks_are_runs_of_about_equal_size():
     longest = max(map(len, texts))
     assert len(chunks) == 3 and max(sizes) - min(sizes) <= 2 * longest  # each cut within a text of ideal
     assert tokens.balanced_chunks(["a" * 30, "b", "c"], 2) == [["a" * 30], ["b", "c"]]
+
+
+def test_the_pre_check_count_takes_a_builds_own_default_tokenizer_that_counts_alike():
+    """The build's tokenizer has counted these contents already; another one encoded each again."""
+    texts = ["alpha beta gamma, counted once (pre-check 1)", "delta <|endoftext|> epsilon (pre-check 2)"]
+    shared = shared_tokenizer("cl100k_base", DEFAULT_RATIO, None)
+    before = shared.tokenizations
+    own, fresh = DefaultTokenizer(), DefaultTokenizer()
+    assert content_token_count(texts, None, DEFAULT_RATIO, own) == sum(fresh.count(t) for t in texts)
+    assert own.tokenizations == 2 and shared.tokenizations == before
+    other_ratio = DefaultTokenizer(avg_chars_per_token=3.0)  # its special-token fallback counts otherwise
+    content_token_count(texts, None, DEFAULT_RATIO, other_ratio)
+    assert other_ratio.tokenizations == 0 and shared.tokenizations == before + 2

@@ -1,0 +1,125 @@
+"""Lists that know which other lists they start like, so a replay's step tells "the same items and more"
+without comparing the items.
+
+A replay's step hands the engine the last step's history and a few messages more, and each stage's output
+is the last step's and a few entries more. Comparing such lists item by item (in C) was most of what a
+step's cost grew by with the session's length. A list made here (`grown`, `head`) is never changed after it
+is made, and belongs to a line: every list of a line is a prefix of the line's longest (its tip), so two
+lists of one line share their first `min(len)` items without a look at them. A list joins a line only when
+it is made from the line's tip by appending, or is a prefix of a member; any other list starts a line of
+its own.
+
+The lists stay plain lists (a list subclass is copied item by item where a list is copied in one go):
+their lines are kept beside them, for the most recent lists made. An older list is one of no known line,
+compared as any list is.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+KEPT = 32  # lists whose line is known: a replay makes three or four a step, read back a few steps later
+
+_LOCK = threading.Lock()  # two threads extending one tip: only the first joins the line
+
+
+class _Line:
+    __slots__ = ("tip", "parent", "fork")
+
+    def __init__(self, tip: int, parent: _Line | None = None, fork: int = 0) -> None:
+        self.tip = tip  # the length of the line's longest list
+        # a line forked from another: its lists share their first `fork` items with the parent's
+        self.parent, self.fork = parent, fork
+
+
+# id of a list -> (the list, kept alive so its id is not reused while it is here, its line); oldest first
+_LINES: dict[int, tuple[list[Any], _Line]] = {}
+
+
+def _line(items: Sequence[Any]) -> _Line | None:
+    """`items`' line, if known; a list asked about is kept as if just made (a compressor's plan is read
+    at every step until the next user input, however many steps later that is)."""
+    held = _LINES.get(id(items))
+    if held is None or held[0] is not items:
+        return None
+    with _LOCK:
+        if _LINES.get(id(items)) is held:
+            del _LINES[id(items)]
+            _LINES[id(items)] = held
+    return held[1]
+
+
+def _keep(items: list[Any], line: _Line) -> None:
+    """Called under `_LOCK`."""
+    _LINES[id(items)] = (items, line)
+    if len(_LINES) > KEPT:
+        del _LINES[next(iter(_LINES))]
+
+
+def grown(base: Sequence[Any], more: Iterable[Any]) -> list[Any]:
+    """`base` and then `more`, as a new list in `base`'s line when `base` is that line's longest."""
+    out = list(base)
+    out.extend(more)
+    line = _line(base)
+    with _LOCK:
+        if line is not None and line.tip == len(base):
+            line.tip = len(out)
+        else:
+            line = _Line(len(out))
+        _keep(out, line)
+    return out
+
+
+def head(base: Sequence[Any], size: int) -> list[Any]:
+    """`base[:size]`, in `base`'s line (a prefix of a member is a prefix of the tip)."""
+    out = base[:size]
+    out = out if type(out) is list else list(out)
+    line = _line(base) or _Line(len(out))
+    with _LOCK:
+        _keep(out, line)
+    return out
+
+
+def forked(base: Sequence[Any], keep: int, more: Iterable[Any]) -> list[Any]:
+    """`base[:keep]` and then `more`, as a new line known to share its first `keep` items with `base`'s
+    (a compressor's output when a group's fate changed: the next stage compares only from there)."""
+    out = list(base[:keep])
+    out.extend(more)
+    parent = _line(base)
+    with _LOCK:
+        _keep(out, _Line(len(out), parent, keep) if parent is not None else _Line(len(out)))
+    return out
+
+
+def shared_at_least(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many items `a` and `b` are known to share at the start without a look at them: all of the
+    shorter one's in one line, up to the fork when one's line forked from the other's, else 0."""
+    la, lb = _line(a), _line(b)
+    if la is None or lb is None:
+        return 0
+    size = min(len(a), len(b))
+    if la is lb:
+        return size
+    if lb.parent is la:
+        return min(lb.fork, size)
+    if la.parent is lb:
+        return min(la.fork, size)
+    return 0
+
+
+def known(items: Sequence[Any]) -> bool:
+    """`items` was made here (and is never changed) and is one of the recent lists."""
+    return _line(items) is not None
+
+
+def same_line(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """True when the shorter of `a` and `b` is known to be the start of the other (the same objects)."""
+    line = _line(a)
+    return line is not None and line is _line(b)
+
+
+def forget() -> None:
+    with _LOCK:
+        _LINES.clear()
