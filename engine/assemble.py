@@ -211,7 +211,7 @@ def _dropped_count(run: Pipeline) -> int:
     dropped = sum(1 for s in run.states if s.index == -1 and not s.kept)
     # each removed message's last removal, its carrier renamed as `_removed_by_origin` does, without making
     # a renamed `Removal` for each (they were most of this count's time)
-    removed = {origin: r for r in run.removals for origin in r.origins}
+    removed = {origin: r for r in chain.from_iterable(run.removal_lists) for origin in r.origins}
     renamed = run.renamed or {}
     by_origin = {origin: s for s in run.states if s.index >= 0 for origin in s.origins}
     carried = [s.kept for origin, s in by_origin.items() if origin not in removed]
