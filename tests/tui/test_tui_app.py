@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import pytest
 from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input, RadioButton, Select, SelectionList, Switch
 
 from engine.policy import load_policy
-from playground.app.building import TimelineRequest
+from playground.app.building import TimelineRequest, series_steps
 from playground.app.inputs import SAMPLES_DIR, load_inputs
+from playground.tui import builder
 from playground.tui.app import PlaygroundApp, make_app
 from playground.tui.commands import palette_commands
 from playground.tui.keys import APP_BINDINGS, MAIN_BINDINGS
@@ -676,12 +680,29 @@ def test_the_footer_shows_quit_and_help(tmp_path: Path) -> None:
 
 
 def test_a_reminder_edit_shows_the_late_step_complete_at_once_and_a_budget_edit_replays_first(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The series of the budget edit starts once that edit's build is on screen, as on an idle machine: on
+    # a loaded one the 25 steps could end first, and the build, superseded by the rebuild they ask for,
+    # would rightly never show its provisional status.
+    shown_once = threading.Event()
+    shown_once.set()
+
+    def series_after_the_build(*args: Any) -> Iterator[Any]:
+        shown_once.wait(10)
+        yield from series_steps(*args)
+
     async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
         main, shown = app.main, []
         set_status = main._set_status
-        main._set_status = lambda text, style="$text-muted": (shown.append(text), set_status(text, style))
+
+        def status(text: str, style: str = "$text-muted") -> None:
+            shown.append(text)
+            set_status(text, style)
+            if text.startswith("ready"):
+                shown_once.set()
+
+        main._set_status = status
         assert app.workspace.step == 25 and app.workspace.summaries_through == 25
         slider = (await focus_field(app, pilot, "systemReminder.thresholds.toolCallStreak")).input
         await pilot.press("right")  # a reminder-only edit: the summaries of steps 13 and 21 still hold
@@ -691,11 +712,13 @@ def test_a_reminder_edit_shows_the_late_step_complete_at_once_and_a_budget_edit_
         assert main.result.kept_ids[1] == app.workspace.summaries[1][1].id  # built with step 21's summary
         shown.clear()
         await focus_field(app, pilot, "budget.maxTokens")
+        shown_once.clear()
         await pilot.press("right")  # a budget edit can change every summary: shown provisional, then whole
         await settle(app, pilot)
         assert "ready · replaying earlier steps…" in shown
         assert shown[-1] == "ready" and app.workspace.summaries_through == 25
 
+    monkeypatch.setattr(builder, "series_steps", series_after_the_build)
     run(write_summarized_twice(tmp_path), scenario)
 
 
