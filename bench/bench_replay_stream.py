@@ -34,7 +34,7 @@ CHILD = (
     "import atexit, resource, sys\n"
     "atexit.register(lambda: print('peak-rss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,"
     " file=sys.stderr))\n"
-    "from playground.cli import main\n"
+    "from playground.cli.main import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
 
