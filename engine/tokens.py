@@ -189,6 +189,10 @@ class DefaultTokenizer(TokenizerPort):
         encoding = self._encoding()
         if encoding is None:
             return self._ratio_count(text)
+        if not text.isascii():
+            # tiktoken reads a str's UTF-8 form, which CPython then keeps inside the str for its life: a copy
+            # spares the text the caches hold (a compressed tool group's ~1 KB of CJK, a summary's prompt)
+            text = text.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
         if self._special_mark is not None and self._special_mark not in text:
             # No special token can occur, so `encode` would give exactly this, after a regex scan.
             return len(encoding.encode_ordinary(text))

