@@ -128,7 +128,10 @@ def read_regular_file(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE
         if info.st_size > max_bytes:
             raise InputError(str(path), f"too large: {info.st_size} bytes (limit {max_bytes})")
         try:
-            data = handle.read(max_bytes + 1)
+            # the size it has, not the limit: read(n) allocates n bytes before it reads (2 GB for a line)
+            data = handle.read(info.st_size + 1)
+            if len(data) > info.st_size:  # it grew while being read
+                data += handle.read(max_bytes + 1 - len(data))
         except OSError as exc:
             raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
     if len(data) > max_bytes:

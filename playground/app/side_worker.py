@@ -12,6 +12,7 @@ would copy half-way, replay both sides in process.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from collections.abc import Iterator, Sequence
@@ -94,6 +95,9 @@ class ForkedSource:
 
 def _replay_into(source: ReplaySource, pipe: Connection) -> None:
     """The child: replay `source` and send its steps, then its totals (or the error that stopped it)."""
+    # What the parent made is left out of the collector's scans: a full collection writes into every object
+    # it walks, which would copy the parent's whole heap into this process page by page.
+    gc.freeze()
     try:
         batch: list[tuple[Any, ...]] = []
         before: Sequence[WireCard] = ()
