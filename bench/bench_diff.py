@@ -12,7 +12,9 @@ texts A counted; with two (`--jobs 2`, the command's default on two cores) B rep
 (`playground.app.side_worker`). Also: one session under two policies (aligned by step index).
 
 Each figure is printed as wall time and as CPU time (this process's and its children's, so the child's
-replay counts), the median of `--repeat` runs. Target (issue 33): diff ≤ 2 × one replay.
+replay counts). Each of `--repeat` rounds times the replay and then every diff, and a ratio is the median
+of the rounds' own ratios: the machine's speed drifts, and a replay timed apart from the diffs once
+made every diff look up to 1.6x slower than it was. Target (issue 33): diff ≤ 2 × one replay.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -111,19 +114,42 @@ def cpu_seconds() -> float:
     return time.process_time() + children.ru_utime + children.ru_stime
 
 
-def timed(run: Callable[[], object], repeat: int) -> tuple[object, float, float]:
-    """`run()`'s result, and the medians of its wall and CPU seconds."""
-    walls, cpus, out = [], [], None
+def once(run: Callable[[], object]) -> tuple[object, float, float]:
+    """`run()`'s result, its wall and its CPU seconds."""
+    wall, cpu = time.perf_counter(), cpu_seconds()
+    out = run()
+    return out, time.perf_counter() - wall, cpu_seconds() - cpu
+
+
+def rounds(base: Callable[[], object], runs: dict[str, Callable[[], object]], repeat: int) -> dict[str, Any]:
+    """Each round times `base` and then every run, so that a change of the machine's speed (up to 2x
+    within seconds on a shared VM) meets them alike; per run, the medians of its seconds and of its
+    round's ratios to `base`, and its last result."""
+    seen: dict[str, dict[str, list[float]]] = {
+        name: {"wall": [], "cpu": [], "rw": [], "rc": []} for name in runs
+    }
+    base_times: dict[str, list[float]] = {"wall": [], "cpu": []}
+    results: dict[str, object] = {}
     for _ in range(repeat):
-        wall, cpu = time.perf_counter(), cpu_seconds()
-        out = run()
-        cpus.append(cpu_seconds() - cpu)
-        walls.append(time.perf_counter() - wall)
-    return out, statistics.median(walls), statistics.median(cpus)
+        results["base"], wall0, cpu0 = once(base)
+        base_times["wall"].append(wall0)
+        base_times["cpu"].append(cpu0)
+        for name, run in runs.items():
+            results[name], wall, cpu = once(run)
+            for key, value in (("wall", wall), ("cpu", cpu), ("rw", wall / wall0), ("rc", cpu / cpu0)):
+                seen[name][key].append(value)
+    median = statistics.median
+    return {
+        "base": (results["base"], median(base_times["wall"]), median(base_times["cpu"])),
+        **{
+            name: (results[name], *(median(v[k]) for k in ("wall", "cpu", "rw", "rc")))
+            for name, v in seen.items()
+        },
+    }
 
 
-def ratios(wall: float, cpu: float, base: tuple[float, float]) -> str:
-    return f"wall {wall:.2f} s = {wall / base[0]:.2f} ×, CPU {cpu:.2f} s = {cpu / base[1]:.2f} ×"
+def figures(wall: float, cpu: float, wall_ratio: float, cpu_ratio: float) -> str:
+    return f"wall {wall:.2f} s = {wall_ratio:.2f} ×, CPU {cpu:.2f} s = {cpu_ratio:.2f} ×"
 
 
 def main() -> None:
@@ -134,25 +160,28 @@ def main() -> None:
     load_encoding("cl100k_base")  # a one-off cost of the process, not of a replay
     a = make_session(args.size)
     b = run_b(a, args.size)
-    print(f"median of {args.repeat}; CPU time counts the diff's worker process")
+    print(f"median of {args.repeat} rounds (each: the replay, then every diff); CPU counts the diff's worker")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     longer = b  # as many messages as A, more steps (the extra tool calls)
-    steps, *replay = timed(lambda: one_replay(longer), args.repeat)
+    cases = {
+        f"{name}, --jobs {jobs}": partial(diff, *sides, jobs)
+        for name, *sides in (
+            ("two runs of a task", a, LAYER, b, LAYER),
+            ("one session, two policies", a, LAYER, a, OTHER),
+        )
+        for jobs in (1, 2)
+    }
+    measured = rounds(lambda: one_replay(longer), cases, args.repeat)
+    steps, wall, cpu = measured.pop("base")
     print(
         f"one replay of the longer run ({len(longer)} messages, {steps} steps, costed):"
-        f" wall {replay[0]:.2f} s, CPU {replay[1]:.2f} s"
+        f" wall {wall:.2f} s, CPU {cpu:.2f} s"
     )
-    cases = (
-        ("two runs of a task", a, LAYER, b, LAYER),
-        ("one session, two policies", a, LAYER, a, OTHER),
-    )
-    for name, *sides in cases:
-        for jobs in (1, 2):
-            (alignment, aligned, changed), wall, cpu = timed(partial(diff, *sides, jobs), args.repeat)
-            print(
-                f"diff, {name}, --jobs {jobs}: {ratios(wall, cpu, (replay[0], replay[1]))} one replay"
-                f" (target ≤ 2) · aligned by {alignment}: {aligned} steps, {changed} differ"
-            )
+    for name, ((alignment, aligned, changed), *times) in measured.items():
+        print(
+            f"diff, {name}: {figures(*times)} one replay (target ≤ 2) · aligned by {alignment}: {aligned}"
+            f" steps, {changed} differ"
+        )
     commands(a, b, args.repeat)
 
 
@@ -171,15 +200,19 @@ def commands(a: list[AiMessage], b: list[AiMessage], repeat: int) -> None:
         save_session(b, path_b, header=header)
         other.write_text(yaml.safe_dump(OTHER), encoding="utf-8")
         quiet = partial(_quiet, cli_main)
-        _, *replay = timed(partial(quiet, ["replay", str(path_b), "--json"]), repeat)
-        print(f"command: replay B --json: wall {replay[0]:.2f} s, CPU {replay[1]:.2f} s")
-        for name, argv in (
-            ("diff A B --json", ["diff", str(path_a), str(path_b), "--json"]),
-            ("diff A --policy-b OTHER --json", ["diff", str(path_a), "--policy-b", str(other), "--json"]),
-        ):
-            for jobs in ("1", "2"):
-                _, wall, cpu = timed(partial(quiet, [*argv, "--jobs", jobs]), repeat)
-                print(f"command: {name} --jobs {jobs}: {ratios(wall, cpu, (replay[0], replay[1]))} replay")
+        runs = {
+            f"{name} --jobs {jobs}": partial(quiet, [*argv, "--jobs", jobs])
+            for name, argv in (
+                ("diff A B --json", ["diff", str(path_a), str(path_b), "--json"]),
+                ("diff A --policy-b OTHER --json", ["diff", str(path_a), "--policy-b", str(other), "--json"]),
+            )
+            for jobs in ("1", "2")
+        }
+        measured = rounds(partial(quiet, ["replay", str(path_b), "--json"]), runs, repeat)
+        _, wall, cpu = measured.pop("base")
+        print(f"command: replay B --json: wall {wall:.2f} s, CPU {cpu:.2f} s")
+        for name, (_, *times) in measured.items():
+            print(f"command: {name}: {figures(*times)} replay (target ≤ 2)")
 
 
 def _quiet(run: Callable[[list[str]], int], argv: list[str]) -> int:
