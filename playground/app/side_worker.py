@@ -61,14 +61,13 @@ class ForkedSource:
         return self._totals
 
     def steps(self) -> Iterator[SentStep]:
-        receiving, sending = multiprocessing.get_context("fork").Pipe(duplex=False)
-        child = multiprocessing.get_context("fork").Process(
-            target=_replay_into, args=(self.source, sending), daemon=True
-        )
+        fork = multiprocessing.get_context("fork")
+        receiving, sending = fork.Pipe(duplex=False)
+        child = fork.Process(target=_replay_into, args=(self.source, sending), daemon=True)
         child.start()
         sending.close()  # the child's end: our copy closed, a dead child reads as EOF here
         try:
-            before: list[WireCard] = []
+            before: Sequence[WireCard] = ()
             while True:
                 try:
                     kind, payload = receiving.recv()
@@ -79,7 +78,7 @@ class ForkedSource:
                 if kind == "steps":
                     for coded in payload:
                         step = _decode(coded, before)
-                        before = list(step.cards)
+                        before = step.cards
                         yield step
                 elif kind == "totals":
                     self._totals = payload
