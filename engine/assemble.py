@@ -213,7 +213,7 @@ def _dropped_count(run: Pipeline) -> int:
     # a renamed `Removal` for each (they were most of this count's time)
     removed = {origin: r for r in chain.from_iterable(run.removal_lists) for origin in r.origins}
     renamed = run.renamed or {}
-    by_origin = {origin: s for s in run.states if s.index >= 0 for origin in s.origins}
+    by_origin = _states_by_origin(run)
     carried = [s.kept for origin, s in by_origin.items() if origin not in removed]
     dropped += len(carried) - sum(carried)
     for removal in removed.values():
@@ -234,12 +234,7 @@ def _fates(
 ) -> Iterator[tuple[int, AiMessage, Removal | None, State | None]]:
     """Each session message (that `only` picks) with what decided its fate: the removal that dropped it or
     handed it to a carrier, else its own state, else neither (it was summarised)."""
-    by_origin: dict[int, State] = {}
-    for state in run.states:
-        if state.index < 0:  # a created summary carries what it replaced; those get their own decision
-            continue
-        for origin in state.origins:
-            by_origin[origin] = state
+    by_origin = _states_by_origin(run)
     removed = _removed_by_origin(run)
     for index, message in enumerate(run.session):
         if only is not None and not only(message):
@@ -253,6 +248,12 @@ def _fates(
             yield index, message, None, state
         else:
             yield index, message, None, None
+
+
+def _states_by_origin(run: Pipeline) -> dict[int, State]:
+    """Each session message's state (the last that carries it). A created summary is left out: what it
+    replaced gets its own decision."""
+    return {origin: s for s in run.states if s.index >= 0 for origin in s.origins}
 
 
 def _carrier(removal: Removal, carriers: dict[str, State]) -> State | None:
