@@ -29,7 +29,7 @@ from engine.messages import AiMessage
 from engine.observation import ObservationPreviewPort
 from engine.pipeline import BuildContext, ContextProvider, MustKeep, Pipeline, TruncationRule
 from engine.policy import ContextPolicy, check_runtime, define_context_policy, to_wire
-from engine.preprocess.base import Entry, StageOutput
+from engine.preprocess.base import ID_SCOPE, Entry, StageOutput
 from engine.preprocess.fence_assembly import assemble_current_turn
 from engine.preprocess.fence_lifetime import apply_fence_lifetime
 from engine.preprocess.observation_sim import simulate_governance
@@ -196,7 +196,7 @@ def _preprocess(run: Pipeline, observation_store: ObservationPreviewPort | None)
         if output.strategy:
             run.strategies.append(output.strategy)
     run.unscoped = entries
-    run.entries, run.renamed = STAGE_CACHE.scoped(entries)
+    run.entries, run.scope = STAGE_CACHE.scoped(entries), ID_SCOPE.get()
     run.preprocessed = [e.message for e in run.entries]
     run.preprocess_done = True
 

@@ -15,7 +15,7 @@ from engine.calibration import CalibrationState
 from engine.fences import FenceRegistry
 from engine.messages import AiMessage
 from engine.policy.model import ContextPolicy
-from engine.preprocess.base import Entry, Removal
+from engine.preprocess.base import Entry, Removal, created_renames
 from engine.providers.state import ProviderReport, State
 from engine.result import Event
 from engine.summarizer import SummarizerPort
@@ -104,7 +104,8 @@ class Pipeline:
     # each stage's removals in stage order: the stages' own lists, read only (a copy into one list grew
     # with the history at every step; only a reader of decisions walks them)
     removal_lists: list[list[Removal]] = field(default_factory=list)
-    renamed: dict[str, str] = field(default_factory=dict)  # created ids scoped after preprocessing
+    scope: str = ""  # the id scope created messages got when preprocessing ended (`scope_created`)
+    renames: dict[str, str] | None = None  # made on first need (`renamed`)
     removed_by_origin: dict[int, Removal] | None = None  # made on first need (`engine.assemble`)
     states: list[State] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
@@ -115,6 +116,14 @@ class Pipeline:
     preprocess_done: bool = False
     trace: TraceRecorder | None = None
     trigger_check: TriggerCheck | None = None
+
+    @property
+    def renamed(self) -> dict[str, str]:
+        """Each created id as the stages made it → as scoped when preprocessing ended. Made when first read:
+        only a reader of decisions needs it."""
+        if self.renames is None:
+            self.renames = created_renames(self.entries, self.scope)
+        return self.renames
 
 
 def final_order(states: list[State]) -> list[State]:

@@ -4,13 +4,16 @@ Each step builds from the session prefix the call saw, with linnkit's step count
 runtime, a summary is made once and then lives in the history: when a step's build makes a summary, the
 summary message is persisted right after that step's prefix, and every later step reads it back as an input
 message (purification removes what it replaced; a new summary folds it in). A failed step persists nothing.
-Created ids are scoped per step so they never repeat across steps (linnkit's are random UUIDs).
+Created ids are scoped by the summaries a step's history holds (`summary_scope`): a persisted summary never
+names a later step's created message (linnkit's ids are random UUIDs), and the steps between two summaries
+share their created messages, as they share the rest of their history.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from engine.build import build_context
@@ -22,6 +25,7 @@ from engine.ticks import StepPoint, TickState, iter_step_points, step_points, ti
 
 MARKERS = {"ai_history_summarization": "S", "checkpoint_trim_before": "C"}
 StepOptions = Callable[[int, int], Mapping[str, Any]]
+_TYPE = attrgetter("type")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +84,27 @@ def with_persisted(
     return out
 
 
+def summary_scope(summaries: int) -> str:
+    """The id scope of a step whose history holds `summaries` summaries (recorded or persisted)."""
+    return f"e{summaries}"
+
+
+def count_summaries(messages: Sequence[AiMessage]) -> int:
+    return list(map(_TYPE, messages)).count("history_summary")
+
+
 def build_step(
-    number: int, history: Sequence[AiMessage], policy: Any, tick: TickState | None, **build_options: Any
+    history: Sequence[AiMessage],
+    policy: Any,
+    tick: TickState | None,
+    *,
+    summaries: int | None = None,
+    **build_options: Any,
 ) -> BuildResult:
-    """Build replay step `number` (1-based) from its input list (see `with_persisted`), its created ids
-    scoped to the step so they never repeat across steps."""
-    token = ID_SCOPE.set(f"s{number}")
+    """Build a replay step from its input list (see `with_persisted`), its created ids scoped by the
+    `summaries` its history holds (counted when not given)."""
+    held = count_summaries(history) if summaries is None else summaries
+    token = ID_SCOPE.set(summary_scope(held))
     try:
         return build_context(history, policy, tick=tick, **build_options)
     finally:
@@ -104,27 +123,28 @@ def run_replay(
     """Build every planned step in order, carrying the summaries earlier steps made (a generator: one step
     is held at a time). `plan` must have strictly increasing `upto`. `step_options(number, upto)` adds build
     options for one step (a host's calibration samples, which grow as calls are made). `first` is the number
-    of the first planned step (created ids are scoped by it): a replay resumed at step `first`, its
-    `messages` holding the summaries the steps before it persisted (`with_persisted`)."""
+    of the first planned step: a replay resumed at step `first`, its `messages` holding the summaries the
+    steps before it persisted (`with_persisted`)."""
     # each step's list is the last one's and more, in its line (`engine.lineage`): the build takes it as
     # it is, and its stages tell that it starts with the last step's without comparing them
     history: list[AiMessage] = []
     carried: list[str] = []
-    done = 0
+    done = summaries = 0
     for number, step in enumerate(plan, start=first):
         if not done <= step.upto <= len(messages) or (number > first and step.upto == done):
             bound = len(messages)
             raise ValueError(f"replay step {number}: upto {step.upto} must increase within 1..{bound}")
-        history = grown(history, messages[done : step.upto])
+        new = messages[done : step.upto]
+        history, summaries = grown(history, new), summaries + count_summaries(new)
         done = step.upto
         extra = step_options(number, step.upto) if step_options is not None else {}
-        result = build_step(number, history, policy, step.tick, **build_options, **extra)
+        result = build_step(history, policy, step.tick, summaries=summaries, **build_options, **extra)
         persisted = None
         if result.error is None and result.summary_events:
             persisted = persisted_summary(result.summary_events[-1])
         yield ReplayedStep(step.upto, step.tick, result, persisted, tuple(carried))
         if persisted is not None:
-            history = grown(history, [persisted])
+            history, summaries = grown(history, [persisted]), summaries + 1
             carried.append(persisted.id)
 
 

@@ -39,9 +39,7 @@ class StageCache:
         self._tokens: LaneLists[tuple[list[Entry], TokenizerPort, str, list[int]]] = LaneLists(_PER_STAGE)
         # a token list made from another's first `k` counts: (it, the other, k), for what derives from both
         self._grown: LaneLists[tuple[list[int], list[int], int]] = LaneLists(_PER_STAGE)
-        self._scoped: LaneLists[tuple[list[Entry], str, tuple[list[Entry], dict[str, str]]]] = LaneLists(
-            _PER_STAGE
-        )
+        self._scoped: LaneLists[tuple[list[Entry], str, list[Entry]]] = LaneLists(_PER_STAGE)
         self.hits = self.misses = 0  # stage runs answered from the cache, and run afresh
 
     def entries(self, messages: Sequence[AiMessage], *, owned: bool = False) -> list[Entry]:
@@ -113,16 +111,21 @@ class StageCache:
                     return base, shared
         return None
 
-    def scoped(self, entries: list[Entry]) -> tuple[list[Entry], dict[str, str]]:
+    def scoped(self, entries: list[Entry]) -> list[Entry]:
         """`scope_created(entries)` under the current id scope: the same list as last time for the same
-        entries and scope (a step's rebuilds), so the providers meet the very same created messages and
-        every count and answer kept for them by identity still serves."""
+        entries and scope (a step's rebuilds), and the last list's scoped messages for the entries it shares
+        with this one (a replay's next step of the same scope), so the providers meet the very same created
+        messages and every count and answer kept for them by identity still serves."""
         scope = ID_SCOPE.get()
+        base = None
         with self._lock:
             for held, held_scope, output in self._scoped.items():
-                if held is entries and held_scope == scope:
+                if held_scope != scope:
+                    continue
+                if held is entries:
                     return output
-        output = scope_created(entries)
+                base = base or (held, output)  # the newest, of this lane first
+        output = scope_created(entries, base)
         with self._lock:
             self._scoped.add((entries, scope, output))
         return output

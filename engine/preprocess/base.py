@@ -10,7 +10,7 @@ from itertools import compress
 from operator import attrgetter
 from typing import Any
 
-from engine.lineage import same_line, shared_at_least
+from engine.lineage import forked, grown, same_line, shared_at_least
 from engine.messages import AiMessage
 from engine.result import Event
 
@@ -98,8 +98,9 @@ def merged_origins(entries: list[Entry], indices: list[int]) -> tuple[int, ...]:
     return tuple(sorted({o for i in indices for o in entries[i].origins}))
 
 
-# Set by a replay around each step's build, so ids created in different steps never repeat (linnkit's are
-# random UUIDs; a persisted summary listing `compressed:x` must not match a later step's recompressed copy).
+# Set by a replay around each step's build: how many summaries the step's history holds (`e3`). A persisted
+# summary lists the scoped ids it replaced; every later step holds one summary more, so its created copies
+# never match those ids (linnkit's are random UUIDs). Steps of one scope give the same ids (and objects).
 ID_SCOPE: ContextVar[str] = ContextVar("ID_SCOPE", default="")
 
 
@@ -115,25 +116,45 @@ def created_id(prefix: str, anchor_id: str) -> str:
     return f"{prefix}:{anchor_id}"
 
 
-def scope_created(entries: list[Entry]) -> tuple[list[Entry], dict[str, str]]:
-    """`entries` with every created message's id scoped (see `new_id`), and the renames made. Only the
-    preprocessed list gets scoped: a created message a later stage removed again never reaches a provider,
-    and its scope-free id in that stage's event cannot meet a persisted summary's (scoped) ids."""
+def scope_created(entries: list[Entry], base: tuple[list[Entry], list[Entry]] | None = None) -> list[Entry]:
+    """`entries` with every created message's id scoped (see `new_id`). Only the preprocessed list gets
+    scoped: a created message a later stage removed again never reaches a provider, and its scope-free id in
+    that stage's event cannot meet a persisted summary's (scoped) ids. `base`: an earlier input under the
+    same scope and its output; the entries both start with keep their scoped copies (a replay's next step
+    re-scopes only what is new since the last, and hands the providers the very same messages)."""
     scope = ID_SCOPE.get()
     if not scope:
-        return entries, {}
-    renamed: dict[str, str] = {}
-    out = list(entries)
+        return entries
+    shared = common_prefix(base[0], entries) if base is not None else 0
+    tail = entries[shared:]
     # the created entries found in C (a Python loop over every entry was a tenth of a long replay's step)
-    for position in compress(range(len(entries)), map(_CREATED, entries)):
-        entry = entries[position]
+    for position in compress(range(len(tail)), map(_CREATED, tail)):
+        entry = tail[position]
         m = entry.message
         prefix, anchor_id = m.id.split(":", 1)
-        fresh = f"{prefix}:{scope}:{anchor_id}"
-        renamed[m.id] = fresh
-        message = AiMessage(fresh, m.role, m.type, m.content, m.timestamp, m.metadata, m.extra)
-        out[position] = Entry(message, entry.origins, True)
-    return out, renamed
+        fresh = AiMessage(
+            f"{prefix}:{scope}:{anchor_id}", m.role, m.type, m.content, m.timestamp, m.metadata, m.extra
+        )
+        tail[position] = Entry(fresh, entry.origins, True)
+    if not shared:
+        return tail
+    kept = base[1]
+    if shared == len(kept) == len(entries):
+        return kept
+    return grown(kept, tail) if shared == len(kept) else forked(kept, shared, tail)
+
+
+def created_renames(scoped: list[Entry], scope: str) -> dict[str, str]:
+    """The renames `scope_created` made in its output `scoped`: each created message's id before → after."""
+    if not scope:
+        return {}
+    cut = len(scope) + 1
+    renames = {}
+    for entry in compress(scoped, map(_CREATED, scoped)):
+        fresh = entry.message.id
+        prefix, rest = fresh.split(":", 1)
+        renames[f"{prefix}:{rest[cut:]}"] = fresh
+    return renames
 
 
 def parse_args(raw: str) -> Any:

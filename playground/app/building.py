@@ -90,8 +90,7 @@ def run_build(request: BuildRequest) -> BuildOutcome:
         if request.step_number is None:
             result = build_context(list(request.messages), request.policy, tick=request.tick, **options)
         else:
-            number, messages = request.step_number, request.messages
-            result = build_step(number, messages, request.policy, request.tick, **options)
+            result = build_step(request.messages, request.policy, request.tick, **options)
     except BUILD_ERRORS as error:
         return BuildOutcome(request, None, error=str(error))
     # What every view reads, made here (in the worker) rather than on the UI thread: the cards the engine

@@ -310,6 +310,6 @@ def test_the_dropped_count_of_each_replay_step_is_its_decisions(name: str) -> No
         if result.error is not None:
             continue
         assert result.count_dropped() == sum(1 for d in result.decisions if not d.kept), step.number
-        scoped += any(":s" in d.message_id for d in result.decisions if d.index < 0)
+        scoped += any(":e" in d.message_id for d in result.decisions if d.index < 0)
         summarised += any(d.reason.startswith("replaced_by_") for d in result.decisions)
     assert scoped and summarised  # both kinds of step were met

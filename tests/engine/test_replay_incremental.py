@@ -82,8 +82,8 @@ def test_every_replayed_step_equals_a_fresh_build_of_it(messages, layer: dict[st
         history = with_persisted(messages, step.point.message_count, made)
         forget_earlier_builds()
         # a tokenizer with nothing counted: the replay's counts (its created messages counted once, before
-        # their ids are scoped anew each step; P2's answers kept by metadata) are checked against fresh ones
-        fresh = build_step(number, history, policy, step.tick, **options | {"tokenizer": DefaultTokenizer()})
+        # their ids are scoped; P2's answers kept by metadata) are checked against fresh ones
+        fresh = build_step(history, policy, step.tick, **options | {"tokenizer": DefaultTokenizer()})
         assert [e.id for e in history if e.type == "history_summary"] == list(step.carried_ids)
         assert comparable(step.result) == comparable(fresh), number
 
@@ -103,7 +103,7 @@ def test_every_step_equals_a_fresh_build_while_outputs_fork_and_lists_are_handed
         history = with_persisted(messages, step.point.message_count, made)
         forget_earlier_builds()
         fresh_options = options | {"tokenizer": DefaultTokenizer()}
-        fresh = build_step(step.number, history, policy, step.tick, **fresh_options)
+        fresh = build_step(history, policy, step.tick, **fresh_options)
         assert comparable(step.result) == comparable(fresh), step.number
         if step.persisted is not None:
             made.append((step.point.message_count, step.persisted))

@@ -91,7 +91,10 @@ def test_a_failed_step_persists_nothing_and_later_steps_still_run(four_times):
     plan = [PlannedStep(upto, None) for upto in (26, 40, 52)]
     failing = list(run_replay(messages, plan, policy, summarizer=FailingSummarizer("down"), now=5))
     assert [s.result.error.code if s.result.error else None for s in failing] == [
-        "SUMMARIZATION_FAILED", "SUMMARIZATION_FAILED", "SUMMARIZATION_FAILED"]
+        "SUMMARIZATION_FAILED",
+        "SUMMARIZATION_FAILED",
+        "SUMMARIZATION_FAILED",
+    ]
     assert [s.persisted for s in failing] == [None, None, None]
     working = list(run_replay(messages, plan, policy, summarizer=FixedSummarizer("short"), now=5))
     assert working[0].persisted is not None and working[0].persisted.timestamp == 5
@@ -113,22 +116,42 @@ def test_one_step_rebuilt_from_the_persisted_summaries_equals_the_replayed_one(f
     step = steps[30]
     history = with_persisted(messages, step.point.message_count, made)
     assert [m.id for m in history if m.type == "history_summary"] == list(step.carried_ids)
-    again = build_step(31, history, policy, step.tick)
+    again = build_step(history, policy, step.tick)
     assert again.kept_ids == step.result.kept_ids
     assert again.wire == step.result.wire
 
 
-def test_created_ids_never_repeat_across_steps_and_a_detail_free_series_has_the_same_numbers():
+def test_created_ids_are_scoped_by_the_summaries_held_and_never_meet_a_persisted_summary():
     session = load_session(SAMPLE.parent / "tool_loop_runs.jsonl")
-    policy = effective_policy(session.header.data["contextPolicy"])
+    tight = {
+        "budget": {"maxTokens": 1600, "reservedForResponse": 200},
+        "summarization": {"triggerThreshold": 0.3},
+    }
+    policy = effective_policy(session.header.data["contextPolicy"] | tight)
     known = {m.id for m in session.messages}
     full = list(iter_session_steps(session.messages, policy))
-    created = [{i for i in s.result.kept_ids if i not in known} for s in full]
-    assert sum(map(len, created)) > 20  # compressed tool history in many steps
-    seen: set[str] = set()
-    for ids in created:
-        assert not ids & seen
-        seen |= ids
+    replaced: set[str] = set()  # what the summaries persisted so far replaced
+    scopes, met = set(), 0
+    for step in full:
+        summaries = {*step.carried_ids, step.persisted.id if step.persisted else None}
+        ids_in = {m.id for m in step.result.preprocessed}
+        created = {i for i in ids_in if i not in known and i not in summaries}
+        scope = f":e{len(step.carried_ids)}:"
+        assert all(scope in i for i in created), step.number
+        assert not created & replaced, step.number
+        if step.persisted is not None:
+            ids = set(step.persisted.metadata["replacedMessageIds"])
+            met += any(scope in i for i in ids)  # the summary replaced created messages of its scope
+            replaced |= ids
+        if created:
+            scopes.add(scope)
+    assert {":e0:", ":e1:"} <= scopes and met  # created messages before and after a summary
+
+
+def test_a_detail_free_series_has_the_same_numbers():
+    session = load_session(SAMPLE.parent / "tool_loop_runs.jsonl")
+    policy = effective_policy(session.header.data["contextPolicy"])
+    full = list(iter_session_steps(session.messages, policy))
     light = list(iter_session_steps(session.messages, policy, detail=False))
     assert [s.result.tokens for s in light] == [s.result.tokens for s in full]
     assert [s.markers for s in light] == [s.markers for s in full]

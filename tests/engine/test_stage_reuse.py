@@ -169,16 +169,20 @@ def test_a_step_rebuilt_after_an_edit_meets_the_same_scoped_messages_and_equals_
     policy = define_context_policy({"budget": {"maxTokens": 3000}, "toolHistory": {"keepLatestToolPairs": 1}})
     edited = set_value(policy, ("budget", "maxTokens"), 2500)
     clear_caches()
-    first = build_step(len(messages), messages, policy, TICK, **options)
-    warm = build_step(len(messages), messages, edited, TICK, **options)
+    first = build_step(messages, policy, TICK, **options)
+    warm = build_step(messages, edited, TICK, **options)
     created = [m for m in warm.preprocessed if m.id.startswith("compressed:")]
-    assert created and all(f":s{len(messages)}:" in m.id for m in created)  # scoped to the step
+    assert created and all(":e0:" in m.id for m in created)  # scoped by the summaries the history holds
     assert all(a is b for a, b in zip(first.preprocessed, warm.preprocessed, strict=True))
-    other_step = build_step(len(messages) - 1, messages, edited, TICK, **options)
-    other_created = {id(m) for m in other_step.preprocessed if m.id.startswith("compressed:")}
-    assert other_created and not other_created & set(map(id, created))
+    # the step before, with as many summaries, shares its created messages; one summary more shares none
+    before = build_step(messages[:-1], edited, TICK, **options)
+    assert {id(m) for m in before.preprocessed if m.id.startswith("compressed:")} <= set(map(id, created))
+    later = build_step(messages, edited, TICK, summaries=1, **options)
+    later_created = [m for m in later.preprocessed if m.id.startswith("compressed:")]
+    assert [m.id.replace(":e1:", ":e0:") for m in later_created] == [m.id for m in created]
+    assert not {id(m) for m in later_created} & set(map(id, created))
     clear_caches()
-    assert comparable(warm) == comparable(build_step(len(messages), messages, edited, TICK, **options))
+    assert comparable(warm) == comparable(build_step(messages, edited, TICK, **options))
 
 
 @pytest.mark.parametrize("field", ["lifetime", "placement", "llm_role", "must_keep"])
@@ -308,7 +312,6 @@ def test_lane_lists_keep_each_lanes_newest_and_read_the_own_lane_first():
     assert kept.items() == ["m2", "m3", "s1"]
     kept.clear()
     assert kept.items() == [] and kept.newest() is None
-
 
 
 def test_purification_appending_to_another_lanes_lists_leaves_that_lanes_next_run_right():

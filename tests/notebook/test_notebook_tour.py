@@ -69,7 +69,7 @@ def test_the_tour_prints_each_lesson(executed):
     assert "retentionMode: drop" in text  # the exported policy
     assert "final_tokens  working_memory  tool_history markers" in text  # steps_frame()
     assert "WORKING_MEMORY" in text or "kept_by_WORKING_MEMORY" in text  # decisions_frame()
-    assert " added compressed:s71:m076 final_answer" in text  # compare(): B compresses what A dropped
+    assert " added compressed:e0:m076 final_answer" in text  # compare(): B compresses what A dropped
     assert "tokens A → B: 4791 → 6978" in text
     # the summary sends fewer tokens and costs more: it rewrites the start of the prompt
     assert "triggerThreshold 0.5: sent 9240, cached 80%, breaks {'summary': 1}, cost $0.0319" in text
