@@ -109,7 +109,8 @@ def _apply_reminders(
     run: Pipeline, wire: list[dict], tick: TickState, reminder_registry: ReminderRegistry | None
 ) -> tuple[list[dict], ReminderOutcome]:
     reminder_ctx = reminder_context(tick, run.session, run.ctx.policy)
-    new_wire, outcome = apply_reminders(wire, run.ctx.policy.system_reminder, reminder_ctx, reminder_registry)
+    policy = run.ctx.policy.system_reminder
+    new_wire, outcome = apply_reminders(wire, policy, reminder_ctx, reminder_registry, owned=True)
     if outcome.appended_text:
         tokens = run.ctx.tokenizer.estimate_text(outcome.appended_text, run.ctx.model_id)
         outcome = ReminderOutcome(outcome.hit_rule_ids, outcome.texts, outcome.appended_text, tokens)
@@ -354,8 +355,10 @@ def _created(run: Pipeline, wire_index) -> list[Decision]:
 
 def _category(state: State) -> str:
     message = state.current
-    if message.fence_kind:
-        return f"fence:{message.fence_kind}"
+    metadata = message.metadata or _NO_METADATA  # read once: this runs for every kept message
+    kind = metadata.get("fenceKind")
+    if isinstance(kind, str) and kind:
+        return f"fence:{kind}"
     if message.type == "history_summary":
         return "summary"
     if message.type == "user_input" and state.action == KEEP_CORE:
@@ -363,11 +366,14 @@ def _category(state: State) -> str:
     if (
         message.role == "tool"
         or message.type == "tool_calls"
-        or message.meta("isCompressedToolHistory")
-        or message.meta("isDegradedToolReplay")
+        or metadata.get("isCompressedToolHistory")
+        or metadata.get("isDegradedToolReplay")
     ):
         return "tool_history"
     return "core" if state.action == KEEP_CORE else "working_memory"
+
+
+_NO_METADATA: dict[str, Any] = {}
 
 
 def _sent_tokens(state: State, run: Pipeline) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 from engine.assemble import assemble_result, failed_result
@@ -51,6 +52,8 @@ from engine.tokens import DefaultTokenizer, TokenizerPort, tokenizer_from_policy
 from engine.trace import TraceRecorder
 
 DEFAULT_MODEL_ID = "default"
+
+_MESSAGE, _ORIGINS = attrgetter("message"), attrgetter("origins")
 
 Fences = FenceRegistry | Iterable[FenceDescriptor] | Mapping[str, Any] | None
 
@@ -105,6 +108,7 @@ def build_context(
         calibration=calibration,
     )
     run = Pipeline(ctx, messages, registry, warnings=hygiene_warnings(messages) if detail else [])
+    run.traced = detail and effective.context_trace.enabled
     if copy != "zh" and reminder_registry is None:
         reminder_registry = reminder_registry_for(copy)
     with use_copy(copy):
@@ -255,9 +259,15 @@ def _initial_states(run: Pipeline) -> list[State]:
     # their ids were scoped, as the very objects earlier steps counted (a replay scopes them anew each step)
     counted = run.unscoped if isinstance(inner, DefaultTokenizer) and run.unscoped else run.entries
     tokens = STAGE_CACHE.tokens(counted, tokenizer, run.ctx.model_id)
-    pairs = enumerate(zip(run.entries, tokens, strict=True))
-    states = [State(e.message, i, e.origins, t) for i, (e, t) in pairs]
+    entries = run.entries
+    if len(entries) != len(tokens):
+        raise ValueError(f"{len(tokens)} token counts for {len(entries)} entries")
+    # made in C's loop (a Python loop over every entry was a sixth of a long default-policy step)
+    states = list(map(State, map(_MESSAGE, entries), range(len(entries)), map(_ORIGINS, entries), tokens))
     return States(states, tokens, STAGE_CACHE.grown_from(tokens))
+
+
+_UNTRACED = (0, 0)  # a build whose trace is not made does not count what each provider kept
 
 
 def _kept(states: list[State]) -> tuple[int, int]:
@@ -277,7 +287,7 @@ def _run_one(
 ) -> int:
     """Run one provider, trace it, and return the remaining budget (spec §5.2). `done` lists the providers
     that ran before it with the budget each was given."""
-    before = _kept(run.states)
+    before = _kept(run.states) if run.traced else _UNTRACED
     started = time.perf_counter()
     if may_skip and available <= 0:
         report, events, persisted = ProviderReport(name, skipped=True), (), ()
@@ -294,7 +304,7 @@ def _run_one(
         report, events, persisted = outcome.report, outcome.events, outcome.persisted
         if outcome.trigger_check is not None:
             run.trigger_check = outcome.trigger_check
-    after = _kept(run.states)
+    after = _kept(run.states) if run.traced else _UNTRACED
     available -= report.tokens_used
     run.trace.provider(report, before, after, (time.perf_counter() - started) * 1000, available)
     run.events.extend(events)

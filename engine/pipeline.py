@@ -9,6 +9,8 @@ both import this module and neither imports the other's internals.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import attrgetter
 from typing import Any, Protocol
 
 from engine.calibration import CalibrationState
@@ -115,6 +117,7 @@ class Pipeline:
     preprocessed: list[AiMessage] = field(default_factory=list)
     preprocess_done: bool = False
     trace: TraceRecorder | None = None
+    traced: bool = True  # the trace will be made: each provider's event counts what it kept
     trigger_check: TriggerCheck | None = None
 
     @property
@@ -126,9 +129,12 @@ class Pipeline:
         return self.renames
 
 
+_KEPT = attrgetter("kept")
+
+
 def final_order(states: list[State]) -> list[State]:
     """Kept states: system_prompt, then summaries, then the rest, each by originalIndex (spec §5.5)."""
-    kept = [s for s in states if s.kept]
+    kept = list(compress(states, map(_KEPT, states)))  # found in C: a pass over every state
 
     def block(state: State) -> int:
         kind = state.message.type

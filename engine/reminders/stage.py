@@ -71,14 +71,21 @@ def apply_reminders(
     policy_system_reminder: Any,
     ctx: ReminderContext,
     registry: ReminderRegistry | None = None,
+    *,
+    owned: bool = False,
 ) -> tuple[list[dict[str, Any]], ReminderOutcome]:
-    """Append the fired reminders to the last wire message; returns the new wire and what was added.
+    """Append the fired reminders to the last wire message; returns the new wire and what was added. The
+    given wire is not changed: its messages are copied to new dicts, or with `owned` (a list of dicts its
+    caller made and hands over, as a build does) only the last is replaced by a new dict.
 
     Raises `ReminderConfigError` for a rule the registry cannot interpret, before reading the wire.
     Content that is not a string (null) counts as `""`, as in linnkit.
     """
     rules = resolve_rules(policy_system_reminder, registry)
-    new_wire = [dict(message) if isinstance(message, Mapping) else message for message in wire]
+    if owned:  # the build's own new dicts: only the last is replaced
+        new_wire = list(wire)
+    else:
+        new_wire = [dict(message) if isinstance(message, Mapping) else message for message in wire]
     if not new_wire or not isinstance(new_wire[-1], dict):
         return new_wire, ReminderOutcome()
     evaluation = evaluate_rules(rules, ctx)

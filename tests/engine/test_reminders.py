@@ -473,3 +473,12 @@ def test_input_wire_and_its_dicts_are_never_mutated():
     assert wire == before
     assert outcome.appended_text and new_wire[-1]["content"].endswith("</system-reminder>")
     assert all(new is not old for new, old in zip(new_wire, wire, strict=True))
+
+
+def test_an_owned_wire_keeps_its_messages_and_only_the_last_is_replaced():
+    wire = [{"role": "system", "content": "s"}, {"role": "tool", "tool_call_id": "c", "content": "out"}]
+    before = copy.deepcopy(wire)
+    new_wire, outcome = apply_reminders(wire, policy(), BUSY, owned=True)
+    assert wire == before and new_wire is not wire
+    assert new_wire[0] is wire[0] and new_wire[1] is not wire[1]
+    assert new_wire[1]["content"] == "out" + outcome.appended_text
