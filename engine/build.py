@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from operator import attrgetter
 from typing import Any
 
 from engine.assemble import assemble_result, failed_result
@@ -52,8 +51,6 @@ from engine.tokens import DefaultTokenizer, TokenizerPort, tokenizer_from_policy
 from engine.trace import TraceRecorder
 
 DEFAULT_MODEL_ID = "default"
-
-_MESSAGE, _ORIGINS = attrgetter("message"), attrgetter("origins")
 
 Fences = FenceRegistry | Iterable[FenceDescriptor] | Mapping[str, Any] | None
 
@@ -256,14 +253,10 @@ def _initial_states(run: Pipeline) -> list[State]:
     tokenizer = run.ctx.tokenizer
     inner = tokenizer.inner if isinstance(tokenizer, CalibratedTokenizer) else tokenizer
     # The default tokenizer's count does not read a message's id: the created messages are counted before
-    # their ids were scoped, as the very objects earlier steps counted (a replay scopes them anew each step)
+    # their ids were scoped, as the very objects earlier steps counted (a replay scopes them anew per summary)
     counted = run.unscoped if isinstance(inner, DefaultTokenizer) and run.unscoped else run.entries
     tokens = STAGE_CACHE.tokens(counted, tokenizer, run.ctx.model_id)
-    entries = run.entries
-    if len(entries) != len(tokens):
-        raise ValueError(f"{len(tokens)} token counts for {len(entries)} entries")
-    # made in C's loop (a Python loop over every entry was a sixth of a long default-policy step)
-    states = list(map(State, map(_MESSAGE, entries), range(len(entries)), map(_ORIGINS, entries), tokens))
+    states = STAGE_CACHE.starting_states(run.entries, tokens)
     return States(states, tokens, STAGE_CACHE.grown_from(tokens))
 
 

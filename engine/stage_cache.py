@@ -22,6 +22,7 @@ from engine.messages import AiMessage
 from engine.preprocess import observation_sim, purification, tool_history
 from engine.preprocess.base import ID_SCOPE, Entry, StageOutput, common_prefix, scope_created, starts_with
 from engine.providers import working_memory
+from engine.providers.state import State, starting_states
 from engine.tokens import TokenizerPort
 
 _PER_STAGE = 4
@@ -40,6 +41,8 @@ class StageCache:
         # a token list made from another's first `k` counts: (it, the other, k), for what derives from both
         self._grown: LaneLists[tuple[list[int], list[int], int]] = LaneLists(_PER_STAGE)
         self._scoped: LaneLists[tuple[list[Entry], str, list[Entry]]] = LaneLists(_PER_STAGE)
+        # shared starting states (`engine.providers.state`): (entries, their counts, the states)
+        self._states: LaneLists[tuple[list[Entry], list[int], list[State]]] = LaneLists(_PER_STAGE)
         self.hits = self.misses = 0  # stage runs answered from the cache, and run afresh
 
     def entries(self, messages: Sequence[AiMessage], *, owned: bool = False) -> list[Entry]:
@@ -111,6 +114,29 @@ class StageCache:
                     return base, shared
         return None
 
+    def starting_states(self, entries: list[Entry], tokens: list[int]) -> list[State]:
+        """The shared starting states of `entries` with their counts `tokens`: the same list as last time for
+        the same lists (a rebuild), else the states of the entries and counts an earlier list shares with
+        these (a replay's next step) and new ones for the rest. Never changed: a build copies the list."""
+        grown = self.grown_from(tokens)
+        base: tuple[list[Entry], list[State], int] | None = None
+        with self._lock:
+            for held, held_tokens, states in self._states.items():
+                if held_tokens is tokens:
+                    if held is entries:
+                        return states
+                    base = base or (held, states, len(tokens))
+                elif grown is not None and held_tokens is grown[0]:
+                    base = base or (held, states, grown[1])
+        prefix = None
+        if base is not None:
+            held, states, counted = base
+            prefix = states[: min(counted, len(states), common_prefix(held, entries))]
+        states = starting_states(entries, tokens, prefix)
+        with self._lock:
+            self._states.add((entries, tokens, states))
+        return states
+
     def scoped(self, entries: list[Entry]) -> list[Entry]:
         """`scope_created(entries)` under the current id scope: the same list as last time for the same
         entries and scope (a step's rebuilds), and the last list's scoped messages for the entries it shares
@@ -137,6 +163,7 @@ class StageCache:
             self._outputs.clear()
             self._tokens.clear()
             self._grown.clear()
+            self._states.clear()
 
 
 STAGE_CACHE = StageCache()

@@ -8,7 +8,7 @@ import json
 from engine.groups import ToolGroup, build_groups
 from engine.messages import call_name
 from engine.pipeline import BuildContext, ProviderOutcome
-from engine.providers.state import CHECKPOINT, CHECKPOINT_PURGED, KEEP_WM, SKIP, ProviderReport, State
+from engine.providers.state import CHECKPOINT, CHECKPOINT_PURGED, KEEP_WM, SKIP, ProviderReport, State, own
 from engine.result import Event
 
 NAME = "CheckpointProvider"
@@ -59,8 +59,8 @@ def run_checkpoint(states: list[State], available: int, ctx: BuildContext) -> Pr
     keep_set = {i for g in keep_groups for i in g.indices}
     promoted, purged = [], []
     for index in sorted(keep_set):
-        state = states[index]
-        if state.action == SKIP:
+        if states[index].action == SKIP:
+            state = own(states, index)
             state.keep(KEEP_WM, CHECKPOINT, STRATEGY)
             promoted.append(state.message.id)
     candidates = [s for i, s in enumerate(states[:start]) if i not in keep_set and not _exempt(s)]

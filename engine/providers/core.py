@@ -9,7 +9,7 @@ from operator import attrgetter
 
 from engine.jsvalues import utf16_len, utf16_slice
 from engine.pipeline import BuildContext, MustKeep, ProviderOutcome, TruncationRule
-from engine.providers.state import CORE_CONTEXT, KEEP_CORE, ProviderReport, State
+from engine.providers.state import CORE_CONTEXT, KEEP_CORE, ProviderReport, State, own
 from engine.result import Event
 
 NAME = "CoreContextProvider"
@@ -24,7 +24,7 @@ def run_core(states: list[State], available: int, ctx: BuildContext) -> Provider
     must_keep = ctx.must_keep
     events: list[Event] = []
     for position in _core_positions(states, must_keep):
-        state = states[position]
+        state = own(states, position)
         state.keep(KEEP_CORE, CORE_CONTEXT, "must_keep")
         rule = _matching_rule(state, must_keep.rules)
         if rule is not None:

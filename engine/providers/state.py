@@ -1,4 +1,8 @@
-"""The per-message state every provider reads and updates (spec §5, step 3)."""
+"""The per-message state every provider reads and updates (spec §5, step 3).
+
+A build starts from states shared with other builds of the same messages (`engine.stage_cache`: a replay's
+next step, a rebuild after an edit): a provider takes its own copy (`own`) before it changes one, so making
+a build's states costs a list copy and one copy per state changed, not one object per message."""
 
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ class State:
     replacement_source_ids: list[str] | None = None
     truncation: dict[str, Any] | None = None
     kept: bool = False  # action starts with keep_; a plain field because every provider reads it often
+    shared: bool = field(default=False, compare=False)  # a starting state other builds read: never changed
 
     @property
     def current(self) -> AiMessage:
@@ -40,10 +45,33 @@ class State:
         return self.message
 
     def keep(self, action: str, phase: str, strategy: str) -> None:
+        if self.shared:
+            raise RuntimeError(f"state {self.index} is shared with other builds: `own` it before changing it")
         self.action, self.phase, self.strategy, self.kept = action, phase, strategy, True
 
     def drop(self, phase: str, strategy: str) -> None:
+        if self.shared:
+            raise RuntimeError(f"state {self.index} is shared with other builds: `own` it before changing it")
         self.action, self.phase, self.strategy, self.kept = SKIP, phase, strategy, False
+
+
+def own(states: list[State], position: int) -> State:
+    """The state at `position`, this build's own: a shared starting state is replaced by a copy first."""
+    state = states[position]
+    if state.shared:
+        state = states[position] = State(state.message, state.index, state.origins, state.tokens)
+    return state
+
+
+def starting_states(entries: list, tokens: list[int], base: list[State] | None = None) -> list[State]:
+    """Shared starting states for `entries` (their message, position, origins and count): `base`'s, for the
+    first `len(base)` (made for the same entries and counts), then new ones."""
+    start = len(base) if base else 0
+    fresh = [
+        State(e.message, i, e.origins, t, shared=True)
+        for i, e, t in zip(range(start, len(entries)), entries[start:], tokens[start:], strict=True)
+    ]
+    return base + fresh if base else fresh
 
 
 @dataclass(slots=True)

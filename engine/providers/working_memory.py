@@ -18,7 +18,7 @@ from engine.groups import ToolGroup, build_groups
 from engine.lanes import LaneLists
 from engine.messages import AiMessage
 from engine.pipeline import BuildContext, ProviderOutcome
-from engine.providers.state import KEEP_WM, SKIP, WORKING_MEMORY, ProviderReport, State, States
+from engine.providers.state import KEEP_WM, SKIP, WORKING_MEMORY, ProviderReport, State, States, own
 from engine.result import Event
 from engine.tool_summary import output_text, preview_chars_for, summarize_output
 
@@ -171,6 +171,7 @@ def _p2_text(fill: _Fill, was_skip: dict[int, bool]) -> None:
         if strategy is None or (strategy == "thought_processing" and thoughts >= keep_thoughts):
             continue
         if fill.total + state.tokens <= fill.budget:
+            state = own(fill.states, index)
             state.keep(KEEP_WM, WORKING_MEMORY, strategy)
             fill.total += state.tokens
             _note(fill, strategy)
@@ -237,15 +238,17 @@ def _p3_historical_tools(fill: _Fill, groups: list[ToolGroup], last_user: int) -
         forced = fill.hist_kept + kept_p3 < min_p3
         if not forced and fill.total >= fill.budget:
             return
-        if isinstance(candidate, State):
+        if isinstance(candidate, int):  # a compressed message's position
             if not forced and floor > fill.budget - fill.total:
                 return  # no group is left, and no compressed message left fits
-            if candidate.kept or candidate.message.id in fill.processed:
+            state = fill.states[candidate]
+            if state.kept or state.message.id in fill.processed:
                 continue
-            if forced or fill.total + candidate.tokens <= fill.budget:
-                candidate.keep(KEEP_WM, WORKING_MEMORY, "compressed_tool_history")
-                fill.total += candidate.tokens
-                fill.processed.add(candidate.message.id)
+            if forced or fill.total + state.tokens <= fill.budget:
+                state = own(fill.states, candidate)
+                state.keep(KEEP_WM, WORKING_MEMORY, "compressed_tool_history")
+                fill.total += state.tokens
+                fill.processed.add(state.message.id)
                 _note(fill, "compressed_tool_history")
                 kept_p3 += 1
             continue
@@ -259,10 +262,11 @@ def _p3_historical_tools(fill: _Fill, groups: list[ToolGroup], last_user: int) -
 
 def _p3_candidates(
     states: list[State], floors: _Floors, groups: list[ToolGroup], last_user: int
-) -> Iterator[tuple[State | ToolGroup, float]]:
-    """Compressed messages and groups at or before the current input, newest first (a compressed message is
-    never a group's anchor, so no two share an index). Each comes with the fewest tokens of any candidate
-    left once no group is left (-inf while one is: a group may fit after truncation)."""
+) -> Iterator[tuple[int | ToolGroup, float]]:
+    """Compressed messages (by position) and groups at or before the current input, newest first (a
+    compressed message is never a group's anchor, so no two share an index). Each comes with the fewest
+    tokens of any candidate left once no group is left (-inf while one is: a group may fit after
+    truncation)."""
     compressed = floors.compressed_indices
     older = [g for g in reversed(groups) if g.start_index <= last_user]
     next_group, position = 0, bisect_right(compressed, last_user) - 1
@@ -272,7 +276,7 @@ def _p3_candidates(
             yield older[next_group - 1], -math.inf
         else:
             index, position = compressed[position], position - 1
-            yield states[index], -math.inf if next_group < len(older) else floors.compressed[index]
+            yield index, -math.inf if next_group < len(older) else floors.compressed[index]
 
 
 def _floors_of(fill: _Fill) -> _Floors:
@@ -289,7 +293,7 @@ def _keep_group(fill: _Fill, group: ToolGroup, limit: float, direct: str, trunca
     """Keep a group whole, truncating its outputs first if it is too big (linnkit's keepToolGroup).
 
     `_REJECTED`: truncation saved nothing; `_TOO_BIG`: truncated and still over the limit."""
-    states = [fill.states[i] for i in group.indices]
+    states = [own(fill.states, i) for i in group.indices]
     source_ids = [s.message.id for s in states]
     for state in states:
         state.replacement_source_ids = source_ids

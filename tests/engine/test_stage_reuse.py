@@ -407,3 +407,38 @@ def test_purification_hands_on_the_last_steps_event_while_as_many_left_for_the_s
     assert outputs[2].events[0] is outputs[0].events[0] and outputs[2].removals[0] is outputs[0].removals[0]
     assert outputs[4].events[0] is outputs[3].events[0] is not outputs[2].events[0]
     assert outputs[4].removals[0].origins == (1, 2, 6)
+
+
+@pytest.mark.parametrize("name", SESSIONS)
+def test_builds_never_change_the_starting_states_they_share(name):
+    """Every build starts from the shared states of its messages and copies a state before changing it
+    (`engine.providers.state.own`): after replays that keep, truncate, prune and summarise, every shared
+    state is still as it started."""
+    session = LOADED[name]
+    clear_caches()
+    changed, options = 0, {"tokenizer": TOKENIZER, "fences": FENCES.get(name)}
+    for policy in (BASE, set_value(BASE, ("budget", "maxTokens"), 1500)):
+        for step in iter_session_steps(session.messages, policy, **options):
+            changed += len(step.result.strategies_applied)
+    held = STAGE_CACHE._states.items()
+    assert held and changed
+    for entries, tokens, states in held:
+        assert len(states) == len(entries) == len(tokens)
+        for position, (state, entry, count) in enumerate(zip(states, entries, tokens, strict=True)):
+            assert state.shared and state.index == position and state.message is entry.message
+            assert (state.tokens, state.origins) == (count, entry.origins)
+            assert (state.action, state.kept, state.phase, state.strategy) == ("skip", False, None, None)
+            assert state.processed is state.truncation is state.replacement_source_ids is None
+
+
+def test_a_shared_state_refuses_a_change_until_owned():
+    from engine.providers.state import State, own
+
+    shared = State(AiMessage("u1", "user", "user_input", "hi", 0), 0, (0,), 3, shared=True)
+    states = [shared]
+    with pytest.raises(RuntimeError, match="state 0 is shared with other builds"):
+        shared.keep("keep_core", "CORE_CONTEXT", "must_keep")
+    mine = own(states, 0)
+    mine.keep("keep_core", "CORE_CONTEXT", "must_keep")
+    assert states == [mine] and mine is not shared and not shared.kept and mine.kept
+    assert own(states, 0) is mine
