@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from typing import Any
 
+from engine.dropped_count import dropped_count
 from engine.messages import AiMessage
 from engine.pipeline import Pipeline, final_order, wire_of
 from engine.preprocess.base import Removal
@@ -62,7 +63,7 @@ def assemble_result(
         preprocessed=tuple(run.preprocessed),
         decisions=Deferred(lambda: _decisions(run, final, wire_positions)) if detail else (),
         decide=(lambda only: tuple(_decisions(run, final, wire_positions, only))) if detail else None,
-        count_dropped=functools.cache(lambda: _dropped_count(run)) if detail else None,
+        count_dropped=functools.cache(lambda: dropped_count(run, final)) if detail else None,
         tokens=_token_account(run, final, final_tokens, reminder),
         events=tuple(run.events) + _reminder_events(reminder),
         trace=trace,
@@ -201,33 +202,6 @@ def _decisions(
     if only is None:
         decisions.extend(_created(run, wire_index))
     return decisions
-
-
-def _dropped_count(run: Pipeline) -> int:
-    """How many of `_decisions(run, ...)` are not kept, without making them (the wire's title shows it on
-    every build; the decisions themselves are made when a reader asks). The cases of `_fates`, counted over
-    the removals and the states rather than message by message (a third of a 64k-message rebuild)."""
-    carriers = {s.message.id: s for s in run.states}
-    summarised = any(s.index == -1 for s in run.states)  # `_summarized` keeps what no state carries then
-    dropped = sum(1 for s in run.states if s.index == -1 and not s.kept)
-    # each removed message's last removal, its carrier renamed as `_removed_by_origin` does, without making
-    # a renamed `Removal` for each (they were most of this count's time)
-    removed = {origin: r for r in chain.from_iterable(run.removal_lists) for origin in r.origins}
-    renamed = run.renamed or {}
-    by_origin = _states_by_origin(run)
-    carried = [s.kept for origin, s in by_origin.items() if origin not in removed]
-    dropped += len(carried) - sum(carried)
-    for removal in removed.values():
-        target = removal.replaced_by
-        if target:
-            target = renamed.get(target, target)
-        if target is None or target in carriers:
-            carrier = carriers.get(target) if target else None
-            dropped += carrier is None or not carrier.kept
-        else:  # its carrier was summarised in turn
-            dropped += not summarised
-    neither = len(run.session) - len(removed) - len(carried)  # no removal and no state: summarised
-    return dropped + (0 if summarised else neither)
 
 
 def _fates(

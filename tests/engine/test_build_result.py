@@ -313,3 +313,20 @@ def test_the_dropped_count_of_each_replay_step_is_its_decisions(name: str) -> No
         scoped += any(":e" in d.message_id for d in result.decisions if d.index < 0)
         summarised += any(d.reason.startswith("replaced_by_") for d in result.decisions)
     assert scoped and summarised  # both kinds of step were met
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.glob("*.jsonl")))
+def test_the_dropped_count_of_rebuilds_after_a_budget_edit_is_their_decisions(name: str) -> None:
+    """Rebuilds of the same stage outputs share one tally of the removals (`engine.dropped_count`) and read
+    their own states: each rebuild's count agrees with its decisions."""
+    session = load_session(SAMPLES / name)
+    options = {"tokenizer": MockTokenizer(10), "now": 1, "summarizer": FixedSummarizer("gist")}
+    counts = []
+    for budget in (150, 300, 600, 1200, 120_000):
+        layer = {"budget": {"maxTokens": budget, "reservedForResponse": 100}}
+        result = build_context(session.messages, layer, **options)
+        if result.error is not None:
+            continue
+        counts.append(result.count_dropped())
+        assert counts[-1] == sum(1 for d in result.decisions if not d.kept), budget
+    assert len(set(counts)) > 1  # the budgets drop different numbers of messages
