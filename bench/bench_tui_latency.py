@@ -20,8 +20,8 @@ Like `linn-playground`, it freezes what its imports made out of the garbage coll
 (`gc.freeze()`, as `playground.cli.main.main` does); the app itself freezes again once its first build
 is shown.
 `--edits N` (default 24) sets the number of edits and steps of each kind. `--series-running`: an `idle`
-edit waits for its build only, not for the step series, which keeps computing (each edit restarts it):
-for a session whose series runs for minutes (the 64,000-message one of issue 32).
+edit waits for its build only, not for the step series nor the cost pane's replay, which keep computing
+(each edit restarts them): for a session whose series runs for minutes (the 64,000-message one of issue 32).
 """
 
 from __future__ import annotations
@@ -59,13 +59,17 @@ BUSY_GAP = 0.1
 REAL_SESSIONS = ROOT.parent / "shared" / "real-sessions"
 
 
+BACKGROUND = ("timeline", "cost")  # the step series and the cost pane's replay
+
+
 async def settle(app: PlaygroundApp, pilot: Pilot, series: bool = True) -> None:
-    """Wait for the app's workers; with `series` False, not for the step series (`--series-running`)."""
+    """Wait for the app's workers; with `series` False, not for the step series nor the cost pane's replay
+    (`--series-running`)."""
     for _ in range(4):
         if series:
             await app.workers.wait_for_complete()
         else:
-            await app.workers.wait_for_complete([w for w in app.workers if w.group != "timeline"])
+            await app.workers.wait_for_complete([w for w in app.workers if w.group not in BACKGROUND])
         await pilot.pause()
 
 

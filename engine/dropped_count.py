@@ -52,7 +52,9 @@ def dropped_count(run: Pipeline, final: list[State]) -> int:
 
 
 def _tally_of(run: Pipeline) -> _Tally:
-    key = (run.entries, *run.removal_lists)  # the stage outputs, by identity
+    # the stage outputs, by identity; an empty removal list tallies nothing (governance makes a new one each
+    # build: its stage cannot be reused, as it reads the observation store)
+    key = (run.entries, *filter(None, run.removal_lists))
     for held, scope, tally in _TALLIES:
         if len(held) == len(key) and all(map(is_, held, key)) and scope == run.scope:
             return tally

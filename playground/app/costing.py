@@ -8,7 +8,7 @@ for a panel, `price_choice` resolves the price row (header `modelId`, else the u
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from engine.cache_breaks import MECHANISMS
@@ -72,8 +72,10 @@ def cost_stream(request: CostRequest) -> tuple[CostTracker, Iterator[tuple[StepB
 def run_cost(
     request: CostRequest, stop: Callable[[], bool] = lambda: False
 ) -> tuple[list[StepCost], SessionCost] | None:
-    """Every step's cost and the totals; None when `stop()` turned true on the way (a newer request).
-    `stop()` is asked before each step."""
+    """Every step's cost figures and the totals; None when `stop()` turned true on the way (a newer
+    request). `stop()` is asked before each step. A step keeps its figures only, not what it holds per
+    message (its wire units, its user requests' decisions and ids; `cost_stream` gives them): kept for
+    every step, those grow with the square of the session's length (gigabytes on 64,000 messages)."""
     tracker, replay = cost_stream(request)
     steps = []
     while not stop():  # asked before each step: a newer request (or the user, in the TUI) comes first
@@ -81,8 +83,13 @@ def run_cost(
             step = next(replay, None)
         if step is None:
             return steps, tracker.totals()
-        steps.append(step[1])
+        steps.append(figures_only(step[1]))
     return None
+
+
+def figures_only(step: StepCost) -> StepCost:
+    per_message = {"units": (), "user_decisions": (), "user_requests_dropped": ()}
+    return replace(step, **per_message, user_requests_newly_dropped=())
 
 
 def price_table(path: str | Path | None = None) -> PriceTable:

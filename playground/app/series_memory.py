@@ -115,8 +115,14 @@ class SeriesMemory:
     def record(self, samples: Sequence[StepSample], summaries: Sequence[Persisted]) -> None:
         """The current series has replayed `samples` (from step 1) and persisted `summaries`."""
         current = self.current
-        if current is not None and len(samples) >= len(current.samples):
-            current.samples, current.summaries = list(samples), list(summaries)
+        if current is None or len(samples) < len(current.samples):
+            return
+        held = len(current.samples)
+        if held and samples[held - 1] is current.samples[held - 1]:  # the same series, further on
+            current.samples.extend(samples[held:])  # only what is new: this runs at every step
+        else:
+            current.samples = list(samples)
+        current.summaries = list(summaries)
 
 
 def _same_inputs(a: SeriesProgress, b: SeriesProgress) -> bool:

@@ -4,6 +4,7 @@ messages (`BuildFinished`, `TimelineProgress`) that bubble to the main screen.""
 from __future__ import annotations
 
 import threading
+import time
 
 from textual import work
 from textual.widget import Widget
@@ -13,7 +14,8 @@ from playground.app.building import BuildRequest, TimelineRequest, run_build, se
 from playground.tui.messages import BuildFinished, TimelineProgress
 from playground.tui.priority import UiPriority
 
-TIMELINE_BATCH = 16  # steps per progress message
+# seconds between progress messages: each costs the screen a repaint of the timeline, a pass over its steps
+PROGRESS_EVERY = 0.2
 
 
 class Builder(Widget):
@@ -51,6 +53,14 @@ class Builder(Widget):
     def _timeline(self, request: TimelineRequest, version: int) -> None:
         worker = get_current_worker()
         points, summaries = list(request.known), list(request.known_summaries)  # the steps it resumes after
+        sent = sent_summaries = 0  # what earlier messages carried
+        last = time.monotonic()
+
+        def send(done: bool) -> None:
+            nonlocal sent, sent_summaries, last
+            new, made = points[sent:], summaries[sent_summaries:]
+            self.post_message(TimelineProgress(version, sent, new, done, made))
+            sent, sent_summaries, last = len(points), len(summaries), time.monotonic()
 
         def stopped() -> bool:
             return worker.is_cancelled
@@ -62,7 +72,7 @@ class Builder(Widget):
             points.append(point)
             if persisted is not None:
                 summaries.append(persisted)
-            if len(points) % TIMELINE_BATCH == 0:
-                self.post_message(TimelineProgress(version, list(points), False, list(summaries)))
+            if time.monotonic() - last >= PROGRESS_EVERY:
+                send(False)
         if not worker.is_cancelled:
-            self.post_message(TimelineProgress(version, points, True, summaries))
+            send(True)

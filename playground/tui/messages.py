@@ -19,10 +19,13 @@ class BuildFinished(Message):
 
 @dataclass
 class TimelineProgress(Message):
-    """The per-step numbers computed so far for the policy version `version`, and the summaries those
-    steps made (later steps' builds carry them)."""
+    """The per-step numbers of the steps from `start` (0-based) on, computed for the policy version `version`
+    since the last message, and the summaries those steps made (later steps' builds carry them). A
+    message carries only what is new: on a 32,000-step session, messages that each carried every step so far
+    queued up by the gigabyte faster than the screen could take them."""
 
     version: int
+    start: int
     points: list[StepSample]
     done: bool
     summaries: list[Persisted]

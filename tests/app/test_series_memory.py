@@ -113,3 +113,24 @@ def test_after_any_fence_edit_the_resumed_series_is_the_series_from_step_1(
     ws.replace_fence(kind, edited)
     ws.build_request()
     assert replayed(ws) == fresh(ws)
+
+
+def test_a_series_recorded_as_it_grows_keeps_what_it_holds_and_adds_only_new_steps(tmp_path: Path) -> None:
+    """A front end records the series at every step (the notebook) or every few (the TUI): each record adds
+    what is new to the list already held, and a series that is not the held one's continuation replaces it."""
+    ws = Workspace(load_inputs(write_summarized_twice(tmp_path)), now=NOW)
+    request = ws.timeline_request()
+    samples, summaries = [], []
+    for sample, persisted in series_steps(request):
+        samples.append(sample)
+        summaries.extend([persisted] if persisted else [])
+        ws.record_series(samples, summaries)
+        held = ws.timeline_request()
+        assert held.known == tuple(samples) and held.known_summaries == tuple(summaries)
+    assert len(samples) == 25 and len(summaries) == 2
+    first = ws._series.current.samples
+    ws.record_series(samples, summaries)  # again: nothing new
+    assert ws._series.current.samples is first and first == samples
+    other = [s._replace(final_tokens=s.final_tokens + 1) for s in samples]  # not its continuation
+    ws.record_series(other, summaries)
+    assert ws._series.current.samples == other

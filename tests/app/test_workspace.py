@@ -12,7 +12,7 @@ from engine.fences import FenceDescriptor, FenceError, load_fences
 from engine.policy import PolicyFileError, load_policy, set_value
 from engine.replay import replay_session
 from playground.app.building import run_build, series_steps
-from playground.app.costing import CostRequest, run_cost
+from playground.app.costing import CostRequest, cost_stream, figures_only, run_cost
 from playground.app.inputs import SAMPLES_DIR, load_inputs
 from playground.app.workspace import Workspace
 from playground.cli.main import main
@@ -294,3 +294,20 @@ def test_a_reminder_only_edit_keeps_the_persisted_summaries_and_the_step_build_c
     assert ws.edit(("budget", "maxTokens"), 90_000)
     request = ws.build_request()  # a budget edit can change every summary: replayed again
     assert not request.summaries_complete and ws.summaries == []
+
+
+def test_a_cost_replay_keeps_each_steps_figures_and_none_of_its_per_message_parts(tmp_path: Path) -> None:
+    """Kept for every step, the wire units and the user requests' decisions and ids grow with the square of
+    the session's length; the figures, and the totals that count dropped requests, are those of the stream."""
+    ws = Workspace(load_inputs(write_summarized_twice(tmp_path)))
+    tight = set_value(ws.policy, ("budget", "maxTokens"), 3000)
+    request = CostRequest(tuple(ws.messages), tight, ws.options, ws.max_steps, ws.available_tools)
+    done = run_cost(request)
+    assert done is not None
+    kept, totals = done
+    tracker, stream = cost_stream(request)
+    whole = [cost for _, cost in stream]
+    assert kept == [figures_only(cost) for cost in whole]
+    assert any(cost.units for cost in whole) and any(cost.user_requests_dropped for cost in whole)
+    assert not any(c.units or c.user_decisions or c.user_requests_dropped for c in kept)
+    assert totals == tracker.totals() and totals.user_requests_dropped > 0

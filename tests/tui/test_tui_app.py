@@ -16,10 +16,12 @@ from textual.widgets import Input, RadioButton, Select, SelectionList, Switch
 from engine.policy import load_policy
 from playground.app.building import TimelineRequest, series_steps
 from playground.app.inputs import SAMPLES_DIR, load_inputs
+from playground.app.workspace import Workspace
 from playground.tui import builder
 from playground.tui.app import PlaygroundApp, make_app
 from playground.tui.commands import palette_commands
 from playground.tui.keys import APP_BINDINGS, MAIN_BINDINGS
+from playground.tui.messages import TimelineProgress
 from playground.tui.panels.compare_panel import ComparePanel
 from playground.tui.panels.policy_field import PolicyField
 from playground.tui.screens.confirm_quit import ConfirmQuit
@@ -421,9 +423,7 @@ def test_open_policy_file(tmp_path: Path) -> None:
         prompt.query_one(Input).value = str(tmp_path / "bad.yaml")
         await pilot.press("enter")
         await pilot.pause()
-        assert str(prompt.error.render()).endswith(
-            "bad.yaml:2: budget.maxTokens: -1 must be greater than 0"
-        )
+        assert str(prompt.error.render()).endswith("bad.yaml:2: budget.maxTokens: -1 must be greater than 0")
         prompt.query_one(Input).value = str(tmp_path / "small.yaml")
         await pilot.press("enter")
         await settle(app, pilot)
@@ -743,3 +743,33 @@ def test_a_slider_moved_and_moved_back_finds_its_series_without_replaying_it(tmp
     app = run(write_session(tmp_path), scenario)
     steps = len(app.workspace.points)
     assert steps > 1 and known == [(0, steps), (steps, steps)]
+
+
+def test_each_progress_message_carries_only_the_steps_made_since_the_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The series posts what is new (on a 32,000-step session, messages that each carried every step so far
+    queued up by the gigabyte); the screen puts the parts together into the whole series."""
+    parts: list[tuple[int, int, bool]] = []  # (start, steps, done) per message
+
+    def recorded(version: int, start: int, points: list, done: bool, summaries: list) -> Any:
+        parts.append((start, len(points), done))
+        return TimelineProgress(version, start, points, done, summaries)
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await focus_field(app, pilot, "budget.maxTokens")
+        parts.clear()
+        await pilot.press("right")  # a new series, posted as it goes
+        await settle(app, pilot)
+        shown.extend((s.step, s.final_tokens, s.markers) for s in app.main.query_one(Timeline).points)
+
+    shown: list[tuple[int, int, str]] = []
+    monkeypatch.setattr(builder, "PROGRESS_EVERY", 0.0)  # a message per step
+    monkeypatch.setattr(builder, "TimelineProgress", recorded)
+    path = write_summarized_twice(tmp_path)
+    app = run(path, scenario)
+    assert parts == [(start, 1, False) for start in range(25)] + [(25, 0, True)]  # the end: nothing new
+    fresh = Workspace(load_inputs(path))
+    fresh.policy = app.workspace.policy
+    whole = [(s.step, s.final_tokens, s.markers) for s, _ in series_steps(fresh.timeline_request())]
+    assert shown == whole and len(whole) == 25 and any("S" in markers for *_, markers in whole)

@@ -643,6 +643,24 @@ def test_timeline_label_keeps_its_width_so_the_chart_keeps_its_columns() -> None
     run([timeline], scenario, size=(80, 4))
 
 
+def test_timeline_fill_replaces_the_steps_computed_and_keeps_the_rest_and_the_cursor() -> None:
+    timeline = Timeline()
+
+    async def scenario(pilot: Pilot, seen: list[Message]) -> None:
+        timeline.show(POINTS, 3)  # the last series' steps, shown while the new one computes
+        await pilot.pause()
+        new = [p._replace(final_tokens=500, markers="") for p in POINTS[:6]]  # step 5 no longer summarises
+        timeline.fill(0, new)
+        assert timeline.points[:6] == new and timeline.points[6:] == POINTS[6:] and timeline.step == 3
+        assert drawn(timeline)[0].endswith(" ◀ step  3/29 ▶    500 tok · S×0")  # the column kept its width
+        more = [p._replace(final_tokens=100_000) for p in POINTS[6:]]
+        timeline.fill(6, more, final=True)
+        assert timeline.points == new + more and len(timeline.points) == 29
+        assert drawn(timeline)[0].endswith(" ◀ step  3/29 ▶     500 tok · S×0")  # fitted to 100 000
+
+    run([timeline], scenario, size=(80, 4))
+
+
 # -- Snapshots ----------------------------------------------------------------------------------
 
 

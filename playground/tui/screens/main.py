@@ -16,6 +16,7 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from engine import BUILTIN_PRICES, BuildResult, FenceError, control_for, dump_policy
+from playground.app.building import Persisted
 from playground.app.compare import compare_builds
 from playground.app.costing import CostRequest, price_choice
 from playground.app.diffing import policy_sources
@@ -63,6 +64,8 @@ class MainScreen(Screen[None]):
         self.shown_generation = 0
         self._status = ("starting", "$text-muted")
         self._slow_build: Timer | None = None  # shows "building…" when a build takes longer than SLOW_BUILD
+        # the running series' steps and summaries so far, as its progress messages bring them
+        self._series: tuple[list[StepSample], list[Persisted]] = ([], [])
         path = workspace.inputs.session.path
         self.lesson = load_lesson_for(path) if path is not None else None
 
@@ -116,6 +119,7 @@ class MainScreen(Screen[None]):
         if isinstance(focused, Timeline) and key.key in Timeline.STEP_KEYS:
             return True
         return key.key in STEP_KEYS and not isinstance(focused, Input)
+
     def request_build(self, *, policy_changed: bool = True) -> None:
         builder = self.query_one(Builder)
         if policy_changed:  # its numbers are stale now; stop it so it does not slow this build down
@@ -171,18 +175,25 @@ class MainScreen(Screen[None]):
     def _timeline_progress(self, message: TimelineProgress) -> None:
         if message.version != self.query_one(Builder).timeline_version:
             return
-        verdict = self.workspace.record_series(message.points, message.summaries)
+        if message.start == 0:
+            self._series = ([], [])
+        samples, summaries = self._series
+        if message.start != len(samples):  # not the next part of the series this screen holds
+            return
+        samples.extend(message.points)
+        summaries.extend(message.summaries)
+        verdict = self.workspace.record_series(samples, summaries)
         if verdict == "rebuild":
             self.request_build(policy_changed=False)  # now with the summaries earlier steps made
         elif verdict == "complete" and self.shown_generation == self.workspace.generation and self.result:
             if self.result.error is None:
                 self._show_ready("ready")
         timeline, steps = self.query_one(Timeline), len(self.workspace.points)
-        old = list(timeline.points) if len(timeline.points) == steps else []
-        rest = old[len(message.points) :] or [
-            StepSample.pending(n) for n in range(len(message.points) + 1, steps + 1)
-        ]
-        timeline.show([*message.points, *rest])  # its own step: a key press may not be handled here yet
+        if len(timeline.points) == steps:  # the new steps replace what was shown for them
+            timeline.fill(message.start, message.points, final=message.done)
+        else:
+            rest = [StepSample.pending(n) for n in range(len(samples) + 1, steps + 1)]
+            timeline.show([*samples, *rest])  # its own step: a key press may not be handled here yet
 
     def _show_placeholder_timeline(self) -> None:
         points = [StepSample.pending(n) for n in range(1, len(self.workspace.points) + 1)]
