@@ -69,7 +69,9 @@ async def settle(app: PlaygroundApp, pilot: Pilot, series: bool = True) -> None:
         if series:
             await app.workers.wait_for_complete()
         else:
-            await app.workers.wait_for_complete([w for w in app.workers if w.group not in BACKGROUND])
+            waited = [w for w in app.workers if w.group not in BACKGROUND]
+            if waited:  # an empty list would wait for every worker, the background ones too
+                await app.workers.wait_for_complete(waited)
         await pilot.pause()
 
 
