@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.widgets import Static
+from textual.worker import get_current_worker
 
 from engine import BUILTIN_PRICES, ContextPolicy, PriceTable, SessionCost, StepCost, recorded_cost
 from playground.app.costing import CostRequest, cost_compact, cost_rows, price_choice, record_lines, run_cost
@@ -124,8 +125,13 @@ class CostPane(Static, can_focus=True):
         version = self._version
 
         def replay() -> None:  # a newer request makes this one stop at its next step (and end normally)
+            worker = get_current_worker()  # and so does the app's end: it waits for its worker threads
+
+            def stopped() -> bool:
+                return version != self._version or worker.is_cancelled
+
             for key, request in requests:
-                done = run_cost(request, stop=self.priority.polite(lambda: version != self._version))
+                done = run_cost(request, stop=self.priority.polite(stopped))
                 if done is None:
                     return
                 self.app.call_from_thread(self._computed, key, *done)
