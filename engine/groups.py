@@ -24,7 +24,7 @@ class ToolGroup:
     tool_names: list[str]
     run_ordinal: int
     output_indices: list[int]
-    answered: set[str]
+    answered: list[str]  # the call ids an output answered, each once (a list: a set took 216 bytes a group)
     is_checkpoint: bool = False
 
     @property
@@ -37,7 +37,8 @@ class ToolGroup:
 
     @property
     def complete(self) -> bool:
-        return self.answered.issuperset(self.call_ids)
+        answered = self.answered
+        return all(cid in answered for cid in self.call_ids)
 
     @property
     def indices(self) -> list[int]:
@@ -124,7 +125,7 @@ class GroupScan:
                         tool_names=[call_name(c) for c in calls],
                         run_ordinal=scan.user_inputs,
                         output_indices=[],
-                        answered=set(),
+                        answered=[],
                     )
                     changed[id(group)] = (group, len(scan.groups))
                     scan.groups.append(group)
@@ -142,7 +143,8 @@ class GroupScan:
                     group, position = scan._copy(group)
                     changed[id(group)] = (group, position)
                 group.output_indices.append(index)
-                group.answered.add(answered)
+                if answered not in group.answered:
+                    group.answered.append(answered)
         for group, position in changed.values():
             group.is_checkpoint = _is_checkpoint(group, messages, checkpoint_tool)
             scan.complete[position] = group.complete
@@ -151,7 +153,7 @@ class GroupScan:
 
     def _copy(self, group: ToolGroup) -> tuple[ToolGroup, int]:
         """A copy of an earlier scan's group (shared with it), put in its place in this scan."""
-        copy = replace(group, output_indices=list(group.output_indices), answered=set(group.answered))
+        copy = replace(group, output_indices=list(group.output_indices), answered=list(group.answered))
         position = bisect_left(self.groups, group.anchor_index, key=lambda g: g.anchor_index)
         self.groups[position] = copy
         for cid in group.call_ids:

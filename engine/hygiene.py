@@ -63,7 +63,6 @@ class _Scan:
     repeated: dict[str, int] = field(default_factory=dict)  # ids used more than once -> their uses
     declared: dict[str, str] = field(default_factory=dict)  # call id -> the message that declared it last
     unanswered: dict[str, None] = field(default_factory=dict)  # call ids no output answered yet, in order
-    answered: set[str] = field(default_factory=set)
     singles: list[HygieneWarning] = field(default_factory=list)
 
     def extended(self, messages: Sequence[AiMessage]) -> _Scan:
@@ -89,7 +88,6 @@ class _Scan:
                     text = f"orphan tool output: no earlier call declares {cid}"
                     self.singles.append(HygieneWarning("orphan_output", message.id, text))
                 else:
-                    self.answered.add(cid)
                     self.unanswered.pop(cid, None)
             if not message.content.strip() and message.type not in EMPTY_OK:
                 self.singles.append(HygieneWarning("empty", message.id, f"empty {message.type} message"))

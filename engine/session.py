@@ -40,6 +40,7 @@ from engine.session_lines import (
     plain_object,
     plainly_valid,
     raw_lines,
+    share_names,
 )
 
 __all__ = [
@@ -234,6 +235,8 @@ class _Parser:
         if first != line:
             shown = json.dumps(message_id[:80])  # escapes control characters
             self.problem(line, "id", f"duplicate id {shown} (first on line {first}); kept", WARNING)
+        if plain:
+            share_names(data)
         self.messages.append(AiMessage.from_dict(data) if plain else message_of(data))
         self.lines.append(line)
 

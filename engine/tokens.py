@@ -39,6 +39,10 @@ MESSAGE_OVERHEAD = 5
 BARE_TOOL_CALL_OVERHEAD = 10  # linnkit's value when a tokenizer is built without an overhead
 DEFAULT_RATIO = 2.0
 _CACHE_LIMIT = 100_000
+# A long text counted on its own (a summary's prompt, ~15 KB each in a long replay) is kept only among the
+# last few such texts: the text cache held every one for the whole replay, and nothing else holds them.
+LONG_TEXT = 4096
+LONG_TEXTS_KEPT = 256
 R = TypeVar("R")
 # tiktoken's encoder lets other Python threads run while it encodes: a first build's many new texts (at least
 # this many characters) are counted on several threads. The counts are the same; the wall time is shorter.
@@ -140,6 +144,7 @@ class DefaultTokenizer(TokenizerPort):
         self._loaded: LoadedEncoding | None = None
         self._special_mark: str | None = None  # text without it holds no special token (cl100k: "<|")
         self._text_cache: dict[str, int] = {}
+        self._long_texts: dict[str, int] = {}  # the last LONG_TEXTS_KEPT long texts `count` met, oldest first
         self._message_cache: dict[tuple[Any, ...], int] = {}
         self._object_cache: dict[int, tuple[AiMessage, int]] = {}
         self.tokenizations = 0  # texts actually counted (cache misses), for tests and the UI
@@ -208,11 +213,24 @@ class DefaultTokenizer(TokenizerPort):
         if not text:
             return 0
         cached = self._text_cache.get(text)
+        if cached is not None:
+            return cached
+        if len(text) >= LONG_TEXT:
+            return self._long_count(text)
+        cached = self._count_uncached(text)
+        if len(self._text_cache) >= _CACHE_LIMIT:
+            self._text_cache.clear()
+        self._text_cache[text] = cached
+        return cached
+
+    def _long_count(self, text: str) -> int:
+        held = self._long_texts
+        cached = held.pop(text, None)  # put back as the newest
         if cached is None:
             cached = self._count_uncached(text)
-            if len(self._text_cache) >= _CACHE_LIMIT:
-                self._text_cache.clear()
-            self._text_cache[text] = cached
+            if len(held) >= LONG_TEXTS_KEPT:
+                held.pop(next(iter(held), None), None)  # another thread may have taken it
+        held[text] = cached
         return cached
 
     def estimate_text(self, text: str, model_id: str | None = None) -> int:

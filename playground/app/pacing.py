@@ -13,14 +13,33 @@ when the first took it.
 
 from __future__ import annotations
 
+import ctypes
 import gc
+import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 T = TypeVar("T")
 COLLECT_EVERY = 2_000  # steps between two looks at whether a step loop's collector should run
 GROWTH = 0.25  # a full collection once the tracked objects grew by this share since the last one
+TRIM_EVERY = 200  # steps between two returns of the C heap's free pages to the system
+
+
+def _heap_trimmer() -> Callable[[int], int] | None:
+    """glibc's `malloc_trim`, where the C library has one. A long replay frees a step's lists of the
+    session's length (hundreds of KB each) between long-lived objects, and glibc keeps such freed memory
+    in the middle of its heap: at 32,000 messages the heap held 20-35 MB free. Giving its pages back every
+    TRIM_EVERY steps: peak RSS at step 8,000 of a 32,000-message tight replay 177 -> 170 MB."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # another C library (musl has none)
+        return None
+
+
+_trim_heap = _heap_trimmer()
 
 _lock = threading.Lock()
 _holders = 0
@@ -50,12 +69,15 @@ def paced_collection(items: Iterable[T], every: int = COLLECT_EVERY) -> Iterator
     time went to its automatic scans, more per step the later the step). Every `every` items, a full
     collection runs if the objects it tracks grew by `GROWTH` since the last one, as CPython paces its own
     full collections: a collection walks every object, so one every so many steps cost a long replay time
-    in the square of its length (at 64,000 messages, one took 0.6 s every 2,000 steps)."""
+    in the square of its length (at 64,000 messages, one took 0.6 s every 2,000 steps). Every TRIM_EVERY
+    items the C heap's free pages go back to the system (`_heap_trimmer`)."""
     hold_collector()
     try:
         tracked = len(gc.get_objects())
         for count, item in enumerate(items, start=1):
             yield item
+            if count % TRIM_EVERY == 0 and _trim_heap is not None:
+                _trim_heap(0)
             if count % every == 0 and gc.get_count()[0] >= GROWTH * tracked:  # net new since a collection
                 gc.collect()
                 tracked = len(gc.get_objects())

@@ -48,3 +48,18 @@ def test_a_loop_left_unfinished_lets_go_when_closed() -> None:
     assert not gc.isenabled()
     steps.close()
     assert gc.isenabled()
+
+
+def test_a_paced_loop_gives_the_heaps_free_pages_back_every_so_many_steps(monkeypatch: pytest.MonkeyPatch):
+    trims: list[int] = []
+    monkeypatch.setattr(pacing, "_trim_heap", lambda pad: trims.append(pad) or 1)
+    assert sum(1 for _ in paced_collection(range(2 * pacing.TRIM_EVERY + 1))) == 2 * pacing.TRIM_EVERY + 1
+    assert trims == [0, 0]
+    monkeypatch.setattr(pacing, "_trim_heap", None)  # a C library without malloc_trim: nothing to call
+    assert sum(1 for _ in paced_collection(range(pacing.TRIM_EVERY))) == pacing.TRIM_EVERY
+
+
+def test_glibcs_trim_is_found_and_runs() -> None:
+    if pacing._trim_heap is None:
+        pytest.skip("this C library has no malloc_trim")
+    assert pacing._trim_heap(0) in (0, 1)  # 1: memory was given back

@@ -118,9 +118,19 @@ def test_lists_said_to_share_a_line_start_alike_whatever_is_made_from_what(ops):
 def test_a_list_made_long_ago_is_of_no_known_line_and_compared_as_any_list():
     first = grown([], ["a", "b"])
     later = grown(first, ["c"])
-    for _ in range(lineage.KEPT):
-        grown([], ["other"])
+    others = [grown([], ["other"]) for _ in range(lineage.KEPT)]  # held: a list held by none is let go
+    assert all(map(known, others))
     assert not known(first) and not same_line(first, later)
     assert starts_with(later, first) and common_prefix(first, later) == 2
     again = grown(first, ["d"])  # its line forgotten: a line of its own, never the old line's
     assert not same_line(again, later) and not starts_with(again, later)
+
+
+def test_a_list_only_the_lineage_holds_is_let_go_and_one_held_elsewhere_stays_known():
+    lineage.forget()
+    held = grown([], ["a", "b"])
+    longer = grown(held, ["c"])
+    grown([], ["x"])  # nobody keeps it: no one can ever ask about it
+    grown([], ["y"])  # the next list made lets it go (this one too, once another is made)
+    assert [items for items, _ in lineage._LINES.values()] == [held, longer, ["y"]]
+    assert known(held) and known(longer) and shared_at_least(held, longer) == 2

@@ -469,3 +469,31 @@ def test_a_strict_reader_stops_at_the_first_error_with_the_file_closed(tmp_path)
     with pytest.raises(SessionLoadError, match=r"s\.jsonl:2: line: expected a JSON object, got an array"):
         reader.read_line()
     assert reader.done and not reader.read_line()
+
+
+def test_a_long_session_holds_one_string_per_name(tmp_path):
+    """The names every message repeats (role, type, tool names, the metadata's and the calls' keys) are one
+    string each across the loaded session; the messages are those written."""
+    source = tmp_path / "names.jsonl"
+    rows = []
+    for i in range(2):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+        rows.append({"id": f"a{i}", "role": "assistant", "type": "tool_calls", "content": "", "timestamp": i,
+                     "metadata": {"tool_calls": [call]}})  # fmt: skip
+        rows.append({"id": f"t{i}", "role": "tool", "type": "tool_output", "content": "ok", "timestamp": i,
+                     "metadata": {"tool_call_id": f"c{i}", "tool_name": "read_file"}})  # fmt: skip
+    write_lines(source, [HEADER, *rows])
+    messages = load_session(source).messages
+    assert [m.to_dict() for m in messages] == rows
+    (a0, t0, a1, t1) = messages
+    assert a0.role is a1.role and a0.type is a1.type and t0.role is t1.role and t0.type is t1.type
+    calls = [a0.metadata["tool_calls"][0], a1.metadata["tool_calls"][0]]
+    for key in ("id", "type", "function"):
+        assert [k for k in calls[0] if k == key][0] is [k for k in calls[1] if k == key][0]
+    assert calls[0]["type"] is calls[1]["type"]
+    assert calls[0]["function"]["name"] is calls[1]["function"]["name"]
+    assert [k for k in calls[0]["function"] if k == "arguments"][0] is [
+        k for k in calls[1]["function"] if k == "arguments"
+    ][0]
+    assert [k for k in t0.metadata if k == "tool_name"][0] is [k for k in t1.metadata if k == "tool_name"][0]
+    assert t0.metadata["tool_name"] is t1.metadata["tool_name"]

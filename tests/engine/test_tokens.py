@@ -433,3 +433,20 @@ def test_counting_a_non_ascii_text_leaves_no_utf8_copy_in_it():
     assert counted == len(encoding.encode_ordinary(text)) == 550
     lone = "a\ud800b"  # a lone surrogate: tiktoken's own replacement, as before
     assert tokenizer.count(lone) == len(encoding.encode_ordinary(lone))
+
+
+def test_long_texts_counted_alone_are_kept_only_among_the_last_few(monkeypatch):
+    monkeypatch.setattr(tokens, "LONG_TEXTS_KEPT", 3)
+    tokenizer = DefaultTokenizer(None, 2.0, 50)
+    long = [f"{i:05d}" + "x" * tokens.LONG_TEXT for i in range(5)]
+    counts = [tokenizer.count(text) for text in long]
+    assert counts == [math.ceil((tokens.LONG_TEXT + 5) / 2)] * 5
+    assert tokenizer.tokenizations == 5
+    assert list(tokenizer._long_texts) == long[2:]  # the oldest two let go, not the short-text cache
+    assert long[0] not in tokenizer._text_cache
+    assert tokenizer.count(long[2]) == counts[2] and tokenizer.tokenizations == 5  # kept: not counted again
+    assert list(tokenizer._long_texts) == [long[3], long[4], long[2]]  # a hit becomes the newest
+    assert tokenizer.count(long[0]) == counts[0] and tokenizer.tokenizations == 6  # let go: counted anew
+    assert list(tokenizer._long_texts) == [long[4], long[2], long[0]]
+    short = "y" * (tokens.LONG_TEXT - 1)
+    assert tokenizer.count(short) == math.ceil(len(short) / 2) and short in tokenizer._text_cache
