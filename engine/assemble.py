@@ -209,7 +209,7 @@ def _fates(
 ) -> Iterator[tuple[int, AiMessage, Removal | None, State | None]]:
     """Each session message (that `only` picks) with what decided its fate: the removal that dropped it or
     handed it to a carrier, else its own state, else neither (it was summarised)."""
-    by_origin = _states_by_origin(run)
+    by_origin = run.states_by_origin()
     removed = _removed_by_origin(run)
     for index, message in enumerate(run.session):
         if only is not None and not only(message):
@@ -223,12 +223,6 @@ def _fates(
             yield index, message, None, state
         else:
             yield index, message, None, None
-
-
-def _states_by_origin(run: Pipeline) -> dict[int, State]:
-    """Each session message's state (the last that carries it). A created summary is left out: what it
-    replaced gets its own decision."""
-    return {origin: s for s in run.states if s.index >= 0 for origin in s.origins}
 
 
 def _carrier(removal: Removal, carriers: dict[str, State]) -> State | None:

@@ -10,7 +10,7 @@ on a 64,000-message session, 27 → 2 ms after an edit of the budget.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import chain, compress
+from itertools import compress
 from operator import attrgetter, is_, not_
 from typing import Any
 
@@ -40,8 +40,10 @@ _TALLIES: list[tuple[tuple[Any, ...], str, _Tally]] = []  # the latest few, newe
 def dropped_count(run: Pipeline, final: list[State]) -> int:
     """`final`: the build's kept states. Without a summary made by the build, the states are the entries', one
     each and in order, so a state is found by its entry's position."""
+    if run.summary_events or len(run.states) != len(run.entries):
+        return _counted_one_by_one(run)
     tally = _tally_of(run)
-    if tally.shared or run.summary_events or len(run.states) != len(run.entries):
+    if tally.shared:
         return _counted_one_by_one(run)
     states = run.states
     dropped = tally.carried - sum(map(tally.carried_by.__getitem__, map(_INDEX, final)))
@@ -65,7 +67,7 @@ def _tally_of(run: Pipeline) -> _Tally:
 
 
 def _tallied(run: Pipeline) -> _Tally:
-    removed = {origin: r for r in chain.from_iterable(run.removal_lists) for origin in r.origins}
+    removed = run.last_removals()
     renamed = run.renamed
     counts: dict[str | None, int] = {}
     for removal in removed.values():
@@ -104,9 +106,9 @@ def _counted_one_by_one(run: Pipeline) -> int:
     carriers = {s.message.id: s for s in run.states}
     summarised = any(s.index == -1 for s in run.states)
     dropped = sum(1 for s in run.states if s.index == -1 and not s.kept)
-    removed = {origin: r for r in chain.from_iterable(run.removal_lists) for origin in r.origins}
+    removed = run.last_removals()
     renamed = run.renamed
-    by_origin = {origin: s for s in run.states if s.index >= 0 for origin in s.origins}
+    by_origin = run.states_by_origin()
     carried = [s.kept for origin, s in by_origin.items() if origin not in removed]
     dropped += len(carried) - sum(carried)
     for removal in removed.values():

@@ -9,7 +9,7 @@ both import this module and neither imports the other's internals.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import chain, compress
 from operator import attrgetter
 from typing import Any, Protocol
 
@@ -119,6 +119,16 @@ class Pipeline:
     trace: TraceRecorder | None = None
     traced: bool = True  # the trace will be made: each provider's event counts what it kept
     trigger_check: TriggerCheck | None = None
+
+    def states_by_origin(self) -> dict[int, State]:
+        """Each session message's state (the last that carries it). A created summary is left out: what it
+        replaced gets its own decision."""
+        return {origin: s for s in self.states if s.index >= 0 for origin in s.origins}
+
+    def last_removals(self) -> dict[int, Removal]:
+        """Each removed session message's last removal (the last stage's, when several removed it), its
+        carrier named as the stage named it (`renamed` gives the scoped id)."""
+        return {origin: r for r in chain.from_iterable(self.removal_lists) for origin in r.origins}
 
     @property
     def renamed(self) -> dict[str, str]:
