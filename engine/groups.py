@@ -10,7 +10,9 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import compress
+from operator import is_
 
+from engine.lanes import LaneLists
 from engine.messages import AiMessage, call_id, call_name
 
 CHECKPOINT_MARKER = '"context_checkpoint"'
@@ -53,10 +55,11 @@ def is_anchor(message: AiMessage) -> bool:
     )
 
 
-# Rebuilds after a policy change see the very same message objects: reuse their grouping. Entries hold
-# the messages themselves, so an id reused by a new object can never match a stale entry.
-_RECENT: dict[tuple, tuple[tuple[AiMessage, ...], list[ToolGroup]]] = {}
-_RECENT_LIMIT = 16
+# Rebuilds after a policy change see the very same message objects, and a replay's next step the last
+# step's and a few more: a grouping goes on from the recent scan of the longest message list the new one
+# starts with (a scan from the start was a tenth of a long default-policy step). The scans hold their
+# messages, so an id reused by a new object can never match a stale scan.
+_SCANS: LaneLists[tuple[tuple[AiMessage, ...], str, int | None, GroupScan]] = LaneLists(4)
 
 
 def build_groups(
@@ -70,21 +73,26 @@ def build_groups(
     The returned groups are shared between calls with the same messages: treat them as read-only.
     """
     frozen = tuple(messages)
-    key = (tuple(map(id, frozen)), checkpoint_tool, max_pairing_distance)
-    hit = _RECENT.get(key)
-    if hit is not None:  # the same ids of objects the entry keeps alive: the very same objects
-        return hit[1]
-    if len(_RECENT) >= _RECENT_LIMIT:
-        _RECENT.pop(next(iter(_RECENT)))
-    groups = _build_groups(frozen, checkpoint_tool, max_pairing_distance)
-    _RECENT[key] = (frozen, groups)
-    return groups
+    start = _longest_start(frozen, checkpoint_tool, max_pairing_distance)
+    if start.length == len(frozen):
+        return start.groups
+    scan = start.extend(frozen, checkpoint_tool, max_pairing_distance)
+    _SCANS.add((frozen, checkpoint_tool, max_pairing_distance, scan))
+    return scan.groups
 
 
-def _build_groups(
-    messages: Sequence[AiMessage], checkpoint_tool: str, max_pairing_distance: int | None
-) -> list[ToolGroup]:
-    return GroupScan().extend(messages, checkpoint_tool, max_pairing_distance).groups
+def _longest_start(messages: tuple[AiMessage, ...], checkpoint_tool: str, distance: int | None) -> GroupScan:
+    """The recent scan of the longest message list that `messages` starts with (the same objects), made
+    with the same settings; an empty scan when there is none."""
+    held = [
+        (frozen, scan)
+        for frozen, tool, held_distance, scan in _SCANS.items()
+        if tool == checkpoint_tool and held_distance == distance and len(frozen) <= len(messages)
+    ]
+    for frozen, scan in sorted(held, key=lambda item: len(item[0]), reverse=True):
+        if all(map(is_, frozen, messages)):  # compared in C, up to the held list's length
+            return scan
+    return GroupScan()
 
 
 @dataclass(slots=True)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
-from bisect import insort
+from bisect import bisect_left, insort
 from itertools import compress
 from operator import attrgetter
 
 from engine.jsvalues import utf16_len, utf16_slice
+from engine.lanes import LaneLists
 from engine.pipeline import BuildContext, MustKeep, ProviderOutcome, TruncationRule
-from engine.providers.state import CORE_CONTEXT, KEEP_CORE, ProviderReport, State, own
+from engine.providers.state import CORE_CONTEXT, KEEP_CORE, ProviderReport, State, States, own
 from engine.result import Event
 
 NAME = "CoreContextProvider"
@@ -38,17 +39,68 @@ def run_core(states: list[State], available: int, ctx: BuildContext) -> Provider
 
 def _core_positions(states: list[State], must_keep: MustKeep) -> list[int]:
     """The must-keep states' positions, ascending: the last user input, the must-keep types and fence kinds.
-    Without fence kinds, a message's type decides, and the types are read and matched in C (a Python pass
-    over every state was a tenth of a long default-policy replay's step)."""
-    types = list(map(_TYPE, states))
-    last_user = len(types) - 1 - types[::-1].index("user_input") if "user_input" in types else None
+    Without fence kinds, a message's type decides: the positions are kept per set of starting states
+    (`_typed_positions`), and a replay's next step looks only at its new states."""
     if must_keep.fence_kinds:
+        types = list(map(_TYPE, states))
+        last_user = len(types) - 1 - types[::-1].index("user_input") if "user_input" in types else None
         return [p for p, s in enumerate(states) if _is_core(s, p == last_user, must_keep)]
-    kinds = must_keep.types - {"user_input"}  # of the user inputs, only the last is kept
-    positions = list(compress(range(len(types)), map(kinds.__contains__, types)))
-    if last_user is not None:
-        insort(positions, last_user)
-    return positions
+    positions, last_user = _typed_positions(states, must_keep.types - {"user_input"})
+    if last_user is None:
+        return positions
+    out = list(positions)
+    insort(out, last_user)  # of the user inputs, only the last is kept
+    return out
+
+
+# by the identity of the starting states' token list (`States.initial_tokens`), as working memory's floors:
+# (that list, the types looked for, their positions, the last user input's position)
+_POSITIONS: LaneLists[tuple[list[int], frozenset[str], list[int], int | None]] = LaneLists(4)
+
+
+def _typed_positions(states: list[State], kinds: frozenset[str]) -> tuple[list[int], int | None]:
+    """The positions of the starting states whose type is in `kinds`, and of the last user input; those of
+    the states an earlier build's positions were found for (`States.grown_from`) are taken over."""
+    initial = states.initial_tokens if isinstance(states, States) else None
+    if initial is None or len(initial) != len(states):  # not a build's starting states
+        return _scan(states, kinds, 0, [], None)
+    grown = states.grown_from
+    base = None
+    for held, held_kinds, positions, last_user in _POSITIONS.items():
+        if held_kinds != kinds:
+            continue
+        if held is initial:
+            return positions, last_user
+        if grown is not None and held is grown[0]:
+            base = positions, last_user
+    start = grown[1] if base is not None else 0
+    if base is None:
+        found = _scan(states, kinds, 0, [], None)
+    else:
+        positions, last_user = base
+        if last_user is not None and last_user >= start:  # the earlier build's last was past the shared part
+            last_user = _last_user_before(states, start)
+        found = _scan(states, kinds, start, positions[: bisect_left(positions, start)], last_user)
+    _POSITIONS.add((initial, kinds, *found))
+    return found
+
+
+def _scan(
+    states: list[State], kinds: frozenset[str], start: int, positions: list[int], last_user: int | None
+) -> tuple[list[int], int | None]:
+    """`positions` and `last_user` (of `states[:start]`) carried on over `states[start:]`, in C."""
+    types = list(map(_TYPE, states[start:]))
+    if "user_input" in types:
+        last_user = start + len(types) - 1 - types[::-1].index("user_input")
+    positions.extend(compress(range(start, len(states)), map(kinds.__contains__, types)))
+    return positions, last_user
+
+
+def _last_user_before(states: list[State], end: int) -> int | None:
+    for index in range(end - 1, -1, -1):
+        if states[index].message.type == "user_input":
+            return index
+    return None
 
 
 def _is_core(state: State, is_last_user: bool, must_keep: MustKeep) -> bool:

@@ -112,8 +112,6 @@ def run_working_memory(states: list[State], available: int, ctx: BuildContext) -
     fill = _Fill(states, ctx, budget, core, [], report.strategies)
     if budget - core <= 0 and wm.min_tool_interactions_to_keep <= 0:
         return ProviderOutcome(report)
-    # P2 reads, of its candidates only, which were left to it as working memory started
-    was_skip = {i: states[i].action == SKIP for i in _floors_of(fill).text_indices}
     messages = list(map(_MESSAGE, states))
     groups = build_groups(
         messages,
@@ -126,7 +124,7 @@ def run_working_memory(states: list[State], available: int, ctx: BuildContext) -
     )  # fmt: skip
     _p1_recent_groups(fill, groups, last_user)
     if fill.total < budget:
-        _p2_text(fill, was_skip)
+        _p2_text(fill)
     if fill.total < budget and last_user is not None:
         _p3_historical_tools(fill, groups, last_user)
     report.tokens_used = fill.total - core
@@ -154,28 +152,35 @@ def _p1_recent_groups(fill: _Fill, groups: list[ToolGroup], last_user: int | Non
             fill.hist_kept += 1
 
 
-def _p2_text(fill: _Fill, was_skip: dict[int, bool]) -> None:
+def _p2_text(fill: _Fill) -> None:
     """Text newest first. Only the candidates are visited: between two of them the floor and the total stay
-    as they are, so a stop that a message between them would have made, the next candidate makes."""
+    as they are, so a stop that a message between them would have made, the next candidate makes. A
+    candidate kept when working memory started is still kept (nothing before P2 drops, and P1 keeps tool
+    groups only), so `kept` alone tells what P2 skips. Its loop runs over every candidate until the budget
+    is full (most of a long default-policy step): the fill's fields are read into locals once."""
     keep_thoughts = fill.ctx.policy.reasoning_retention.keep_latest_thoughts
     thoughts = 0
     floors = _floors_of(fill)
-    floor = floors.text
-    for index in reversed(floors.text_indices):
-        if fill.total >= fill.budget or floor[index] > fill.budget - fill.total:
-            return
-        state = fill.states[index]
-        if not was_skip[index] or state.kept or state.message.id in fill.processed:
-            continue
-        strategy = _text_strategy(state.message)
-        if strategy is None or (strategy == "thought_processing" and thoughts >= keep_thoughts):
-            continue
-        if fill.total + state.tokens <= fill.budget:
-            state = own(fill.states, index)
-            state.keep(KEEP_WM, WORKING_MEMORY, strategy)
-            fill.total += state.tokens
-            _note(fill, strategy)
-            thoughts += strategy == "thought_processing"
+    floor, states, processed, budget = floors.text, fill.states, fill.processed, fill.budget
+    total = fill.total
+    try:
+        for index in reversed(floors.text_indices):
+            if total >= budget or floor[index] > budget - total:
+                return
+            state = states[index]
+            if state.kept or state.message.id in processed:
+                continue
+            strategy = _text_strategy(state.message)
+            if strategy is None or (strategy == "thought_processing" and thoughts >= keep_thoughts):
+                continue
+            if total + state.tokens <= budget:
+                state = own(states, index)
+                state.keep(KEEP_WM, WORKING_MEMORY, strategy)
+                total += state.tokens
+                _note(fill, strategy)
+                thoughts += strategy == "thought_processing"
+    finally:
+        fill.total = total
 
 
 # P2 asks about every message on every build; the answer reads the message's role, type and metadata only.

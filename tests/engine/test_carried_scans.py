@@ -1,0 +1,108 @@
+"""What a build carries over from the last one: the grouping scan (engine/groups.py) and core's must-keep
+positions (engine/providers/core.py). Each must equal what a build from nothing finds."""
+
+from __future__ import annotations
+
+from engine.groups import _SCANS, GroupScan, build_groups
+from engine.messages import AiMessage
+from engine.pipeline import MustKeep
+from engine.preprocess.base import Entry
+from engine.providers import core
+from engine.providers.state import States, starting_states
+
+
+def _turn(n: int) -> list[AiMessage]:
+    call = {"id": f"c{n}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+    return [
+        AiMessage(f"u{n}", "user", "user_input", f"turn {n}", n),
+        AiMessage(f"a{n}", "assistant", "tool_calls", "", n, {"tool_calls": [call]}),
+        AiMessage(f"t{n}", "tool", "tool_output", "ok", n, {"tool_call_id": f"c{n}", "tool_name": "grep"}),
+        AiMessage(f"f{n}", "assistant", "final_answer", f"done {n}", n),
+    ]
+
+
+def _session(turns: int) -> list[AiMessage]:
+    return [message for n in range(1, turns + 1) for message in _turn(n)]
+
+
+def _fresh(messages: list[AiMessage]) -> list[tuple]:
+    return [
+        (g.anchor_id, g.output_indices, g.run_ordinal, g.complete)
+        for g in GroupScan().extend(messages, "context_checkpoint").groups
+    ]
+
+
+def _shape(groups) -> list[tuple]:
+    return [(g.anchor_id, g.output_indices, g.run_ordinal, g.complete) for g in groups]
+
+
+def test_a_longer_list_goes_on_from_the_scan_of_the_list_it_starts_with():
+    _SCANS.clear()
+    messages = _session(5)
+    first = build_groups(messages)
+    # the next step: the same objects and a call awaiting its output
+    longer = [*messages, *_turn(6)[:2]]
+    grown = build_groups(longer)
+    assert _shape(grown) == _fresh(longer)
+    assert all(a is b for a, b in zip(first, grown[:5], strict=True))  # the groups it left unchanged
+    assert not grown[-1].complete
+    # its output arrives: that group is copied, the earlier list's groups stay as they were
+    answered = [*longer, _turn(6)[2]]
+    assert _shape(build_groups(answered)) == _fresh(answered)
+    assert not grown[-1].complete and build_groups(answered)[-1].complete
+    assert build_groups(messages) is first  # the very same list: its scan, not a new one
+
+
+def test_a_list_that_differs_inside_is_scanned_from_its_start():
+    _SCANS.clear()
+    messages = _session(4)
+    build_groups(messages)
+    changed = list(messages)
+    changed[5] = AiMessage("a2", "assistant", "tool_calls", "", 2, {"tool_calls": [
+        {"id": "other", "type": "function", "function": {"name": "grep", "arguments": "{}"}}]})  # fmt: skip
+    changed.append(_turn(5)[0])
+    groups = build_groups(changed)
+    assert _shape(groups) == _fresh(changed)
+    assert groups[1].anchor_id == "a2" and groups[1].output_indices == [] and not groups[1].complete
+
+
+def _states(messages: list[AiMessage], base: States | None = None) -> States:
+    entries = [Entry(m, (i,)) for i, m in enumerate(messages)]
+    tokens = [5] * len(messages)
+    shared = base.initial_tokens if base is not None else None
+    kept = len(base) if base is not None else 0
+    states = starting_states(entries, tokens, list(base[:kept]) if base is not None else None)
+    return States(states, tokens, (shared, kept) if shared is not None else None)
+
+
+MUST_KEEP = MustKeep(frozenset({"system_prompt", "user_input", "history_summary"}), frozenset(), ())
+
+
+def _fresh_positions(messages: list[AiMessage]) -> list[int]:
+    return core._core_positions(_states(messages)[:], MUST_KEEP)  # a plain list: nothing carried
+
+
+def test_core_positions_carried_to_a_longer_list_equal_a_fresh_search():
+    core._POSITIONS.clear()
+    system = AiMessage("sys", "system", "system_prompt", "be brief", 0)
+    messages = [system, *_session(3)]
+    first = _states(messages)
+    assert core._core_positions(first, MUST_KEEP) == [0, 9]  # the system prompt and the last user input
+    longer = [*messages, AiMessage("s1", "system", "history_summary", "so far", 4), *_turn(4)[:2]]
+    grown = _states(longer, first)
+    assert core._core_positions(grown, MUST_KEEP) == _fresh_positions(longer) == [0, 13, 14]
+    # no new user input: the last is still the one the shared part holds
+    tail = [*longer, _turn(4)[2]]
+    assert core._core_positions(_states(tail, grown), MUST_KEEP) == _fresh_positions(tail) == [0, 13, 14]
+
+
+def test_core_positions_find_the_last_user_input_again_when_the_earlier_one_lies_past_the_shared_part():
+    core._POSITIONS.clear()
+    messages = _session(3)
+    first = _states(messages)
+    assert core._core_positions(first, MUST_KEEP) == [8]
+    # a build sharing only the first 6 entries (compression changed the rest): u3 at 8 is not among them
+    other = [*messages[:6], AiMessage("x", "assistant", "final_answer", "short", 3)]
+    entries = [Entry(m, (i,)) for i, m in enumerate(other)]
+    states = States(starting_states(entries, [5] * 7, list(first[:6])), [5] * 7, (first.initial_tokens, 6))
+    assert core._core_positions(states, MUST_KEEP) == _fresh_positions(other) == [4]
