@@ -10,8 +10,8 @@ from textual import work
 from textual.widget import Widget
 from textual.worker import get_current_worker
 
-from playground.app.building import BuildRequest, TimelineRequest, run_build, series_steps
-from playground.tui.messages import BuildFinished, TimelineProgress
+from playground.app.building import BuildRequest, TimelineRequest, checked, run_build, series_steps
+from playground.tui.messages import BuildFinished, ProvidersChecked, TimelineProgress
 from playground.tui.priority import UiPriority
 
 # seconds between progress messages: each costs the screen a repaint of the timeline, a pass over its steps
@@ -32,13 +32,16 @@ class Builder(Widget):
     # a description, or Textual would repr the request (the whole session: ~17 ms on 600 messages)
     @work(thread=True, exclusive=True, group="build", exit_on_error=False, description="build")
     def build(self, request: BuildRequest) -> None:
-        """Build; a burst of requests skips the ones superseded before their turn."""
+        """Build; a burst of requests skips the ones superseded before their turn. The build is posted
+        before its provider check, which is made outside the engine's lock."""
         worker = get_current_worker()
         with self._engine:
             if worker.is_cancelled:
                 return
-            outcome = run_build(request)
+            outcome = run_build(request, check=False)
         self.post_message(BuildFinished(outcome))
+        if outcome.result is not None and not worker.is_cancelled:
+            self.post_message(ProvidersChecked(checked(outcome)))
 
     def stop_timeline(self) -> None:
         """Stop the running series (at its next step) and make any late progress from it stale."""

@@ -18,6 +18,14 @@ class BuildFinished(Message):
 
 
 @dataclass
+class ProvidersChecked(Message):
+    """The provider check of a build already shown (`BuildFinished` came first, unchecked: the wire is on
+    screen before the check is made)."""
+
+    outcome: BuildOutcome
+
+
+@dataclass
 class TimelineProgress(Message):
     """The per-step numbers of the steps from `start` (0-based) on, computed for the policy version `version`
     since the last message, and the summaries those steps made (later steps' builds carry them). A

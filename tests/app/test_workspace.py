@@ -11,7 +11,7 @@ import pytest
 from engine.fences import FenceDescriptor, FenceError, load_fences
 from engine.policy import PolicyFileError, load_policy, set_value
 from engine.replay import replay_session
-from playground.app.building import run_build, series_steps
+from playground.app.building import checked, run_build, series_steps
 from playground.app.costing import CostRequest, cost_stream, figures_only, run_cost
 from playground.app.inputs import SAMPLES_DIR, load_inputs
 from playground.app.workspace import Workspace
@@ -253,6 +253,21 @@ def test_a_build_outcome_carries_the_provider_problems_and_made_cards(ws: Worksp
     assert not outcome.result.decisions.made  # made when a view asks; the wire title only counts them
     dropped = outcome.result.dropped_count()
     assert dropped == sum(1 for d in outcome.result.decisions if not d.kept)
+
+
+def test_a_build_left_unchecked_is_checked_after_as_a_checked_build_is(tmp_path: Path) -> None:
+    policy = tmp_path / "keep_calls.yaml"  # unanswered calls kept: providers would refuse the wire
+    policy.write_text("budget: {maxTokens: 6000}\nmustKeep: {alwaysKeepTypes: [tool_calls]}\n")
+    ws = Workspace(load_inputs(SAMPLES_DIR / "tool_loop_runs.jsonl", policy))
+    whole = run_build(ws.build_request())
+    unchecked = run_build(ws.build_request(), check=False)
+    assert whole.checked and len(whole.problems) == 16 and whole.anthropic is not None
+    first = "OpenAI would reject this request: call call_Bcp93xq4dAO8UVAvsriC3bYW has no result"
+    assert whole.problems[0] == first
+    assert not unchecked.checked and unchecked.problems == () and unchecked.anthropic is None
+    late = checked(unchecked)
+    assert late.checked and late.result is unchecked.result
+    assert late.problems == whole.problems and late.anthropic == whole.anthropic
 
 
 def test_a_cost_replay_asks_stop_before_each_step_and_ends_at_the_first_yes(ws: Workspace) -> None:

@@ -14,14 +14,14 @@ from textual.pilot import Pilot
 from textual.widgets import Input, RadioButton, Select, SelectionList, Switch
 
 from engine.policy import load_policy
-from playground.app.building import TimelineRequest, series_steps
+from playground.app.building import TimelineRequest, checked, run_build, series_steps
 from playground.app.inputs import SAMPLES_DIR, load_inputs
 from playground.app.workspace import Workspace
 from playground.tui import builder
 from playground.tui.app import PlaygroundApp, make_app
 from playground.tui.commands import palette_commands
 from playground.tui.keys import APP_BINDINGS, MAIN_BINDINGS
-from playground.tui.messages import TimelineProgress
+from playground.tui.messages import BuildFinished, ProvidersChecked, TimelineProgress
 from playground.tui.panels.compare_panel import ComparePanel
 from playground.tui.panels.policy_field import PolicyField
 from playground.tui.screens.confirm_quit import ConfirmQuit
@@ -494,6 +494,39 @@ def test_a_wire_a_provider_would_reject_is_shown_in_red(tmp_path: Path) -> None:
             await settle(app, pilot)
             assert app.main.provider_problems == () and app.main._status == ("ready", "$success")
             assert not str(events.get_option_at_index(0).prompt).startswith("provider")
+
+    asyncio.run(main())
+
+
+def test_a_build_is_shown_before_its_provider_check_and_keeps_the_last_problems_until_it_comes(
+    tmp_path: Path,
+) -> None:
+    policy = tmp_path / "keep_calls.yaml"
+    policy.write_text("budget: {maxTokens: 6000}\nmustKeep: {alwaysKeepTypes: [tool_calls]}\n")
+    app = make_app(load_inputs(SAMPLES_DIR / "tool_loop_runs.jsonl", policy))
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            problems = app.main.provider_problems
+            assert problems and app.main._status[1] == "$error"
+            app.workspace.edit(("mustKeep", "alwaysKeepTypes"), [])  # a wire no provider refuses
+            request = app.workspace.build_request()
+            unchecked = run_build(request, check=False)
+            assert not unchecked.checked and unchecked.problems == () and unchecked.anthropic is None
+            app.main.post_message(BuildFinished(unchecked))
+            await pilot.pause()
+            assert app.main.result is unchecked.result
+            assert app.main.provider_problems == problems  # not yet checked: the last build's stand
+            app.main.post_message(ProvidersChecked(checked(unchecked)))
+            await pilot.pause()
+            assert app.main.provider_problems == () and app.main._status == ("ready", "$success")
+            events = app.main.query_one(EventsView)
+            assert not str(events.get_option_at_index(0).prompt).startswith("provider")
+            # the check of a build no longer shown changes nothing
+            app.main.post_message(ProvidersChecked(checked(run_build(request, check=False))))
+            await pilot.pause()
+            assert app.main.provider_problems == ()
 
     asyncio.run(main())
 

@@ -19,7 +19,8 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from playground.app.views import StepSample, apportion, bar_segments
+from engine.wire import to_anthropic
+from playground.app.views import StepSample, anthropic_rows, apportion, bar_segments
 from playground.tui.widgets import BudgetBar, EventsView, Slider, Timeline, TraceView, WireList, WireView
 from playground.tui.widgets.slider import SliderBar
 from playground.tui.widgets.static_text import update_if_changed
@@ -433,6 +434,24 @@ def test_wire_view_anthropic_shape() -> None:
 
     shapes = of_type(run([view], scenario, size=(80, 24)), WireView.ShapeChanged)
     assert [m.shape for m in shapes] == ["anthropic"]
+
+
+def test_wire_view_makes_the_anthropic_payload_of_a_build_shown_without_one() -> None:
+    view = WireView()
+    result = small_result()
+
+    async def scenario(pilot: Pilot, seen: list[Message]) -> None:
+        view.show(result)  # shown before its provider check, which brings the payload
+        view.query_one(WireList).focus()
+        await pilot.press("w")
+        wire = view.query_one(WireList)
+        assert wire.rows == anthropic_rows(to_anthropic(list(result.wire)))
+        assert [r.role for r in wire.rows][:1] == ["system"] and len(wire.rows) > 1
+        payload = {"system": "", "messages": [{"role": "user", "content": "late"}]}
+        view.set_anthropic(payload)  # the check's payload replaces it
+        assert [(r.role, r.text) for r in wire.rows] == [("user", "late")]
+
+    run([view], scenario, size=(80, 24))
 
 
 def test_wire_view_ten_thousand_messages() -> None:

@@ -16,7 +16,7 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from engine import BUILTIN_PRICES, BuildResult, FenceError, control_for, dump_policy
-from playground.app.building import Persisted
+from playground.app.building import BuildOutcome, Persisted
 from playground.app.compare import compare_builds
 from playground.app.costing import CostRequest, price_choice
 from playground.app.diffing import policy_sources
@@ -26,7 +26,7 @@ from playground.app.views import StepSample, tokens_long
 from playground.app.workspace import Workspace
 from playground.tui.builder import Builder
 from playground.tui.keys import MAIN_BINDINGS, STEP_KEYS
-from playground.tui.messages import BuildFinished, TimelineProgress
+from playground.tui.messages import BuildFinished, ProvidersChecked, TimelineProgress
 from playground.tui.panels.compare_panel import ComparePanel
 from playground.tui.panels.fence_panel import FencePanel
 from playground.tui.panels.policy_field import PolicyField
@@ -147,7 +147,9 @@ class MainScreen(Screen[None]):
             )
             return
         previous, result = self.result, outcome.result
-        problems = outcome.problems
+        # an unchecked build keeps the last one's problems until its own check arrives (`ProvidersChecked`,
+        # a few ms later): mostly the same, and the status line does not blink
+        problems = outcome.problems if outcome.checked else self.provider_problems
         before = _event_lines(previous, self.provider_problems) if previous is not None else None
         self.result, self.provider_problems = result, problems
         self.query_one(WireView).show(result, anthropic=outcome.anthropic)
@@ -156,13 +158,7 @@ class MainScreen(Screen[None]):
             self.query_one(EventsView).show(result, problems)  # a new list re-lays out the screen
         self._show_comparison()
         self._check_lesson()
-        error, pending = result.error, outcome.generation < self.workspace.generation
-        if error or not pending:
-            ready = "ready" if outcome.request.summaries_complete else "ready · replaying earlier steps…"
-            if error:
-                self._set_status(f"build failed: {error.code}", "$error")
-            else:
-                self._show_ready(ready)
+        self._show_build_status(outcome)
         if previous is None:
             # What is alive once the first build is on screen (the session, its token counts, the widgets)
             # lives as long as the app: keep it out of the collector's full scans, which on a long session
@@ -170,6 +166,32 @@ class MainScreen(Screen[None]):
             self.call_after_refresh(gc.freeze)
         if outcome.request.policy_changed:  # paint the build first, then recompute the series
             self.call_after_refresh(self.query_one(Builder).timeline, self.workspace.timeline_request())
+
+    def _show_build_status(self, outcome: BuildOutcome) -> None:
+        result = outcome.result
+        if result is None:
+            return
+        error, pending = result.error, outcome.generation < self.workspace.generation
+        if error or not pending:
+            ready = "ready" if outcome.request.summaries_complete else "ready · replaying earlier steps…"
+            if error:
+                self._set_status(f"build failed: {error.code}", "$error")
+            else:
+                self._show_ready(ready)
+
+    @on(ProvidersChecked)
+    def _providers_checked(self, message: ProvidersChecked) -> None:
+        outcome = message.outcome
+        if self.result is not outcome.result:  # a newer build is shown already
+            return
+        self.query_one(WireView).set_anthropic(outcome.anthropic)
+        if outcome.problems == self.provider_problems:
+            return
+        before = _event_lines(self.result, self.provider_problems)
+        self.provider_problems = outcome.problems
+        if before != _event_lines(self.result, outcome.problems):
+            self.query_one(EventsView).show(self.result, outcome.problems)
+        self._show_build_status(outcome)
 
     @on(TimelineProgress)
     def _timeline_progress(self, message: TimelineProgress) -> None:

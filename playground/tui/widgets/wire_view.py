@@ -14,6 +14,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from engine import BuildResult
+from engine.wire import to_anthropic
 from playground.app.views import WireRow, anthropic_rows, tokens_long, wire_rows
 from playground.tui.widgets.wire_list import WireList
 
@@ -101,9 +102,16 @@ class WireView(Vertical):
             yield self._detail
 
     def show(self, result: BuildResult, *, anthropic: dict[str, Any] | None = None) -> None:
-        """Render a new build (and, optionally, its Anthropic-shaped payload)."""
+        """Render a new build (and, optionally, its Anthropic-shaped payload: made here when the Anthropic
+        shape is shown without it)."""
         self._result, self._anthropic = result, anthropic
         self._refresh_rows()
+
+    def set_anthropic(self, anthropic: dict[str, Any] | None) -> None:
+        """The shown build's Anthropic-shaped payload, made after it was shown (`ProvidersChecked`)."""
+        self._anthropic = anthropic
+        if self.shape == "anthropic":
+            self._refresh_rows()
 
     @property
     def highlighted_message_id(self) -> str | None:
@@ -128,15 +136,15 @@ class WireView(Vertical):
         if result is None:
             return
         if self.shape == "anthropic":
-            rows = anthropic_rows(self._anthropic) if self._anthropic is not None else []
+            if self._anthropic is None:
+                self._anthropic = to_anthropic(list(result.wire))
+            rows = anthropic_rows(self._anthropic)
         else:
             rows = wire_rows(result, self.show_dropped)
         self._list.set_rows(rows)
         self._title.update(self._title_text(result, rows), layout=False)  # one line, always
 
     def _title_text(self, result: BuildResult, rows: list[WireRow]) -> str:
-        if self.shape == "anthropic" and self._anthropic is None:
-            return "WIRE anthropic · no payload given"
         dropped = result.dropped_count()
         shown = "shown" if self.show_dropped else "hidden"
         cards = sum(1 for r in rows if r.kind != "dropped")
