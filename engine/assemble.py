@@ -135,8 +135,26 @@ def _skipped_by_formatter(final: list[State], formatted: list[dict | None]) -> l
     ]
 
 
-def _marks(state: State) -> list[str]:
+def _marks(state: State) -> tuple[str, ...]:
+    """The card's marks: read from the message once per message object (most cards of a rebuild or of a
+    replay's next step show the very messages the last build showed), with the state's own two facts."""
     message = state.current
+    key = (id(message), state.index >= 0, state.truncation is not None)
+    held = _MARKS.get(key)
+    if held is not None and held[0] is message:
+        return held[1]
+    if len(_MARKS) >= _MARKS_LIMIT:
+        _MARKS.clear()
+    marks = _made_marks(message, carried=key[1], truncated=key[2])
+    _MARKS[key] = (message, marks)  # holds the message: its id is not reused while cached
+    return marks
+
+
+_MARKS: dict[tuple[int, bool, bool], tuple[AiMessage, tuple[str, ...]]] = {}
+_MARKS_LIMIT = 50_000
+
+
+def _made_marks(message: AiMessage, *, carried: bool, truncated: bool) -> tuple[str, ...]:
     marks = []
     if message.fence_kind:
         marks.append(f"fence:{message.fence_kind}")
@@ -144,39 +162,32 @@ def _marks(state: State) -> list[str]:
         marks.extend(f"assembled:{k}" for k in message.meta("assembledFenceKinds"))
     if message.type == "history_summary":
         marks.append("summary")
-        if state.index >= 0:
+        if carried:
             marks.append("carried")  # read back from the history: made by an earlier step, not by this build
     if message.meta("isCompressedToolHistory"):
         marks.append("compressed")
     if message.meta("isDegradedToolReplay"):
         marks.append("degraded")
-    if state.truncation is not None:
+    if truncated:
         marks.append("truncated")
     if message.meta("tool_output_store"):
         marks.append("preview")  # cut at execution time; the full text is in the observation store
-    return marks
+    return tuple(marks)
 
 
 def _cards(final, wire, positions, run: Pipeline, reminder: ReminderOutcome) -> list[WireCard]:
     cards = []
+    session, last = run.session, len(wire) - 1 if reminder.appended_text else -1
     for state, position in zip(final, positions, strict=True):
         if position is None:
             continue
         marks = _marks(state)
-        if reminder.appended_text and position == len(wire) - 1:
-            marks.append("reminder")
-        sources = tuple(run.session[i].id for i in state.origins) or (state.message.id,)
-        cards.append(
-            WireCard(
-                position,
-                wire[position],
-                state.message.id,
-                state.message.type,
-                state.tokens,
-                sources,
-                tuple(marks),
-            )
-        )
+        if position == last:
+            marks = (*marks, "reminder")
+        message = state.message
+        sources = tuple([session[i].id for i in state.origins]) or (message.id,)
+        card = WireCard(position, wire[position], message.id, message.type, state.tokens, sources, marks)
+        cards.append(card)
     return cards
 
 

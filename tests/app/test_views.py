@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from engine import BuildResult, Decision, ReminderOutcome, TokenAccount
+from engine.build import build_context
+from engine.policy import define_context_policy
+from engine.session import load_session
+from engine.tokens import DefaultTokenizer
+from playground.app.inputs import SAMPLES_DIR
 from playground.app.views import (
+    _made_row,
     bar_segments,
+    card_row,
     category_names,
     tokens_delta,
     tokens_long,
@@ -49,3 +58,29 @@ def test_one_category_order_for_the_bar_and_the_table() -> None:
 def test_numbers() -> None:
     assert [tokens_short(n) for n in (412, 1234, 18_400, 1_400_000)] == ["412", "1.2k", "18k", "1.4M"]
     assert tokens_long(18412) == "18 412" and tokens_delta(0) == "±0" and tokens_delta(1200) == "+1.2k"
+
+
+def test_a_rebuild_reuses_the_rows_of_cards_that_show_the_same_content_and_remakes_the_others() -> None:
+    messages = load_session(SAMPLES_DIR / "tool_loop_runs.jsonl").messages
+    policy = define_context_policy({"budget": {"maxTokens": 6000}})
+    first = build_context(messages, policy, tokenizer=DefaultTokenizer())
+    rows = wire_rows(first)
+    tighter = build_context(
+        messages, define_context_policy({"budget": {"maxTokens": 5000}}), tokenizer=DefaultTokenizer()
+    )
+    again = wire_rows(tighter)
+    by_id = {r.message_id: r for r in rows}
+    assert (len(rows), len(again)) == (30, 22)
+    assert all(by_id[r.message_id] is r for r in again)  # new wire dicts, the same content: the same rows
+    assert first.wire[0] is not tighter.wire[0]
+    # every row, reused or not, is the row a card makes from nothing
+    made = [
+        _made_row(c, tighter.reminder.appended_text if "reminder" in c.marks else None) for c in tighter.cards
+    ]
+    assert again == made
+    # a card whose count differs gets a row of its own
+    card = tighter.cards[1]
+    recounted = card_row(replace(card, tokens=card.tokens + 1), None)
+    assert (
+        recounted is not again[1] and recounted.tokens == card.tokens + 1 and recounted.text == again[1].text
+    )

@@ -520,7 +520,9 @@ def test_a_build_is_shown_before_its_provider_check_and_keeps_the_last_problems_
             assert app.main.provider_problems == problems  # not yet checked: the last build's stand
             app.main.post_message(ProvidersChecked(checked(unchecked)))
             await pilot.pause()
-            assert app.main.provider_problems == () and app.main._status == ("ready", "$success")
+            status, style = app.main._status
+            assert app.main.provider_problems == () and style == "$success"
+            assert status.startswith("ready") and "reject" not in status
             events = app.main.query_one(EventsView)
             assert not str(events.get_option_at_index(0).prompt).startswith("provider")
             # the check of a build no longer shown changes nothing

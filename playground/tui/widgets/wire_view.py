@@ -13,8 +13,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from engine import BuildResult
-from engine.wire import to_anthropic
+from engine import BuildResult, to_anthropic
 from playground.app.views import WireRow, anthropic_rows, tokens_long, wire_rows
 from playground.tui.widgets.wire_list import WireList
 
