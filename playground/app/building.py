@@ -68,6 +68,7 @@ class BuildRequest:
     policy_changed: bool = True  # a new policy (or fences): the timeline must be recomputed
     step_number: int | None = None  # a replay step: `messages` holds the summaries earlier steps made
     summaries_complete: bool = True  # False while the series has not yet replayed the steps before it
+    summaries: int | None = None  # a step's summaries (recorded and persisted), when its maker knows them
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +93,9 @@ def run_build(request: BuildRequest, *, check: bool = True) -> BuildOutcome:
         if request.step_number is None:
             result = build_context(list(request.messages), request.policy, tick=request.tick, **options)
         else:
-            result = build_step(request.messages, request.policy, request.tick, **options)
+            result = build_step(
+                request.messages, request.policy, request.tick, summaries=request.summaries, **options
+            )
     except BUILD_ERRORS as error:
         return BuildOutcome(request, None, error=str(error))
     # What every view reads, made here (in the worker) rather than on the UI thread: the cards the engine

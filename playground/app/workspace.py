@@ -19,6 +19,7 @@ Every edit goes through the engine's own functions, so their errors are the ones
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -111,7 +112,7 @@ class Workspace:
         self.policy = inputs.policy
         self.fences: FenceRegistry | None = inputs.fences.copy() if inputs.fences is not None else None
         self._origins = {kind: kind for kind in (self.fences.kinds() if self.fences else [])}
-        self._messages: list[AiMessage] = list(inputs.session.messages)
+        self._set_messages(inputs.session.messages)
         self.points: list[StepPoint] = []
         self.step: int | None = None
         self.generation = 0
@@ -146,6 +147,13 @@ class Workspace:
     def messages(self) -> list[AiMessage]:
         """The session, with edited fence kinds re-placed by their descriptors."""
         return self._messages
+
+    def _set_messages(self, messages: Sequence[AiMessage]) -> None:
+        """The session's messages, and what every build request reads of them, made once (on 64,000
+        messages, each copy or pass cost the UI thread a few ms per key)."""
+        self._messages: list[AiMessage] = list(messages)
+        self._frozen = tuple(self._messages)
+        self._recorded_summaries = [i for i, m in enumerate(self._messages) if m.type == "history_summary"]
 
     @property
     def max_steps(self) -> int:
@@ -190,13 +198,15 @@ class Workspace:
         if policy_changed and not self._summaries_hold():
             series = self._series.series_for(self._series_inputs())  # the steps the edit cannot change
             self.summaries, self.summaries_through = list(series.summaries), len(series.samples)
-        self._summaries_from = (tuple(self._messages), self.options, self.policy)
-        messages, tick, complete = tuple(self._messages), None, True
+        self._summaries_from = (self._frozen, self.options, self.policy)
+        messages, tick, complete, held = self._frozen, None, True, None
         if self.step is not None:
             point = self.points[self.step - 1]
             tick = tick_for(point, self.max_steps, self.available_tools)
             messages = tuple(with_persisted(self._messages, point.message_count, self.summaries))
             complete = self.summaries_through >= self.step - 1
+            recorded = bisect_left(self._recorded_summaries, point.message_count)
+            held = recorded + len(messages) - point.message_count  # and those persisted before the step
         self._shown_complete, self._shown_summaries = complete, self._summaries_before(self.step)
         return BuildRequest(
             self.generation,
@@ -207,6 +217,7 @@ class Workspace:
             policy_changed=policy_changed,
             step_number=self.step,
             summaries_complete=complete,
+            summaries=held,
         )
 
     def record_series(self, samples: Sequence[StepSample], summaries: list[Persisted]) -> str:
@@ -231,7 +242,7 @@ class Workspace:
             return False
         messages, options, policy = self._summaries_from
         alike = policy.model_copy(update={"system_reminder": self.policy.system_reminder}) == self.policy
-        return alike and options is self.options and messages == tuple(self._messages)
+        return alike and options is self.options and (messages is self._frozen or messages == self._frozen)
 
     def _summaries_before(self, step: int | None) -> list[Persisted]:
         if step is None:
@@ -240,7 +251,7 @@ class Workspace:
         return [(after, summary) for after, summary in self.summaries if after < upto]
 
     def _series_inputs(self) -> SeriesProgress:
-        return SeriesProgress(tuple(self._messages), tuple(self.points), self.policy, self.options)
+        return SeriesProgress(self._frozen, tuple(self.points), self.policy, self.options)
 
     def timeline_request(self) -> TimelineRequest:
         """The series of the current inputs, resumed after the steps an earlier series already built as
@@ -369,7 +380,7 @@ class Workspace:
             placed = (descriptor.kind, descriptor.llm_role, descriptor.placement)
             if before is None or (before.kind, before.llm_role, before.placement) != placed:
                 changes[origin] = descriptor
-        self._messages = reinject(self.inputs.session.messages, changes)
+        self._set_messages(reinject(self.inputs.session.messages, changes))
         self._refresh_points(messages_changed=True)
 
     def _registry(self) -> FenceRegistry:

@@ -10,7 +10,7 @@ import pytest
 
 from engine.fences import FenceDescriptor, FenceError, load_fences
 from engine.policy import PolicyFileError, load_policy, set_value
-from engine.replay import replay_session
+from engine.replay import count_summaries, replay_session
 from playground.app.building import checked, run_build, series_steps
 from playground.app.costing import CostRequest, cost_stream, figures_only, run_cost
 from playground.app.inputs import SAMPLES_DIR, load_inputs
@@ -191,6 +191,25 @@ def test_a_step_after_a_summary_is_built_with_it_once_the_series_has_replayed_th
     steps = replay_session(ws.messages, ws.policy, max_steps=ws.max_steps)
     assert result.wire == steps[24].result.wire
     assert ws.record_series([sample for sample, _ in series], summaries) == ""  # complete: nothing to do
+
+
+def test_a_step_request_says_how_many_summaries_its_messages_hold_recorded_and_persisted(
+    tmp_path: Path,
+) -> None:
+    path = write_summarized_twice(tmp_path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    recorded = {"id": "r1", "role": "system", "type": "history_summary", "content": "so far", "timestamp": 1}
+    path.write_text("\n".join([*lines[:6], json.dumps(recorded), *lines[6:]]), encoding="utf-8")
+    ws = Workspace(load_inputs(path))
+    series = list(series_steps(ws.timeline_request()))
+    ws.record_series([sample for sample, _ in series], [persisted for _, persisted in series if persisted])
+    counts = []
+    for step in range(1, len(ws.points) + 1):
+        ws.step = step
+        request = ws.build_request(policy_changed=False)
+        assert request.summaries == count_summaries(request.messages)
+        counts.append(request.summaries)
+    assert counts[0] == 0 and counts[-1] == 3 and sorted(counts) == counts  # the recorded one, then two made
 
 
 def test_every_build_gets_the_header_model_id_and_the_copy_set() -> None:
