@@ -21,7 +21,7 @@ from engine.lineage import grown
 from engine.messages import AiMessage
 from engine.preprocess import observation_sim, purification, tool_history
 from engine.preprocess.base import ID_SCOPE, Entry, StageOutput, common_prefix, scope_created, starts_with
-from engine.providers import core, working_memory
+from engine.providers import checkpoint, core, working_memory
 from engine.providers.state import State, starting_states
 from engine.tokens import TokenizerPort
 
@@ -177,9 +177,9 @@ def entries_for(messages: list[AiMessage]) -> list[Entry]:
 
 def forget_earlier_builds() -> None:
     """Empty every memory the engine keeps of earlier builds (stage outputs, grouping scans, the incremental
-    runs of compression, purification, governance and hygiene, working memory's floors, core's positions),
-    so the next build runs as a process's first. For benchmarks and tests: a result never depends on what
-    is remembered."""
+    runs of compression, purification, governance and hygiene, working memory's floors, core's positions,
+    the checkpoint tool's first call), so the next build runs as a process's first. For benchmarks and
+    tests: a result never depends on what is remembered."""
     STAGE_CACHE.clear()
     lineage.forget()
     groups._SCANS.clear()
@@ -192,3 +192,4 @@ def forget_earlier_builds() -> None:
     working_memory._FLOORS.clear()
     working_memory._STRATEGIES.clear()
     core._POSITIONS.clear()
+    checkpoint._FIRST_CALLS.clear()

@@ -6,9 +6,19 @@ from __future__ import annotations
 import json
 
 from engine.groups import ToolGroup, build_groups
+from engine.lanes import LaneLists
 from engine.messages import call_name
 from engine.pipeline import BuildContext, ProviderOutcome
-from engine.providers.state import CHECKPOINT, CHECKPOINT_PURGED, KEEP_WM, SKIP, ProviderReport, State, own
+from engine.providers.state import (
+    CHECKPOINT,
+    CHECKPOINT_PURGED,
+    KEEP_WM,
+    SKIP,
+    ProviderReport,
+    State,
+    States,
+    own,
+)
 from engine.result import Event
 
 NAME = "CheckpointProvider"
@@ -32,9 +42,9 @@ def checkpoint_summary(raw: str | None) -> str | None:
 
 
 def find_checkpoint(states: list[State], tool_name: str) -> tuple[ToolGroup, str, list[ToolGroup]] | None:
-    messages = [s.message for s in states]
-    if not any(call_name(c) == tool_name for m in messages if m.type == "tool_calls" for c in m.tool_calls):
+    if _first_call(states, tool_name) is None:
         return None  # no call of the checkpoint tool: no group to look at (a cheap pass before grouping)
+    messages = [s.message for s in states]
     groups = build_groups(messages, checkpoint_tool=tool_name)
     for group in reversed(groups):
         if tool_name not in group.tool_names:
@@ -43,6 +53,43 @@ def find_checkpoint(states: list[State], tool_name: str) -> tuple[ToolGroup, str
             summary = checkpoint_summary(states[index].message.raw_output)
             if summary is not None:
                 return group, summary, groups
+    return None
+
+
+# by the identity of the starting states' token list (`States.initial_tokens`), as core's positions: (that
+# list, the tool's name, the position of the first message calling it or None)
+_FIRST_CALLS: LaneLists[tuple[list[int], str, int | None]] = LaneLists(4)
+
+
+def _first_call(states: list[State], tool_name: str) -> int | None:
+    """The position of the first `tool_calls` message calling `tool_name`. Read of the starting states'
+    messages (working memory replaces only tool outputs' messages before this provider runs), so it is kept
+    per set of starting states and carried to a grown set (`States.grown_from`), whose new states alone are
+    read: a pass over every message was a twentieth of a rebuild on 64,000 messages."""
+    initial = states.initial_tokens if isinstance(states, States) else None
+    if initial is None or len(initial) != len(states):  # not a build's starting states
+        return _first_from(states, 0, tool_name)
+    grown = states.grown_from
+    shared, first = 0, None
+    for held, name, held_first in _FIRST_CALLS.items():
+        if name != tool_name:
+            continue
+        if held is initial:
+            return held_first
+        if grown is not None and held is grown[0]:
+            shared = grown[1]
+            first = held_first if held_first is not None and held_first < shared else None
+    if first is None:
+        first = _first_from(states, shared, tool_name)
+    _FIRST_CALLS.add((initial, tool_name, first))
+    return first
+
+
+def _first_from(states: list[State], start: int, tool_name: str) -> int | None:
+    for position in range(start, len(states)):
+        message = states[position].message
+        if message.type == "tool_calls" and any(call_name(c) == tool_name for c in message.tool_calls):
+            return position
     return None
 
 

@@ -7,6 +7,8 @@ a build's states costs a list copy and one copy per state changed, not one objec
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import attrgetter
 from typing import Any
 
 from engine.messages import AiMessage
@@ -100,9 +102,9 @@ class States(list[State]):
         self.grown_from = grown_from
 
 
+_KEPT, _TOKENS = attrgetter("kept"), attrgetter("tokens")
+
+
 def kept_tokens(states: list[State]) -> int:
-    return sum(s.tokens for s in states if s.kept)
-
-
-def kept_count(states: list[State]) -> int:
-    return sum(1 for s in states if s.kept)
+    """The kept states' tokens, summed in C (a pass over every state, which two providers make per build)."""
+    return sum(map(_TOKENS, compress(states, map(_KEPT, states))))

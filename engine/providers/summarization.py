@@ -9,7 +9,7 @@ from engine.errors import SUMMARIZATION_FAILED, ContextProviderError
 from engine.messages import AiMessage
 from engine.pipeline import BuildContext, ProviderOutcome, TriggerCheck
 from engine.preprocess.base import new_id
-from engine.providers.state import KEEP_CORE, SUMMARIZATION, ProviderReport, State
+from engine.providers.state import KEEP_CORE, SUMMARIZATION, ProviderReport, State, kept_tokens
 from engine.result import Event
 from engine.shared_ids import folded_ids
 from engine.summarizer import SummaryRequest
@@ -22,7 +22,7 @@ ATTEMPTS = 3
 
 def check_trigger(states: list[State], available: int, ctx: BuildContext) -> TriggerCheck:
     policy = ctx.policy.summarization
-    used = sum(s.tokens for s in states if s.kept)
+    used = kept_tokens(states)
     check = TriggerCheck(used, available, ctx.total_budget * policy.trigger_threshold)
     if available < 0 or (available > 0 and used / available < policy.trigger_threshold):
         return check

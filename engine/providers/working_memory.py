@@ -18,7 +18,16 @@ from engine.groups import ToolGroup, build_groups
 from engine.lanes import LaneLists
 from engine.messages import AiMessage
 from engine.pipeline import BuildContext, ProviderOutcome
-from engine.providers.state import KEEP_WM, SKIP, WORKING_MEMORY, ProviderReport, State, States, own
+from engine.providers.state import (
+    KEEP_WM,
+    SKIP,
+    WORKING_MEMORY,
+    ProviderReport,
+    State,
+    States,
+    kept_tokens,
+    own,
+)
 from engine.result import Event
 from engine.tool_summary import output_text, preview_chars_for, summarize_output
 
@@ -107,7 +116,7 @@ def _made_floors(
 def run_working_memory(states: list[State], available: int, ctx: BuildContext) -> ProviderOutcome:
     report = ProviderReport(NAME)
     wm = ctx.policy.working_memory
-    core = sum(s.tokens for s in states if s.kept)
+    core = kept_tokens(states)
     budget = math.floor(ctx.total_budget * ctx.policy.budget.working_memory_budget_percentage)
     fill = _Fill(states, ctx, budget, core, [], report.strategies)
     if budget - core <= 0 and wm.min_tool_interactions_to_keep <= 0:

@@ -1,5 +1,6 @@
-"""What a build carries over from the last one: the grouping scan (engine/groups.py) and core's must-keep
-positions (engine/providers/core.py). Each must equal what a build from nothing finds."""
+"""What a build carries over from the last one: the grouping scan (engine/groups.py), core's must-keep
+positions (engine/providers/core.py) and the checkpoint tool's first call (engine/providers/checkpoint.py).
+Each must equal what a build from nothing finds."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from engine.groups import _SCANS, GroupScan, build_groups
 from engine.messages import AiMessage
 from engine.pipeline import MustKeep
 from engine.preprocess.base import Entry
-from engine.providers import core
+from engine.providers import checkpoint, core
 from engine.providers.state import States, starting_states
 
 
@@ -106,3 +107,32 @@ def test_core_positions_find_the_last_user_input_again_when_the_earlier_one_lies
     entries = [Entry(m, (i,)) for i, m in enumerate(other)]
     states = States(starting_states(entries, [5] * 7, list(first[:6])), [5] * 7, (first.initial_tokens, 6))
     assert core._core_positions(states, MUST_KEEP) == _fresh_positions(other) == [4]
+
+
+def _checkpoint_call(n: int) -> AiMessage:
+    call = {"id": f"k{n}", "type": "function", "function": {"name": "context_checkpoint", "arguments": "{}"}}
+    return AiMessage(f"k{n}", "assistant", "tool_calls", "", n, {"tool_calls": [call]})
+
+
+def test_the_checkpoint_calls_first_position_is_carried_to_a_grown_set_of_states():
+    checkpoint._FIRST_CALLS.clear()
+    messages = _session(2)
+    first = _states(messages)
+    assert checkpoint._first_call(first, "context_checkpoint") is None
+    longer = [*messages, _checkpoint_call(3), *_turn(3)]
+    grown = _states(longer, first)
+    assert checkpoint._first_call(grown, "context_checkpoint") == 8  # only the new states were read
+    tail = _states([*longer, *_turn(4)], grown)
+    assert checkpoint._first_call(tail, "context_checkpoint") == 8
+    assert checkpoint._first_call(tail, "other_tool") is None
+
+
+def test_a_checkpoint_call_past_the_shared_part_is_looked_for_again():
+    checkpoint._FIRST_CALLS.clear()
+    messages = [*_session(2), _checkpoint_call(3)]
+    first = _states(messages)
+    assert checkpoint._first_call(first, "context_checkpoint") == 8
+    other = [*messages[:8], *_turn(3)]  # shares the first 8 entries: the call is not among them
+    entries = [Entry(m, (i,)) for i, m in enumerate(other)]
+    states = States(starting_states(entries, [5] * 12, list(first[:8])), [5] * 12, (first.initial_tokens, 8))
+    assert checkpoint._first_call(states, "context_checkpoint") is None
