@@ -63,6 +63,7 @@ class _Floors:
     compressed: list[float]
     compressed_indices: list[int]  # ascending
     text_indices: list[int]  # the P2 candidates' indices, ascending
+    text_strategies: list[str | None]  # and their strategies (P2 reads them at every candidate)
 
 
 _FLOORS: LaneLists[tuple[list[int], _Floors]] = LaneLists(4)  # by the identity of the initial token list
@@ -93,23 +94,29 @@ def _made_floors(
     size = len(states)
     text, compressed = [math.inf] * (size - start), [math.inf] * (size - start)
     indices = base.compressed_indices[: bisect_right(base.compressed_indices, start - 1)] if base else []
-    candidates = base.text_indices[: bisect_right(base.text_indices, start - 1)] if base else []
+    kept = bisect_right(base.text_indices, start - 1) if base else 0
+    candidates = base.text_indices[:kept] if base else []
+    strategies = base.text_strategies[:kept] if base else []
     for index in range(start, size):
         message = states[index].message
-        if _text_strategy(message) is not None:
+        strategy = _text_strategy(message)
+        if strategy is not None:
             text[index - start] = tokens[index]
             candidates.append(index)
+            strategies.append(strategy)
         if message.type == "final_answer" and is_compressed_tool_history(message):
             compressed[index - start] = tokens[index]
             indices.append(index)
     if base is None or not start:
-        return _Floors(list(accumulate(text, min)), list(accumulate(compressed, min)), indices, candidates)
+        text_floor, compressed_floor = accumulate(text, min), accumulate(compressed, min)
+        return _Floors(list(text_floor), list(compressed_floor), indices, candidates, strategies)
     text_floor, compressed_floor = base.text[start - 1], base.compressed[start - 1]
     return _Floors(
         base.text[:start] + list(accumulate(text, min, initial=text_floor))[1:],
         base.compressed[:start] + list(accumulate(compressed, min, initial=compressed_floor))[1:],
         indices,
         candidates,
+        strategies,
     )
 
 
@@ -166,28 +173,37 @@ def _p2_text(fill: _Fill) -> None:
     as they are, so a stop that a message between them would have made, the next candidate makes. A
     candidate kept when working memory started is still kept (nothing before P2 drops, and P1 keeps tool
     groups only), so `kept` alone tells what P2 skips. Its loop runs over every candidate until the budget
-    is full (most of a long default-policy step): the fill's fields are read into locals once."""
+    is full (most of a long default-policy step): what it reads is in locals, a state is owned and kept
+    inline, and each candidate's strategy was found with the floors (P1 rewrites tool outputs only)."""
     keep_thoughts = fill.ctx.policy.reasoning_retention.keep_latest_thoughts
     thoughts = 0
     floors = _floors_of(fill)
     floor, states, processed, budget = floors.text, fill.states, fill.processed, fill.budget
-    total = fill.total
+    noted, total = fill.strategies, fill.total
+    strategies = floors.text_strategies
     try:
-        for index in reversed(floors.text_indices):
+        for at in range(len(floors.text_indices) - 1, -1, -1):
+            index = floors.text_indices[at]
             if total >= budget or floor[index] > budget - total:
                 return
             state = states[index]
             if state.kept or state.message.id in processed:
                 continue
-            strategy = _text_strategy(state.message)
-            if strategy is None or (strategy == "thought_processing" and thoughts >= keep_thoughts):
+            strategy = strategies[at]
+            if strategy is None:  # not a candidate (only a test's floors list every message)
                 continue
+            if strategy == "thought_processing":
+                if thoughts >= keep_thoughts:
+                    continue
+                thoughts += total + state.tokens <= budget
             if total + state.tokens <= budget:
-                state = own(states, index)
-                state.keep(KEEP_WM, WORKING_MEMORY, strategy)
+                if state.shared:  # `own`, inline: this loop is the hot path
+                    state = states[index] = State(state.message, state.index, state.origins, state.tokens)
+                state.action, state.phase, state.strategy = KEEP_WM, WORKING_MEMORY, strategy
+                state.kept = True
                 total += state.tokens
-                _note(fill, strategy)
-                thoughts += strategy == "thought_processing"
+                if strategy not in noted:
+                    noted.append(strategy)
     finally:
         fill.total = total
 

@@ -107,7 +107,9 @@ def _reads_every_message(real_floors):
     def floors(states):
         real = real_floors(states)
         never = [-math.inf] * len(states)
-        return working_memory._Floors(never, never, real.compressed_indices, list(range(len(states))))
+        every = list(range(len(states)))
+        strategies = [working_memory._text_strategy(s.message) for s in states]
+        return working_memory._Floors(never, never, real.compressed_indices, every, strategies)
 
     return floors
 
