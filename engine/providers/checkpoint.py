@@ -25,9 +25,12 @@ def checkpoint_summary(raw: str | None) -> str | None:
         return None
     if not isinstance(parsed, dict):
         return None
-    data = parsed.get("data") if isinstance(parsed.get("data"), dict) else parsed
-    if data.get("_type") == "context_checkpoint" and isinstance(data.get("summary"), str):
-        return data["summary"]
+    # linnkit reads `data` first, then the top level; a blank summary is no checkpoint (`if (summary)`)
+    for found in (parsed.get("data"), parsed):
+        if isinstance(found, dict) and found.get("_type") == "context_checkpoint":
+            summary = found.get("summary")
+            if isinstance(summary, str):
+                return summary or None
     return None
 
 

@@ -451,3 +451,82 @@ def test_checkpoint_pairs_a_reused_call_id_with_the_latest_declaration():
     ]
     states, _ = run_cp(messages, {"new": KEEP_CORE}, default=SKIP)
     assert (action(states, "tc2"), action(states, "out"), action(states, "tc1")) == (KEEP_WM, KEEP_WM, SKIP)
+
+
+# -- Read from linnkit 0.21.0's source (no linnkit test covers these edges) -------------------------------
+
+
+# CheckpointSummarizationProvider.ts, extractCheckpointSummary: a blank summary is no checkpoint (`if
+# (summary)`), and a `data` object that is no marker falls back to the top-level keys
+@pytest.mark.parametrize(
+    ("raw", "detected"),
+    [
+        (checkpoint_raw(""), False),
+        (json.dumps({"data": {"x": 1}, "_type": "context_checkpoint", "summary": "top"}), True),
+        (json.dumps({"data": "text", "_type": "context_checkpoint", "summary": "top"}), True),
+        (json.dumps({"_type": "context_checkpoint", "summary": 3}), False),
+    ],
+)
+def test_checkpoint_marker_edges(raw, detected):
+    messages = [SYSTEM, text("u", "user", "user_input", "old"), *pair(99, "context_checkpoint", "saved", raw)]
+    _, strategies = run_cp(messages)
+    assert strategies == (["checkpoint_trim_before"] if detected else [])
+
+
+# toolHistoryCompressor.ts builds its groups without a checkpoint tool name: a group calling
+# `context_checkpoint` is the compressor's checkpoint group whatever checkpoint.triggerToolName says, and
+# one calling the trigger tool is not
+def test_the_compressor_knows_only_context_checkpoint():
+    custom = [
+        tool_calls("a_cp", ("tc_cp", "phase_checkpoint", {})),
+        tool_output("t_cp", "tc_cp", "phase_checkpoint", "saved"),
+    ]
+    builtin = [
+        tool_calls("a_ctx", ("tc_ctx", "context_checkpoint", {})),
+        tool_output("t_ctx", "tc_ctx", "context_checkpoint", "saved"),
+    ]
+    layer = {
+        "toolHistory": {"strategy": "per-pair", "keepLatestToolPairs": 1, **DROP},
+        "checkpoint": {"triggerToolName": "phase_checkpoint"},
+    }
+    messages = [user_input("u_1"), *builtin, *read_group(1), *custom, *read_group(2), user_input("u_now")]
+    result = preprocess(messages, **layer)
+    assert ids(result.preprocessed) == ["u_1", "a_ctx", "t_ctx", "a_tc_2", "t_out_2", "u_now"]
+
+
+# toolInteractionGroup.ts: an output answering a `context_checkpoint` call marks its group a checkpoint
+# group even under another trigger name, so the checkpoint provider does not count it among the groups
+# kept before the checkpoint
+def test_a_context_checkpoint_call_is_no_pair_before_a_custom_checkpoint():
+    builtin = [
+        tool_calls("a_ctx", ("tc_ctx", "context_checkpoint", {})),
+        tool_output("t_ctx", "tc_ctx", "context_checkpoint", "saved"),
+    ]
+    messages = [SYSTEM, *pair(1), *pair(2), *builtin, *cp_pair(name="phase_checkpoint")]
+    states, _ = run_cp(messages, triggerToolName="phase_checkpoint")
+    assert [s.message.id for s in states if s.kept] == [
+        "sys",
+        "call_msg_1",
+        "out_msg_1",
+        "call_msg_2",
+        "out_msg_2",
+        "call_msg_99",
+        "out_msg_99",
+    ]
+
+
+# toolInteractionGroup.ts: an anchor that declares one call id twice gives the output to the first call
+# only, so the group is never complete: the compressor leaves it alone
+def test_a_call_id_declared_twice_in_one_anchor_makes_an_incomplete_group():
+    twice = tool_calls("a_dup", ("tc_dup", "search", {"q": 1}), ("tc_dup", "search", {"q": 2}))
+    messages = [
+        user_input("u_1"),
+        twice,
+        tool_output("t_dup", "tc_dup", "search", "one"),
+        *read_group(1),
+        user_input("u_2"),
+        *read_group(2),
+        user_input("u_now"),
+    ]
+    result = preprocess(messages, toolHistory={"strategy": "per-pair", "keepLatestToolPairs": 1, **DROP})
+    assert ids(result.preprocessed) == ["u_1", "a_dup", "t_dup", "u_2", "a_tc_2", "t_out_2", "u_now"]
