@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from engine.copyset import summary_text
-from engine.jsvalues import js_json, js_key_order, utf16_len, utf16_slice
+from engine.jsvalues import js_json, js_key_order, js_number, utf16_len, utf16_slice
 from engine.messages import AiMessage
 
 SHORT_OUTPUT_CHARS = 400
@@ -38,8 +38,10 @@ def summarize_output(
     if utf16_len(output) <= SHORT_OUTPUT_CHARS:
         return output
     if tool_name == "text_to_image":
-        count = (tool_args or {}).get("n") or 1  # JS `args.n || 1`: 0, "" and null count as 1
-        return summary_text("images", count=_js_string(count))
+        count = (tool_args or {}).get("n")
+        if isinstance(count, bool) or not isinstance(count, (int, float)):
+            count = 1  # linnkit: `typeof toolArgs.n === 'number' ? toolArgs.n : 1` (0 stays 0)
+        return summary_text("images", count=js_number(count))
     return _summarize_long(output, preview_chars)
 
 
@@ -100,16 +102,3 @@ def _compact_json(value: Any) -> str:
 
 def _cut(text: str, limit: int) -> str:
     return text if utf16_len(text) <= limit else utf16_slice(text, 0, limit) + "..."
-
-
-def _js_string(value: Any) -> str:
-    """String() as JavaScript renders a JSON value (for counts and argument values in copy)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, (dict, list)):
-        return _compact_json(value)
-    return str(value)
