@@ -18,7 +18,9 @@ from engine.tokens import TokenizerPort
 ONE = MockTokenizer(1)
 
 
-def provider_ctx(total_budget: int = 100_000, tokenizer: TokenizerPort = ONE, **groups: Any) -> BuildContext:
+def provider_ctx(
+    total_budget: int = 100_000, tokenizer: TokenizerPort = ONE, summarizer: Any = None, **groups: Any
+) -> BuildContext:
     """A build context with `total_budget` (maxTokens = total + 100) and some policy groups (camelCase)."""
     layer = {"budget": {"maxTokens": total_budget + 100, "reservedForResponse": 100}, **groups}
     if "budget" in groups:
@@ -29,7 +31,7 @@ def provider_ctx(total_budget: int = 100_000, tokenizer: TokenizerPort = ONE, **
         tokenizer=tokenizer,
         total_budget=total_budget,
         avg_chars_per_token=policy.token_estimation.avg_chars_per_token,
-        summarizer=None,
+        summarizer=summarizer,
         model_id="default",
         now=1,
         must_keep=must_keep_of(policy, None, True),
