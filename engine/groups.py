@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import compress
 
+from engine.jsvalues import js_trim
 from engine.messages import AiMessage, call_id, call_name
 
 CHECKPOINT_TOOL = "context_checkpoint"  # linnkit's built-in checkpoint tool name
@@ -51,7 +52,7 @@ def is_anchor(message: AiMessage) -> bool:
     return (
         message.role == "assistant"
         and message.type == "tool_calls"
-        and any(call_id(c).strip() for c in message.tool_calls)
+        and any(js_trim(call_id(c)) for c in message.tool_calls)
     )
 
 
@@ -118,7 +119,7 @@ class GroupScan:
             if kind == "user_input":
                 scan.user_inputs += message.role == "user"
             elif kind == "tool_calls" and message.role == "assistant":  # an anchor if a call has an id
-                calls = [c for c in message.tool_calls if call_id(c).strip()]
+                calls = [c for c in message.tool_calls if js_trim(call_id(c))]
                 if calls:
                     group = ToolGroup(
                         anchor_index=index,

@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from engine.copyset import summary_text
-from engine.jsvalues import js_json, js_key_order, js_number, utf16_len, utf16_slice
+from engine.jsvalues import js_json, js_key_order, js_number, js_trim, utf16_len, utf16_slice
 from engine.messages import AiMessage
 
 SHORT_OUTPUT_CHARS = 400
@@ -22,7 +22,7 @@ ITEM_CHARS = 30
 def output_text(message: AiMessage) -> str:
     """What summarisers read: `raw_output` when non-blank, else the content."""
     raw = message.raw_output
-    return raw if raw is not None and raw.strip() else message.content
+    return raw if raw is not None and js_trim(raw) else message.content
 
 
 def summarize_output(
@@ -87,7 +87,7 @@ def preview_chars_for(max_output_summary_tokens: int, avg_chars_per_token: float
 
 
 def _parse_json(text: str) -> Any:
-    stripped = text.strip()
+    stripped = text.strip(" \t\n\r")  # JSON's own whitespace: JSON.parse allows no other
     if not stripped or stripped[0] not in "[{":
         return None
     try:

@@ -12,7 +12,7 @@ from typing import Any
 from engine.copyset import active_copy, summary_templates
 from engine.errors import TOOL_HISTORY_OVERFLOW, ContextProviderError
 from engine.groups import GroupScan, ToolGroup
-from engine.jsvalues import js_json, js_key_order
+from engine.jsvalues import js_json, js_key_order, js_trim
 from engine.lanes import LaneLists
 from engine.lineage import forked, grown, head, same_line
 from engine.messages import AiMessage, call_id, call_name
@@ -307,7 +307,7 @@ def _make_compressed_message(group: ToolGroup, members: tuple[AiMessage, ...]) -
     for output in outputs:
         answers.setdefault(output.tool_call_id, []).append(output)
     words = summary_templates()
-    calls = [c for c in anchor.tool_calls if call_id(c).strip()]
+    calls = [c for c in anchor.tool_calls if js_trim(call_id(c))]
     parts = [_describe_call(call, answers.get(call_id(call), []), words) for call in calls]
     return AiMessage(
         id=created_id("compressed", anchor.id),

@@ -206,3 +206,14 @@ def test_history_purification(messages, expected):
     result = preprocess(messages)
     assert ids(result.preprocessed) == expected
     assert ("summary_replacement_cleanup" in result.strategies_applied) == (len(expected) < len(messages))
+
+
+class Padded(SummarizerPort):
+    def generate(self, request: SummaryRequest) -> str:
+        return "\ufeff the gist \x1c"
+
+
+# AISummaryGenerator.ts: the reply is `summary.trim()`, JavaScript's trim (U+FEFF goes, U+001C stays)
+def test_summary_reply_is_trimmed_as_javascript_does():
+    outcome = summarize(eight_states(), 1000, Padded())
+    assert outcome.persisted[0]["content"] == "[历史对话摘要 - 压缩了6条消息]\n\nthe gist \x1c"

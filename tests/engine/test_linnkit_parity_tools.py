@@ -530,3 +530,23 @@ def test_a_call_id_declared_twice_in_one_anchor_makes_an_incomplete_group():
     ]
     result = preprocess(messages, toolHistory={"strategy": "per-pair", "keepLatestToolPairs": 1, **DROP})
     assert ids(result.preprocessed) == ["u_1", "a_dup", "t_dup", "u_2", "a_tc_2", "t_out_2", "u_now"]
+
+
+# toolInteractionGroup.ts: a tool name that JavaScript's trim() leaves non-empty is kept ("\x1c" is no JS
+# whitespace), one it empties becomes unknown_tool ("\ufeff" is)
+def test_blank_tool_names_by_javascript_trim():
+    messages = [
+        user_input("u_1"),
+        tool_calls("a_1", ("c_1", "\x1c", {})),
+        tool_output("t_1", "c_1", "x", "one"),
+        tool_calls("a_2", ("c_2", "\ufeff", {})),
+        tool_output("t_2", "c_2", "x", "two"),
+        user_input("u_2"),
+        *read_group(3),
+        user_input("u_now"),
+    ]
+    result = preprocess(
+        messages, toolHistory={"strategy": "per-run", "keepLatestRuns": 1, "retentionMode": "compress"}
+    )
+    names = [m.metadata["compressedToolNames"] for m in compressed(result)]
+    assert names == [["\x1c"], ["unknown_tool"]]
