@@ -3,6 +3,8 @@ source), as scenarios our engine runs; each test names the linnkit test it follo
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from engine.host_tokenizers import MockTokenizer
@@ -231,3 +233,48 @@ def test_text_to_image_summary_counts_only_a_number(n, shown):
     assert (
         summarize_output("x" * 500, tool_name="text_to_image", tool_args=args) == f"生成了 {shown} 张图片。"
     )
+
+
+# -- ToolPairTruncator.test.ts, through working memory: a pair over maxPairTokens has its outputs summarised
+
+
+def oversized(output: str, max_pair: int = 400):
+    """One current-turn group `tc`/`to` answering `output`, tokens ceil(len/4) as linnkit's test counts."""
+    messages = [
+        user_input("u"),
+        tool_calls("tc", ("call_1", "test_tool", {"query": "test"})),
+        tool_output("to", "call_1", "test_tool", output),
+    ]
+    count = MockTokenizer(message_fn=lambda m: -(-len(m.content) // 4))
+    states = states_of(messages)
+    for state in states:
+        state.tokens = count.estimate_message(state.message)
+    limits = {"maxPairTokens": max_pair, "maxOutputSummaryTokens": 100}
+    outcome = run_working_memory(states, 100_000, provider_ctx(100_000, count, toolHistory=limits))
+    return states, outcome.report
+
+
+# "truncates long tool output and marks it as truncated"
+def test_truncator_summarises_a_long_output():
+    states, report = oversized("x" * 2000)
+    output = states[2].current
+    summary = f'返回了2000字符的文本, 开头是: "{"x" * 200}...", 结尾是: "...{"x" * 200}"'
+    assert output.content == summary
+    assert (output.metadata["truncated"], output.metadata["originalLength"]) == (True, 2000)
+    assert output.metadata["truncatedLength"] == len(summary)
+    assert states[2].tokens == -(-len(summary) // 4)
+    assert report.strategies == ["tool_interaction_truncation", "text_conversation"]
+
+
+# "does not report truncation success when output is already short": nothing saved, the group is not kept
+def test_truncator_saves_nothing_on_a_short_output():
+    states, report = oversized("short output", max_pair=1)
+    assert [s.action for s in states[1:]] == ["skip", "skip"]
+    assert states[2].current.content == "short output"
+    assert report.strategies == ["text_conversation"]  # the user input; no tool strategy
+
+
+# "summarizes large JSON outputs into natural language previews"
+def test_truncator_describes_a_large_json_object():
+    states, _ = oversized(json.dumps({"items": [{"id": 1, "name": "test"}] * 100}))
+    assert states[2].current.content == "返回了包含[items]等1个字段的对象"

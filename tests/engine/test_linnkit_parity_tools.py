@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from engine.groups import build_groups
 from engine.providers.checkpoint import run_checkpoint
 from engine.providers.state import KEEP_CORE, KEEP_WM, SKIP
 from tests.engine.parity_helpers import (
@@ -550,3 +551,36 @@ def test_blank_tool_names_by_javascript_trim():
     )
     names = [m.metadata["compressedToolNames"] for m in compressed(result)]
     assert names == [["\x1c"], ["unknown_tool"]]
+
+
+# toolInteractionGroup.runOrdinal.test.ts: "assigns runOrdinal 0 to tool groups before any user_input" and
+# "increments runOrdinal by user_input boundaries and keeps the current run as max ordinal"
+def test_run_ordinals_count_user_inputs_before_the_anchor():
+    messages = [
+        *run_group("before_user", 1),
+        user_input("u_1"),
+        *run_group("run_1_a", 1),
+        *run_group("run_1_b", 1),
+        user_input("u_2"),
+        *run_group("run_2", 1),
+    ]
+    groups = build_groups(messages)
+    assert [(g.anchor_id, g.run_ordinal) for g in groups] == [
+        ("a_before_user_1", 0),
+        ("a_run_1_a_1", 1),
+        ("a_run_1_b_1", 1),
+        ("a_run_2_1", 2),
+    ]
+
+
+# ToolPairMatcher.test.ts: "finds full tool groups from either tool_calls or tool_output members" and
+# "returns null when no matching pair exists"
+def test_a_group_holds_every_output_of_its_calls():
+    messages = [
+        tool_calls("tc1", ("call_1", "t", {}), ("call_2", "t", {})),
+        tool_output("to1", "call_1", "t", "a"),
+        tool_output("to2", "call_2", "t", "b"),
+    ]
+    (group,) = build_groups(messages)
+    assert (group.indices, group.complete) == ([0, 1, 2], True)
+    assert build_groups([tool_output("to1", "call_nonexistent", "t", "a")]) == []
