@@ -176,6 +176,8 @@ def _p2_text(fill: _Fill, was_skip: dict[int, bool]) -> None:
             fill.total += state.tokens
             _note(fill, strategy)
             thoughts += strategy == "thought_processing"
+            if strategy == "history_summary":  # linnkit marks a kept summary's id processed (P3 skips it)
+                fill.processed.add(state.message.id)
 
 
 # P2 asks about every message on every build; the answer reads the message's role, type and metadata only.

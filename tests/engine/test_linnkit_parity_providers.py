@@ -278,3 +278,17 @@ def test_truncator_saves_nothing_on_a_short_output():
 def test_truncator_describes_a_large_json_object():
     states, _ = oversized(json.dumps({"items": [{"id": 1, "name": "test"}] * 100}))
     assert states[2].current.content == "返回了包含[items]等1个字段的对象"
+
+
+# TextConversationRetention.ts: P2 marks a kept history summary's id processed, so P3 passes over a
+# compressed tool history message that repeats that id
+def test_p2_summary_id_is_processed_for_p3():
+    summary = text("dup", "system", "history_summary", "summary")
+    messages = [
+        compressed(1),
+        text("dup", "assistant", "final_answer", "c", isCompressedToolHistory=True),
+        summary,
+        user_input("u"),
+    ]
+    states, _ = wm(messages)
+    assert [s.action for s in states] == [KEEP_WM, SKIP, KEEP_WM, KEEP_WM]

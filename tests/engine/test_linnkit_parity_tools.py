@@ -584,3 +584,16 @@ def test_a_group_holds_every_output_of_its_calls():
     (group,) = build_groups(messages)
     assert (group.indices, group.complete) == ([0, 1, 2], True)
     assert build_groups([tool_output("to1", "call_nonexistent", "t", "a")]) == []
+
+
+# toolHistoryCompressor.ts keeps groups by anchor id (keepAnchorIds): with a repeated message id, an older
+# group whose anchor shares the id of a kept anchor stays too, and the cap counts distinct anchor ids
+def test_the_compressor_keeps_groups_by_anchor_id():
+    old = [tool_calls("a_dup", ("c_old", "search", {})), tool_output("t_old", "c_old", "search", "old")]
+    new = [tool_calls("a_dup", ("c_new", "search", {})), tool_output("t_new", "c_new", "search", "new")]
+    messages = [user_input("u_1"), *old, *read_group(1), *new, user_input("u_now")]
+    result = preprocess(messages, toolHistory={"strategy": "per-pair", "keepLatestToolPairs": 1, **DROP})
+    assert ids(result.preprocessed) == ["u_1", "a_dup", "t_old", "a_dup", "t_new", "u_now"]
+    capped = {"strategy": "none", "maxInteractionGroups": 1, "overflowStrategy": "keep-latest", **DROP}
+    result = preprocess(messages, toolHistory=capped, workingMemory={"maxRecentToolInteractions": 1})
+    assert ids(result.preprocessed) == ["u_1", "a_dup", "t_old", "a_dup", "t_new", "u_now"]
