@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from engine.groups import ToolGroup, build_groups
+from engine.jsvalues import js_trim
 from engine.messages import call_name
 from engine.pipeline import BuildContext, ProviderOutcome
 from engine.providers.state import CHECKPOINT, CHECKPOINT_PURGED, KEEP_WM, SKIP, ProviderReport, State, own
@@ -52,7 +53,8 @@ def find_checkpoint(states: list[State], tool_name: str) -> tuple[ToolGroup, str
 def run_checkpoint(states: list[State], available: int, ctx: BuildContext) -> ProviderOutcome:
     report = ProviderReport(NAME)
     policy = ctx.policy.checkpoint
-    found = find_checkpoint(states, policy.trigger_tool_name)
+    # linnkit trims the name and falls back to its default when that leaves nothing
+    found = find_checkpoint(states, js_trim(policy.trigger_tool_name) or "context_checkpoint")
     if found is None:
         return ProviderOutcome(report)
     group, summary, groups = found

@@ -597,3 +597,13 @@ def test_the_compressor_keeps_groups_by_anchor_id():
     capped = {"strategy": "none", "maxInteractionGroups": 1, "overflowStrategy": "keep-latest", **DROP}
     result = preprocess(messages, toolHistory=capped, workingMemory={"maxRecentToolInteractions": 1})
     assert ids(result.preprocessed) == ["u_1", "a_dup", "t_old", "a_dup", "t_new", "u_now"]
+
+
+# CheckpointSummarizationProvider.ts normalizeTriggerToolName: the name is trimmed, and a blank one is the
+# default `context_checkpoint`
+def test_checkpoint_trigger_tool_name_is_trimmed():
+    messages = [SYSTEM, text("u", "user", "user_input", "old"), *pair(1), *cp_pair(name="phase_checkpoint")]
+    assert run_cp(messages, triggerToolName="  phase_checkpoint ")[1] == ["checkpoint_trim_before"]
+    assert run_cp([SYSTEM, text("u", "user", "user_input", "old"), *cp_pair()], triggerToolName=" ")[1] == [
+        "checkpoint_trim_before"
+    ]
