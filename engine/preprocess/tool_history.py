@@ -202,7 +202,7 @@ def _select_kept(groups: list[ToolGroup], tool_history: Any) -> tuple[list[ToolG
     else:  # per-pair
         plain = list(filterfalse(_IS_CHECKPOINT, groups))
         count = tool_history.keep_latest_tool_pairs
-        kept = plain[len(plain) - count :] if count > 0 else []
+        kept = plain[max(0, len(plain) - count) :] if count > 0 else []  # JS slice(-count): all when fewer
     checkpoint = _latest_checkpoint(groups)
     if checkpoint is not None and all(checkpoint is not k for k in kept):
         kept.append(checkpoint)

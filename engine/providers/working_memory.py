@@ -18,7 +18,16 @@ from engine.groups import ToolGroup, build_groups
 from engine.lanes import LaneLists
 from engine.messages import AiMessage
 from engine.pipeline import BuildContext, ProviderOutcome
-from engine.providers.state import KEEP_WM, SKIP, WORKING_MEMORY, ProviderReport, State, States, own
+from engine.providers.state import (
+    KEEP_CORE,
+    KEEP_WM,
+    SKIP,
+    WORKING_MEMORY,
+    ProviderReport,
+    State,
+    States,
+    own,
+)
 from engine.result import Event
 from engine.tool_summary import output_text, preview_chars_for, summarize_output
 
@@ -335,8 +344,13 @@ def _truncate_outputs(fill: _Fill, outputs: list[State]) -> bool:
         summarised = state.message.with_metadata(
             truncated=True, originalLength=len(raw), truncatedLength=len(summary)
         ).with_(content=summary)
-        # linnkit rewrites the message itself, so later stages (summarization) read the summary too
-        state.message = state.processed = summarised
+        # linnkit rewrites the message itself, so later stages (summarization) read the summary too; a
+        # core-kept output is sent as core's processedContent, its text before this summary
+        if state.action == KEEP_CORE and state.processed is None:
+            state.processed = state.message
+        elif state.action != KEEP_CORE:
+            state.processed = summarised
+        state.message = summarised
         state.tokens = fill.ctx.estimate(summarised)
         state.truncation = {"originalLength": len(raw), "truncatedLength": len(summary)}
         saved += before - state.tokens

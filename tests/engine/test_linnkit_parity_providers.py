@@ -292,3 +292,26 @@ def test_p2_summary_id_is_processed_for_p3():
     ]
     states, _ = wm(messages)
     assert [s.action for s in states] == [KEEP_WM, SKIP, KEEP_WM, KEEP_WM]
+
+
+# AgentCoreContextProvider.ts sets processedContent on every core message and the final message takes
+# `processedContent || message.content`: a tool output kept by core (alwaysKeepTypes) whose group working
+# memory truncates still goes out whole, counted whole in finalTokens (found by running linnkit 0.21.0)
+def test_a_core_kept_output_is_sent_whole_after_working_memory_truncates_it():
+    from engine.build import build_context
+
+    messages = [
+        user_input("u"),
+        tool_calls("tc", ("call_1", "test_tool", {"query": "test"})),
+        tool_output("to", "call_1", "test_tool", "x" * 2000),
+    ]
+    count = MockTokenizer(message_fn=lambda m: -(-len(m.content) // 4))
+    layer = {
+        "budget": {"maxTokens": 100_100, "reservedForResponse": 100},
+        "toolHistory": {"maxPairTokens": 400, "maxOutputSummaryTokens": 100},
+        "mustKeep": {"alwaysKeepTypes": ["user_input", "tool_output"]},
+    }
+    result = build_context(messages, layer, tokenizer=count)
+    assert result.kept_ids == ("u", "tc", "to")
+    assert result.wire[2]["content"] == "x" * 2000
+    assert result.tokens.final_tokens == 2 + 0 + 500  # "user u", the call, the whole output

@@ -607,3 +607,11 @@ def test_checkpoint_trigger_tool_name_is_trimmed():
     assert run_cp([SYSTEM, text("u", "user", "user_input", "old"), *cp_pair()], triggerToolName=" ")[1] == [
         "checkpoint_trim_before"
     ]
+
+
+# toolHistoryCompressor.ts per-pair: `nonCheckpointGroups.slice(-keepLatestToolPairs)` keeps every group
+# when there are fewer than keepLatestToolPairs (found by running linnkit 0.21.0 on random cases)
+def test_per_pair_keeps_all_groups_when_there_are_fewer_than_the_count():
+    messages = [*ONE_RUN, user_input("u_current")]
+    result = preprocess(messages, toolHistory={"strategy": "per-pair", "keepLatestToolPairs": 4, **DROP})
+    assert ids(result.preprocessed) == ids(messages)
