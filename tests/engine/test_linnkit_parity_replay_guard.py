@@ -133,3 +133,17 @@ def test_allow_or_no_behavior_leaves_history_alone(behavior):
     )
     messages = [user_input("user_old"), *read_readme("missing"), user_input("user_followup")]
     assert ids(build(messages, policy).preprocessed) == ids(messages)
+
+
+# toolReplayProtocolGuard.ts gives each degraded message a fresh id (generateMessageId): two anchors that
+# repeat one id still make two distinct messages (found by running linnkit 0.21.0 on random cases)
+def test_degraded_messages_of_anchors_sharing_an_id_get_distinct_ids():
+    first = read_readme("same")
+    second = [
+        tool_calls("same", ("other_call", "workspace_read", {"path": "b.md"})),
+        tool_output("other_output", "other_call", "workspace_read", "b"),
+    ]
+    messages = [user_input("user_old"), *first, *second, user_input("user_followup")]
+    result = build(messages, DEGRADE)
+    created = [m.id for m in result.preprocessed if (m.metadata or {}).get("isDegradedToolReplay")]
+    assert len(created) == len(set(created)) == 2
