@@ -338,7 +338,9 @@ def _truncate_outputs(fill: _Fill, outputs: list[State]) -> bool:
     preview = preview_chars_for(policy.tool_history.max_output_summary_tokens, fill.ctx.avg_chars_per_token)
     saved, changes = 0, []
     for state in outputs:
-        raw = output_text(state.message)
+        # linnkit summarises the output as it was when the groups were made (item.rawOutputs), also when
+        # P3 tries again a group P1 already summarised
+        raw = (state.truncation or {}).get("raw") or output_text(state.message)
         summary = summarize_output(raw, preview_chars=preview)
         before = state.tokens
         summarised = state.message.with_metadata(
@@ -352,7 +354,7 @@ def _truncate_outputs(fill: _Fill, outputs: list[State]) -> bool:
             state.processed = summarised
         state.message = summarised
         state.tokens = fill.ctx.estimate(summarised)
-        state.truncation = {"originalLength": len(raw), "truncatedLength": len(summary)}
+        state.truncation = {"originalLength": len(raw), "truncatedLength": len(summary), "raw": raw}
         saved += before - state.tokens
         changes.append((state, len(raw), len(summary), before))
     if saved <= 0:

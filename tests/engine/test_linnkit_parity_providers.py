@@ -315,3 +315,30 @@ def test_a_core_kept_output_is_sent_whole_after_working_memory_truncates_it():
     assert result.kept_ids == ("u", "tc", "to")
     assert result.wire[2]["content"] == "x" * 2000
     assert result.tokens.final_tokens == 2 + 0 + 500  # "user u", the call, the whole output
+
+
+# ToolPairTruncator.ts summarises `item.rawOutputs`, the outputs as the groups were made: when P3 tries
+# again a history group P1 already summarised, it summarises the original again (nothing saved), never the
+# summary (found by running linnkit 0.21.0 on random cases)
+def test_p3_retry_summarises_the_original_output_not_the_summary():
+    messages = [
+        user_input("u_old"),
+        tool_calls("tc", ("call_1", "t", {})),
+        tool_output("to", "call_1", "t", "y" * 2000),
+        user_input("u_cur"),
+    ]
+    count = MockTokenizer(message_fn=lambda m: -(-len(m.content) // 4))
+    states = states_of(messages)
+    for state in states:
+        state.tokens = count.estimate_message(state.message)
+    groups = {
+        "budget": {"workingMemoryBudgetPercentage": 0.06},  # 60 tokens: the summarised pair does not fit
+        "toolHistory": {"maxOutputSummaryTokens": 100, "maxInteractionGroups": 2},
+        "workingMemory": {"maxRecentToolInteractions": 1, "minToolInteractionsToKeep": 0},
+    }
+    run_working_memory(states, 1000, provider_ctx(1000, count, **groups))
+    assert states[2].action == SKIP
+    assert (
+        states[2].message.content
+        == f'返回了2000字符的文本, 开头是: "{"y" * 200}...", 结尾是: "...{"y" * 200}"'
+    )
