@@ -217,3 +217,22 @@ class Padded(SummarizerPort):
 def test_summary_reply_is_trimmed_as_javascript_does():
     outcome = summarize(eight_states(), 1000, Padded())
     assert outcome.persisted[0]["content"] == "[历史对话摘要 - 压缩了6条消息]\n\nthe gist \x1c"
+
+
+# SummarizationTrigger.ts counts kept contents with tiktoken's encode and no fallback: a kept text holding a
+# special token (<|endoftext|>) makes it throw, the pipeline swallows the provider's error, and no summary
+# is made (found by running linnkit 0.21.0 on random cases)
+@pytest.mark.parametrize(("marker", "fired"), [("<|endoftext|>", False), ("<|not-special|>", True)])
+def test_a_special_token_in_kept_content_stops_summarization(marker, fired):
+    messages = [
+        AiMessage(f"m{i}", role, kind, f"{kind} {i} some words here {marker}")
+        for i in range(9)
+        for kind, role in [("user_input", "user") if i % 2 == 0 else ("final_answer", "assistant")]
+    ]
+    layer = {
+        "budget": {"maxTokens": 1100, "reservedForResponse": 100},
+        "summarization": {"triggerThreshold": 0.05},
+    }
+    result = build_context(messages, layer, summarizer=Recording(), tokenizer=MockTokenizer(30))
+    assert ("ai_history_summarization" in result.strategies_applied) is fired
+    assert result.error is None
