@@ -37,7 +37,10 @@ class Generator:
         return self.rng.random() < p
 
     def text(self, n: int) -> str:
-        return " ".join(self.rng.choice(WORDS) for _ in range(n))
+        words = [self.rng.choice(WORDS) for _ in range(n)]
+        if self.maybe(0.01):
+            words.append("<|endoftext|>")  # a special token: tiktoken refuses it without a fallback in places
+        return " ".join(words)
 
     # -- sessions -----------------------------------------------------------------------------------
     def session(self) -> list[dict[str, Any]]:
@@ -72,6 +75,8 @@ class Generator:
     def fence(self, s: _Session, p: float, attrs: dict[str, Any]) -> None:
         if self.maybe(p):
             kind, role, placement, _ = self.rng.choice(FENCES)
+            if self.maybe(0.2):
+                attrs = {**attrs, "src": 'a&b "c" <d>'}  # the formatter escapes & and " only
             s.add(
                 role,
                 "context_injection",
