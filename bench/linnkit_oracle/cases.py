@@ -19,7 +19,15 @@ FENCES = [  # kind, role, placement, lifetime
     ("sys-note", "system", "before-current-user", "persisted"),
 ]
 TOOLS = ["read_file", "grep", "run_shell", "text_to_image", "phase_checkpoint"]
-ARGUMENTS = ['{"path": "a.py"}', "{}", '{"q": null, "n": 2}', "not json", '{"1": "x", "b": [1, 2.5]}']
+ARGUMENTS = [
+    '{"path": "a.py"}',
+    "{}",
+    '{"q": null, "n": 2}',
+    "not json",
+    '{"1": "x", "b": [1, 2.5]}',
+    '{"n": 0}',
+    "",
+]
 RULES = [
     "tool_call_streak_every_ten",
     "last_steps_hint",
@@ -105,7 +113,7 @@ class Generator:
                 "[历史对话摘要]\n\n" + self.text(10),
                 messageType="summary",
                 replacedMessageIds=replaced,
-                summarySeq=rng.randint(1, 3),
+                summarySeq=rng.choice([1, 2, 3, None]),
                 originalMessageCount=len(replaced),
             )
         elif r < 0.8:
@@ -116,8 +124,10 @@ class Generator:
                 isCompressedToolHistory=True,
                 replacementSourceIds=[f"old_{rng.randint(1, 3)}"],
             )
-        elif r < 0.83:
+        elif r < 0.82:
             s.add("assistant", "task_completion", self.text(4))
+        elif r < 0.83:
+            s.add("user", "task_request", self.text(4))
         else:
             sidecar = {"reasoning_details": [{"t": 1}]} if self.maybe(0.1) else {}
             s.add("assistant", "final_answer", self.text(rng.randint(1, 60)), **sidecar)
@@ -128,8 +138,10 @@ class Generator:
         for _ in range(rng.choice([1, 1, 1, 2, 3])):
             name = "context_checkpoint" if checkpoint else rng.choice(TOOLS)
             arguments = rng.choice(ARGUMENTS)
+            reused = self.maybe(0.05) and s.calls > 0  # a call id an earlier anchor declared
+            call_id = f"call_{rng.randint(1, s.calls):03d}" if reused else s.call_id()
             calls.append(
-                {"id": s.call_id(), "type": "function", "function": {"name": name, "arguments": arguments}}
+                {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
             )
         meta: dict[str, Any] = {"tool_calls": calls}
         if self.maybe(0.2):
