@@ -317,11 +317,54 @@ class Generator:
         if self.maybe(0.2):
             enabled = rng.sample(RULES, 2)
             case["hostFallbackPolicy"] = {
+                "budget": {"workingMemoryBudgetPercentage": rng.choice([0.2, 0.6])},
                 "workingMemory": {"minToolInteractionsToKeep": rng.randint(0, 2)},
-                "systemReminder": {"enabledRuleIds": enabled},
+                "toolHistory": {"keepLatestToolPairs": rng.randint(0, 3), "strategy": "per-pair"},
+                "systemReminder": {"enabledRuleIds": enabled, "thresholds": {"toolCallStreak": 2}},
             }
             case["contextPolicy"].pop("systemReminder", None)
+        if self.maybe(0.15):
+            case["contextPolicy"].setdefault("systemReminder", {})["extraRules"] = [
+                self.extra_rule(i) for i in range(2)
+            ]
         return case
+
+    def extra_rule(self, i: int) -> dict[str, Any]:
+        """A host rule built from linnkit's own trigger kinds and templates."""
+        kind = self.rng.choice(
+            [
+                "agent-has-tool",
+                "step-count-modulo",
+                "tool-call-streak",
+                "remaining-steps-leq",
+                "phase-equals",
+                "budget-warning",
+                "no-such-kind",
+            ]
+        )
+        trigger = {
+            "kind": kind,
+            "toolName": "read_file",
+            "period": 2,
+            "threshold": 3,
+            "value": "running",
+            "ratio": 0.5,
+            "moduloStep": self.maybe(0.5),
+        }
+        template = self.rng.choice(
+            [
+                "toolCallStreak",
+                "lastStepsHint",
+                "periodicTaskstateReflection",
+                "contextBudgetWarning",
+                "maxStepsForceFinalAnswer",
+            ]
+        )
+        return {
+            "id": self.rng.choice([f"x_rule_{i}", "last_steps_hint"]),
+            "trigger": trigger,
+            "contentTemplate": template,
+        }
 
     def single(self, n: int) -> dict[str, Any]:
         case = self.common(f"s{self.seed}_{n}", self.session())
