@@ -43,7 +43,7 @@ def assemble_result(
     trace = None
     if detail and run.trace.enabled:
         run.trace.decisions(run.states)
-        trace = run.trace.finish(len(run.preprocessed), final, final_tokens)
+        trace = run.trace.finish(len(run.preprocessed), final, final_tokens, run.states)
     if trace is not None:
         trace["tokenizerBackend"] = ctx.tokenizer.backend  # which tokenizer served: tiktoken, bundle, ratio
     formatted = wire_of(final, registry)

@@ -23,6 +23,7 @@ from engine.calibration import (
 from engine.copyset import active_copy, mark_copy, reminder_registry_for, use_copy
 from engine.errors import ContextProviderError
 from engine.fences import FenceDescriptor, FenceRegistry, as_registry
+from engine.groups import CHECKPOINT_TOOL
 from engine.hygiene import hygiene_warnings
 from engine.lineage import known
 from engine.messages import AiMessage
@@ -154,8 +155,9 @@ def _stages(run: Pipeline, observation_store: ObservationPreviewPort | None) -> 
     stages += [
         (
             "tool_history",
-            lambda e: compress_tool_history(e, tool_history, checkpoint_tool),
-            (compress_tool_history, tool_history, checkpoint_tool, scope),
+            # linnkit's compressor knows only the built-in checkpoint tool, whatever the trigger tool is
+            lambda e: compress_tool_history(e, tool_history, CHECKPOINT_TOOL),
+            (compress_tool_history, tool_history, CHECKPOINT_TOOL, scope),
         ),
         (
             "replay_guard",

@@ -12,10 +12,12 @@ from dataclasses import dataclass, field, replace
 from itertools import compress
 from operator import is_
 
+from engine.jsvalues import js_trim
 from engine.lanes import LaneLists
 from engine.messages import AiMessage, call_id, call_name
 
-CHECKPOINT_MARKER = '"context_checkpoint"'
+CHECKPOINT_TOOL = "context_checkpoint"  # linnkit's built-in checkpoint tool name
+CHECKPOINT_MARKER = f'"{CHECKPOINT_TOOL}"'
 
 
 @dataclass(slots=True)
@@ -39,8 +41,9 @@ class ToolGroup:
 
     @property
     def complete(self) -> bool:
-        answered = self.answered
-        return all(cid in answered for cid in self.call_ids)
+        # linnkit gives an output to the first call with its id: a call id declared twice is never answered
+        answered, call_ids = self.answered, self.call_ids
+        return all(cid in answered for cid in call_ids) and len(set(call_ids)) == len(call_ids)
 
     @property
     def indices(self) -> list[int]:
@@ -51,7 +54,7 @@ def is_anchor(message: AiMessage) -> bool:
     return (
         message.role == "assistant"
         and message.type == "tool_calls"
-        and any(call_id(c).strip() for c in message.tool_calls)
+        and any(js_trim(call_id(c)) for c in message.tool_calls)
     )
 
 
@@ -124,7 +127,7 @@ class GroupScan:
             if kind == "user_input":
                 scan.user_inputs += message.role == "user"
             elif kind == "tool_calls" and message.role == "assistant":  # an anchor if a call has an id
-                calls = [c for c in message.tool_calls if call_id(c).strip()]
+                calls = [c for c in message.tool_calls if js_trim(call_id(c))]
                 if calls:
                     group = ToolGroup(
                         anchor_index=index,
@@ -171,9 +174,18 @@ class GroupScan:
 
 
 def _is_checkpoint(group: ToolGroup, messages: Sequence[AiMessage], checkpoint_tool: str) -> bool:
-    if checkpoint_tool in group.tool_names:
+    """The group calls `checkpoint_tool`, or an output answers a `context_checkpoint` call (linnkit's name
+    whatever the trigger tool is) or carries the checkpoint marker in its raw output."""
+    names = group.tool_names
+    if checkpoint_tool in names:
         return True
-    return any(CHECKPOINT_MARKER in (messages[i].raw_output or "") for i in group.output_indices)
+    builtin = CHECKPOINT_TOOL in names
+    first_name = dict(zip(reversed(group.call_ids), reversed(names), strict=True))  # the first call per id
+    return any(
+        CHECKPOINT_MARKER in (messages[i].raw_output or "")
+        or (builtin and first_name.get(messages[i].tool_call_id) == CHECKPOINT_TOOL)
+        for i in group.output_indices
+    )
 
 
 def last_user_input_index(messages: Sequence[AiMessage]) -> int | None:

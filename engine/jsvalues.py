@@ -11,6 +11,15 @@ import math
 from decimal import Decimal
 from typing import Any
 
+# JS `String.prototype.trim` whitespace (WhiteSpace + LineTerminator); Python's `str.strip()` differs
+# (it strips U+001C-U+001F and U+0085, and keeps U+FEFF).
+JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"  # noqa: E501
+
+
+def js_trim(text: str) -> str:
+    """`text.trim()` as JavaScript does it."""
+    return text.strip(JS_WHITESPACE)
+
 
 def utf16_len(text: str) -> int:
     """Length in UTF-16 code units, as JS `s.length` (a character outside the BMP counts 2)."""

@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from engine.jsvalues import js_trim
+
 ROLE_TYPES: dict[str, tuple[str, ...]] = {
     "system": ("system_prompt", "history_summary", "context_injection"),
     "user": (
@@ -108,7 +110,7 @@ class AiMessage:
 def call_name(call: dict[str, Any]) -> str:
     """A call's function name; linnkit names a blank one `unknown_tool`."""
     name = (call.get("function") or {}).get("name")
-    return name if isinstance(name, str) and name.strip() else "unknown_tool"
+    return name if isinstance(name, str) and js_trim(name) else "unknown_tool"
 
 
 def call_arguments(call: dict[str, Any]) -> str:

@@ -73,8 +73,10 @@ class BuildContext:
         return self.tokenizer.estimate_message(message, self.model_id)
 
     def content_tokens(self, texts: list[str]) -> int:
-        """The summarization pre-check's count: tiktoken by the model id, as linnkit (spec §5.4, §9 D8)."""
-        return content_token_count(texts, self.model_id, self.avg_chars_per_token, self.tokenizer)
+        """The summarization pre-check's count: tiktoken by `tokenEstimation.encoding` (linnkit's
+        TOKEN_ENCODING_NAME, never the model id), as linnkit (spec §5.4, §9 D8)."""
+        encoding = self.policy.token_estimation.encoding
+        return content_token_count(texts, encoding, self.avg_chars_per_token, self.tokenizer)
 
 
 @dataclass(frozen=True, slots=True)

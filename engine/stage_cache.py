@@ -20,7 +20,15 @@ from engine.lanes import LaneLists
 from engine.lineage import grown
 from engine.messages import AiMessage
 from engine.preprocess import observation_sim, purification, tool_history
-from engine.preprocess.base import ID_SCOPE, Entry, StageOutput, common_prefix, scope_created, starts_with
+from engine.preprocess.base import (
+    ID_SCOPE,
+    Entry,
+    StageOutput,
+    common_prefix,
+    distinct_created,
+    scope_created,
+    starts_with,
+)
 from engine.providers import checkpoint, core, working_memory
 from engine.providers.state import State, starting_states
 from engine.tokens import TokenizerPort
@@ -151,7 +159,7 @@ class StageCache:
                 if held is entries:
                     return output
                 base = base or (held, output)  # the newest, of this lane first
-        output = scope_created(entries, base)
+        output = distinct_created(scope_created(entries, base))
         with self._lock:
             self._scoped.add((entries, scope, output))
         return output

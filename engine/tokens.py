@@ -233,6 +233,15 @@ class DefaultTokenizer(TokenizerPort):
         held[text] = cached
         return cached
 
+    def precise_count(self, text: str) -> int:
+        """linnkit's `estimateTokensPrecise` (the summarization trigger's count): as `count`, but a text
+        holding a special token such as <|endoftext|> raises, as linnkit's tiktoken does (no fallback)."""
+        encoding = self._encoding()
+        mark = self._special_mark
+        if not text or encoding is None or (mark is not None and mark not in text):
+            return self.count(text)
+        return len(encoding.encode(text))
+
     def estimate_text(self, text: str, model_id: str | None = None) -> int:
         return self.count(text)
 
@@ -382,7 +391,9 @@ def content_token_count(
     build_tokenizer: TokenizerPort | None = None,
 ) -> int:
     """The summarisation pre-check's count (§5.4, §9 D8): tiktoken over contents only, no overheads, any
-    host tokenizer ignored. `model_id` picks the encoding (cl100k_base by default); falls back like T().
+    host tokenizer ignored. `model_id` picks the encoding (cl100k_base by default); falls back like T() when
+    no encoding loads, but raises on a text holding a special token (linnkit's summarization provider then
+    fails and is skipped, keeping the context as it was).
     A build's own default tokenizer of that encoding and ratio counts every text alike, and has counted
     these contents already: it serves (another one encoded each of them again)."""
     tokenizer = shared_tokenizer(model_id or "cl100k_base", avg_chars_per_token, None)
@@ -392,7 +403,7 @@ def content_token_count(
         and build_tokenizer.avg_chars_per_token == tokenizer.avg_chars_per_token
     ):
         tokenizer = build_tokenizer
-    return sum(tokenizer.count(text) for text in texts if isinstance(text, str))
+    return sum(tokenizer.precise_count(text) for text in texts if isinstance(text, str))
 
 
 _CJK = re.compile(r"[\u4e00-\u9fa5\u3040-\u30ff\uac00-\ud7af]")

@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from engine.copyset import summary_text
-from engine.jsvalues import js_json, js_key_order, utf16_len, utf16_slice
+from engine.jsvalues import js_json, js_key_order, js_number, js_trim, utf16_len, utf16_slice
 from engine.messages import AiMessage
 
 SHORT_OUTPUT_CHARS = 400
@@ -22,7 +22,7 @@ ITEM_CHARS = 30
 def output_text(message: AiMessage) -> str:
     """What summarisers read: `raw_output` when non-blank, else the content."""
     raw = message.raw_output
-    return raw if raw is not None and raw.strip() else message.content
+    return raw if raw is not None and js_trim(raw) else message.content
 
 
 def summarize_output(
@@ -38,8 +38,10 @@ def summarize_output(
     if utf16_len(output) <= SHORT_OUTPUT_CHARS:
         return output
     if tool_name == "text_to_image":
-        count = (tool_args or {}).get("n") or 1  # JS `args.n || 1`: 0, "" and null count as 1
-        return summary_text("images", count=_js_string(count))
+        count = (tool_args or {}).get("n")
+        if isinstance(count, bool) or not isinstance(count, (int, float)):
+            count = 1  # linnkit: `typeof toolArgs.n === 'number' ? toolArgs.n : 1` (0 stays 0)
+        return summary_text("images", count=js_number(count))
     return _summarize_long(output, preview_chars)
 
 
@@ -85,7 +87,7 @@ def preview_chars_for(max_output_summary_tokens: int, avg_chars_per_token: float
 
 
 def _parse_json(text: str) -> Any:
-    stripped = text.strip()
+    stripped = text.strip(" \t\n\r")  # JSON's own whitespace: JSON.parse allows no other
     if not stripped or stripped[0] not in "[{":
         return None
     try:
@@ -100,16 +102,3 @@ def _compact_json(value: Any) -> str:
 
 def _cut(text: str, limit: int) -> str:
     return text if utf16_len(text) <= limit else utf16_slice(text, 0, limit) + "..."
-
-
-def _js_string(value: Any) -> str:
-    """String() as JavaScript renders a JSON value (for counts and argument values in copy)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, (dict, list)):
-        return _compact_json(value)
-    return str(value)

@@ -99,7 +99,11 @@ class TraceRecorder:
         message = state.current if state.action == KEEP_CORE else state.message
         return self.calibration.trace(self.local_estimate(message))
 
-    def finish(self, original_count: int, final_states: list[State], final_tokens: int) -> dict[str, Any]:
+    def finish(
+        self, original_count: int, final_states: list[State], final_tokens: int, states: list[State]
+    ) -> dict[str, Any]:
+        """The trace; `states` are every state after the providers (linnkit makes a token component of
+        each, kept or not, in their order)."""
         trace: dict[str, Any] = {
             "enabled": True,
             "includeMessageIds": self.include_ids,
@@ -117,7 +121,7 @@ class TraceRecorder:
         if self.calibration is not None:
             trace["tokenCalibration"] = self.calibration.trace()
         if self.include_tokens:
-            trace["tokenComponents"] = [token_component(s, self.include_ids) for s in final_states]
+            trace["tokenComponents"] = [token_component(s, self.include_ids) for s in states]
         return trace
 
 

@@ -71,10 +71,15 @@ def _format_fence(message: AiMessage, registry) -> dict[str, Any] | None:
 
 def _format_tool_code(message: AiMessage) -> dict[str, Any] | None:
     name, args = message.meta("tool_name"), message.meta("args")
-    if not name or args is None:
+    if not (_js_truthy(name) and _js_truthy(args)):  # linnkit: `if (tool_name && args)`
         return None
     payload = js_json({"name": name, "arguments": args})
     return {"role": "assistant", "content": f"<tool_code>{payload}</tool_code>"}
+
+
+def _js_truthy(value: Any) -> bool:
+    """JavaScript truthiness of a JSON value: empty lists and objects are true, 0 and "" false."""
+    return isinstance(value, (list, dict)) or bool(value)
 
 
 def to_anthropic(wire: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> dict[str, Any]:

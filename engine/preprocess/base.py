@@ -116,6 +116,28 @@ def created_id(prefix: str, anchor_id: str) -> str:
     return f"{prefix}:{anchor_id}"
 
 
+def distinct_created(entries: list[Entry]) -> list[Entry]:
+    """`entries` with every created message's id distinct: created ids come from their anchor's id, so two
+    groups whose anchors repeat an id (messy input) would give two messages one id, where linnkit makes a
+    fresh id for each. The second and later get `#2`, `#3`, …; `entries` itself when no id repeats."""
+    created = list(compress(range(len(entries)), map(_CREATED, entries)))
+    ids = [entries[p].message.id for p in created]
+    if len(set(ids)) == len(ids):
+        return entries
+    out, used, seen = list(entries), set(ids), set()
+    for position, message_id in zip(created, ids, strict=True):
+        if message_id not in seen:
+            seen.add(message_id)
+            continue
+        count = 2
+        while f"{message_id}#{count}" in used:
+            count += 1
+        used.add(f"{message_id}#{count}")
+        entry = out[position]
+        out[position] = Entry(entry.message.with_(id=f"{message_id}#{count}"), entry.origins, True)
+    return out
+
+
 def scope_created(entries: list[Entry], base: tuple[list[Entry], list[Entry]] | None = None) -> list[Entry]:
     """`entries` with every created message's id scoped (see `new_id`). Only the preprocessed list gets
     scoped: a created message a later stage removed again never reaches a provider, and its scope-free id in

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from engine.groups import last_user_input_index
+from engine.jsvalues import js_trim
 from engine.messages import AiMessage
 from engine.preprocess.base import Entry, Removal, StageOutput, merged_origins, messages_of
 from engine.result import Event
@@ -93,7 +94,7 @@ def _into_user_input(entries: list[Entry], registry):
 
 
 def _wrapped(text: str) -> str:
-    trimmed = text.strip()
+    trimmed = js_trim(text)
     if _USER_REQUEST.search(trimmed):
         return trimmed
     return f"<user_request>\n{trimmed}\n</user_request>"

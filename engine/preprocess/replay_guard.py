@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.groups import ToolGroup, build_groups, last_user_input_index
-from engine.jsvalues import js_json
+from engine.jsvalues import js_json, js_trim
 from engine.messages import AiMessage, call_id, call_name
 from engine.preprocess.base import (
     Entry,
@@ -69,8 +69,8 @@ def _degrade(entries: list[Entry], targets: list[ToolGroup]) -> StageOutput:
 
 def _degraded_message(group: ToolGroup, messages: list[AiMessage]) -> AiMessage:
     anchor = messages[group.anchor_index]
-    lines = [anchor.content.strip()] if anchor.content.strip() else []
-    calls = [c for c in anchor.tool_calls if call_id(c).strip()]
+    lines = [js_trim(anchor.content)] if js_trim(anchor.content) else []
+    calls = [c for c in anchor.tool_calls if js_trim(call_id(c))]
     outputs = [messages[i] for i in group.output_indices]
     for call in calls:
         lines.append(f"Tool call {call_name(call)} args={_compact_args(call)}")
@@ -104,7 +104,7 @@ def _compact_args(call: dict) -> str:
 
 def _raw(output: AiMessage) -> str:
     raw = output.raw_output
-    return raw if raw is not None and raw.strip() else output.content
+    return raw if raw is not None and js_trim(raw) else output.content
 
 
 def _flag(entries: list[Entry], targets: list[ToolGroup], behavior: str) -> StageOutput:

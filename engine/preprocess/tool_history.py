@@ -12,7 +12,7 @@ from typing import Any
 from engine.copyset import active_copy, summary_templates
 from engine.errors import TOOL_HISTORY_OVERFLOW, ContextProviderError
 from engine.groups import GroupScan, ToolGroup
-from engine.jsvalues import js_json, js_key_order
+from engine.jsvalues import js_json, js_key_order, js_trim
 from engine.lanes import LaneLists
 from engine.lineage import forked, grown, head, same_line
 from engine.messages import AiMessage, call_id, call_name
@@ -202,10 +202,11 @@ def _select_kept(groups: list[ToolGroup], tool_history: Any) -> tuple[list[ToolG
     else:  # per-pair
         plain = list(filterfalse(_IS_CHECKPOINT, groups))
         count = tool_history.keep_latest_tool_pairs
-        kept = plain[len(plain) - count :] if count > 0 else []
+        kept = plain[max(0, len(plain) - count) :] if count > 0 else []  # JS slice(-count): all when fewer
     checkpoint = _latest_checkpoint(groups)
     if checkpoint is not None and all(checkpoint is not k for k in kept):
         kept.append(checkpoint)
+    kept = _same_anchor_ids(groups, kept)
     cap = tool_history.max_interaction_groups
     if len(kept) <= cap:
         return kept, len(kept)
@@ -216,7 +217,16 @@ def _select_kept(groups: list[ToolGroup], tool_history: Any) -> tuple[list[ToolG
             fatal=True,
             provider_name=PROVIDER_NAME,
         )
-    return _keep_latest(kept, checkpoint, cap), len(kept)
+    return _same_anchor_ids(kept, _keep_latest(kept, checkpoint, cap)), len(kept)
+
+
+def _same_anchor_ids(groups: list[ToolGroup], kept: list[ToolGroup]) -> list[ToolGroup]:
+    """linnkit keeps groups by anchor id: a group whose anchor shares its id with a kept one's is kept too
+    (repeated message ids); `kept` itself when no other group shares one."""
+    ids = set(map(_ANCHOR_ID, kept))
+    if sum(map(ids.__contains__, map(_ANCHOR_ID, groups))) == len(kept):  # in C: no Python loop per group
+        return kept
+    return [g for g in groups if g.anchor_id in ids]
 
 
 def _removed(groups: list[ToolGroup], kept: list[ToolGroup]) -> list[ToolGroup]:
@@ -237,11 +247,13 @@ def _latest_checkpoint(groups: list[ToolGroup]) -> ToolGroup | None:
 def _keep_latest(kept: list[ToolGroup], checkpoint: ToolGroup | None, cap: int) -> list[ToolGroup]:
     """Keep the latest checkpoint group, then the newest groups (by endIndex) up to the cap."""
     chosen = [checkpoint] if checkpoint is not None else []
+    ids = {checkpoint.anchor_id} if checkpoint is not None else set()
     for group in sorted(kept, key=lambda g: g.end_index, reverse=True):
-        if len(chosen) >= cap:
+        if len(ids) >= cap:  # linnkit counts distinct anchor ids
             break
         if group is not checkpoint:
             chosen.append(group)
+            ids.add(group.anchor_id)
     return chosen
 
 
@@ -307,7 +319,7 @@ def _make_compressed_message(group: ToolGroup, members: tuple[AiMessage, ...]) -
     for output in outputs:
         answers.setdefault(output.tool_call_id, []).append(output)
     words = summary_templates()
-    calls = [c for c in anchor.tool_calls if call_id(c).strip()]
+    calls = [c for c in anchor.tool_calls if js_trim(call_id(c))]
     parts = [_describe_call(call, answers.get(call_id(call), []), words) for call in calls]
     return AiMessage(
         id=created_id("compressed", anchor.id),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from engine.groups import ToolGroup, build_groups
+from engine.jsvalues import js_trim
 from engine.lanes import LaneLists
 from engine.messages import call_name
 from engine.pipeline import BuildContext, ProviderOutcome
@@ -35,9 +36,12 @@ def checkpoint_summary(raw: str | None) -> str | None:
         return None
     if not isinstance(parsed, dict):
         return None
-    data = parsed.get("data") if isinstance(parsed.get("data"), dict) else parsed
-    if data.get("_type") == "context_checkpoint" and isinstance(data.get("summary"), str):
-        return data["summary"]
+    # linnkit reads `data` first, then the top level; a blank summary is no checkpoint (`if (summary)`)
+    for found in (parsed.get("data"), parsed):
+        if isinstance(found, dict) and found.get("_type") == "context_checkpoint":
+            summary = found.get("summary")
+            if isinstance(summary, str):
+                return summary or None
     return None
 
 
@@ -96,7 +100,8 @@ def _first_from(states: list[State], start: int, tool_name: str) -> int | None:
 def run_checkpoint(states: list[State], available: int, ctx: BuildContext) -> ProviderOutcome:
     report = ProviderReport(NAME)
     policy = ctx.policy.checkpoint
-    found = find_checkpoint(states, policy.trigger_tool_name)
+    # linnkit trims the name and falls back to its default when that leaves nothing
+    found = find_checkpoint(states, js_trim(policy.trigger_tool_name) or "context_checkpoint")
     if found is None:
         return ProviderOutcome(report)
     group, summary, groups = found

@@ -28,11 +28,13 @@ def run_core(states: list[State], available: int, ctx: BuildContext) -> Provider
         state = own(states, position)
         state.keep(KEEP_CORE, CORE_CONTEXT, "must_keep")
         rule = _matching_rule(state, must_keep.rules)
-        if rule is not None:
+        if rule is not None and state.tokens > math.floor(ctx.total_budget * rule.max_budget_fraction):
+            # linnkit names the rule's strategy whenever the estimate is over the cap, even when the text
+            # is already short enough to stay as it is
+            report.strategies.append(rule.strategy_name)
             event = _truncate(state, rule, ctx)
             if event is not None:
                 events.append(event)
-                report.strategies.append(rule.strategy_name)
         report.tokens_used += state.tokens
     return ProviderOutcome(report, tuple(events))
 
@@ -121,16 +123,16 @@ def _matching_rule(state: State, rules: tuple[TruncationRule, ...]) -> Truncatio
 
 
 def _truncate(state: State, rule: TruncationRule, ctx: BuildContext) -> Event | None:
+    """Cut a must-keep message over its rule's cap (the caller checked it is over)."""
     cap = math.floor(ctx.total_budget * rule.max_budget_fraction)
-    if state.tokens <= cap:
-        return None
     content = state.message.content
-    max_chars = int(cap * ctx.avg_chars_per_token)
+    exact_chars = cap * ctx.avg_chars_per_token  # linnkit compares with the fractional count
+    max_chars = int(exact_chars)
     if utf16_len(content) <= max_chars:  # linnkit's truncateContent leaves text that short unchanged
         return None
     cut = utf16_slice(content, 0, max_chars)  # JS substring: UTF-16 code units
     last_space = cut.rfind(" ")
-    if last_space >= 0 and utf16_len(cut[:last_space]) > 0.8 * max_chars:
+    if last_space >= 0 and utf16_len(cut[:last_space]) > 0.8 * exact_chars:
         cut = cut[:last_space]
     before = state.tokens
     state.processed = state.message.with_(content=cut + "...")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from engine.errors import SUMMARIZATION_FAILED, ContextProviderError
+from engine.jsvalues import js_trim
 from engine.messages import AiMessage
 from engine.pipeline import BuildContext, ProviderOutcome, TriggerCheck
 from engine.preprocess.base import new_id
@@ -117,7 +118,7 @@ def _generate(ctx: BuildContext, prompt: str) -> tuple[str, BaseException | None
             reply = ctx.summarizer.generate(request) if ctx.summarizer is not None else None
             if reply is None:
                 raise RuntimeError("no summary agent configured")
-            if not reply.strip():
+            if not js_trim(reply):
                 raise RuntimeError("the summary agent returned a blank reply")
             return reply, None, attempt
         except Exception as exc:  # the host's agent may fail in any way; linnkit retries on any error
@@ -157,7 +158,7 @@ def _summary_message(states: list[State], replaced: list[State], reply: str, ctx
         id=new_id(f"summary:{seq}", replaced[0].message.id),
         role="system",
         type="history_summary",
-        content=f"{desc}\n\n{reply.strip()}",
+        content=f"{desc}\n\n{js_trim(reply)}",
         timestamp=ctx.now,
         metadata={
             "messageType": "summary",

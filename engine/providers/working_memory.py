@@ -19,6 +19,7 @@ from engine.lanes import LaneLists
 from engine.messages import AiMessage
 from engine.pipeline import BuildContext, ProviderOutcome
 from engine.providers.state import (
+    KEEP_CORE,
     KEEP_WM,
     SKIP,
     WORKING_MEMORY,
@@ -204,6 +205,8 @@ def _p2_text(fill: _Fill) -> None:
                 total += state.tokens
                 if strategy not in noted:
                     noted.append(strategy)
+                if strategy == "history_summary":  # linnkit marks a kept summary's id processed (P3 skips it)
+                    processed.add(state.message.id)
     finally:
         fill.total = total
 
@@ -357,16 +360,23 @@ def _truncate_outputs(fill: _Fill, outputs: list[State]) -> bool:
     preview = preview_chars_for(policy.tool_history.max_output_summary_tokens, fill.ctx.avg_chars_per_token)
     saved, changes = 0, []
     for state in outputs:
-        raw = output_text(state.message)
+        # linnkit summarises the output as it was when the groups were made (item.rawOutputs), also when
+        # P3 tries again a group P1 already summarised
+        raw = (state.truncation or {}).get("raw") or output_text(state.message)
         summary = summarize_output(raw, preview_chars=preview)
         before = state.tokens
         summarised = state.message.with_metadata(
             truncated=True, originalLength=len(raw), truncatedLength=len(summary)
         ).with_(content=summary)
-        # linnkit rewrites the message itself, so later stages (summarization) read the summary too
-        state.message = state.processed = summarised
+        # linnkit rewrites the message itself, so later stages (summarization) read the summary too; a
+        # core-kept output is sent as core's processedContent, its text before this summary
+        if state.action == KEEP_CORE and state.processed is None:
+            state.processed = state.message
+        elif state.action != KEEP_CORE:
+            state.processed = summarised
+        state.message = summarised
         state.tokens = fill.ctx.estimate(summarised)
-        state.truncation = {"originalLength": len(raw), "truncatedLength": len(summary)}
+        state.truncation = {"originalLength": len(raw), "truncatedLength": len(summary), "raw": raw}
         saved += before - state.tokens
         changes.append((state, len(raw), len(summary), before))
     if saved <= 0:

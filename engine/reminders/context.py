@@ -5,15 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from engine.jsvalues import js_trim
+
 DEFAULT_MAX_STEPS = 80
 DEFAULT_CHECKPOINT_TOOL_NAME = "context_checkpoint"
-
-# JS `String.prototype.trim` whitespace (WhiteSpace + LineTerminator); Python's `str.strip()` differs.
-JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"  # noqa: E501
-
-
-def js_trim(text: str) -> str:
-    return text.strip(JS_WHITESPACE)
 
 
 def derive_phase(step_count: int, max_steps: int, final_step_policy: str | None = None) -> str:

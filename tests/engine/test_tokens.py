@@ -408,15 +408,18 @@ def test_balanced_chunks_are_runs_of_about_equal_size():
 
 def test_the_pre_check_count_takes_a_builds_own_default_tokenizer_that_counts_alike():
     """The build's tokenizer has counted these contents already; another one encoded each again."""
-    texts = ["alpha beta gamma, counted once (pre-check 1)", "delta <|endoftext|> epsilon (pre-check 2)"]
+    texts = ["alpha beta gamma, counted once (pre-check 1)", "delta, epsilon (pre-check 2)"]
     shared = shared_tokenizer("cl100k_base", DEFAULT_RATIO, None)
     before = shared.tokenizations
     own, fresh = DefaultTokenizer(), DefaultTokenizer()
     assert content_token_count(texts, None, DEFAULT_RATIO, own) == sum(fresh.count(t) for t in texts)
     assert own.tokenizations == 2 and shared.tokenizations == before
-    other_ratio = DefaultTokenizer(avg_chars_per_token=3.0)  # its special-token fallback counts otherwise
+    other_ratio = DefaultTokenizer(avg_chars_per_token=3.0)  # its ratio fallback would count otherwise
     content_token_count(texts, None, DEFAULT_RATIO, other_ratio)
     assert other_ratio.tokenizations == 0 and shared.tokenizations == before + 2
+    # linnkit's pre-check encodes with no fallback: a special token raises there (the provider then fails)
+    with pytest.raises(ValueError, match="disallowed special token"):
+        content_token_count(["delta <|endoftext|> epsilon"], None, DEFAULT_RATIO, own)
 
 
 def test_counting_a_non_ascii_text_leaves_no_utf8_copy_in_it():
