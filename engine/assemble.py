@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterable, Iterator
-from itertools import chain
+from collections.abc import Iterator
 from typing import Any
 
 from engine.dropped_count import dropped_count
@@ -14,6 +13,7 @@ from engine.pipeline import Pipeline, final_order, wire_of
 from engine.preprocess.base import Removal
 from engine.providers.state import KEEP_CORE, State
 from engine.reminders import ReminderRegistry, apply_reminders, reminder_context, reminder_policy_warnings
+from engine.removal_index import RemovedBy
 from engine.result import (
     BuildFailure,
     BuildResult,
@@ -24,6 +24,7 @@ from engine.result import (
     TokenAccount,
     WireCard,
 )
+from engine.session_index import position_of_id, positions_of_type
 from engine.ticks import TickState
 from engine.trace import decision_reason
 
@@ -62,7 +63,11 @@ def assemble_result(
         messages=tuple(final_messages),
         preprocessed=tuple(run.preprocessed),
         decisions=Deferred(lambda: _decisions(run, final, wire_positions)) if detail else (),
-        decide=(lambda only: tuple(_decisions(run, final, wire_positions, only))) if detail else None,
+        decide=(
+            lambda field, value: tuple(_decisions(run, final, wire_positions, _picked(run, field, value)))
+        )
+        if detail
+        else None,
         count_dropped=functools.cache(lambda: dropped_count(run, final)) if detail else None,
         tokens=_token_account(run, final, final_tokens, reminder),
         events=tuple(run.events) + _reminder_events(reminder),
@@ -195,10 +200,10 @@ def _decisions(
     run: Pipeline,
     final: list[State],
     positions: list[int | None],
-    only: Callable[[AiMessage], bool] | None = None,
+    only: list[int] | None = None,
 ) -> list[Decision]:
-    """A decision per session message and per created message; with `only`, just for the session messages
-    it picks (a replay's cost reads a few messages' fates at every step)."""
+    """A decision per session message and per created message; with `only` (session positions), just for
+    those session messages (a replay's cost reads a few messages' fates at every step)."""
     wire_index = {id(s): p for s, p in zip(final, positions, strict=True)}
     carriers = {s.message.id: s for s in run.states}
     summary = next((s for s in run.states if s.index == -1), None)
@@ -215,16 +220,27 @@ def _decisions(
     return decisions
 
 
+def _picked(run: Pipeline, field: str, value: str) -> list[int]:
+    """The session positions of the messages whose `field` ("type" or "id", the first of an id) is `value`,
+    found without a look at every message (`engine.session_index`)."""
+    if field == "type":
+        return positions_of_type(run.session, value)
+    if field == "id":
+        at = position_of_id(run.session, value)
+        return [] if at is None else [at]
+    raise ValueError(f"decisions are picked by type or id, not {field!r}")
+
+
 def _fates(
-    run: Pipeline, carriers: dict[str, State], only: Callable[[AiMessage], bool] | None = None
+    run: Pipeline, carriers: dict[str, State], only: list[int] | None = None
 ) -> Iterator[tuple[int, AiMessage, Removal | None, State | None]]:
-    """Each session message (that `only` picks) with what decided its fate: the removal that dropped it or
-    handed it to a carrier, else its own state, else neither (it was summarised)."""
+    """Each session message (of the positions `only`, when given) with what decided its fate: the removal
+    that dropped it or handed it to a carrier, else its own state, else neither (it was summarised)."""
     by_origin = run.states_by_origin()
     removed = _removed_by_origin(run)
-    for index, message in enumerate(run.session):
-        if only is not None and not only(message):
-            continue
+    session = run.session
+    for index in range(len(session)) if only is None else only:
+        message = session[index]
         state, removal = by_origin.get(index), removed.get(index)
         # A removed message is carried by the state that replaced it (compressed, degraded, assembled),
         # unless that state was summarised in turn.
@@ -241,26 +257,33 @@ def _carrier(removal: Removal, carriers: dict[str, State]) -> State | None:
     return carriers.get(removal.replaced_by) if removal.replaced_by else None
 
 
-def _removed_by_origin(run: Pipeline) -> dict[int, Removal]:
+def _removed_by_origin(run: Pipeline) -> RemovedBy:
     """Each removed session message's removal (the last stage's, when several removed it), naming its
     carrier by its scoped id; made once per build, as a replay's cost asks a build for a few decisions
-    several times."""
+    several times (`engine.removal_index`: no map of every removed message per build)."""
     if run.removed_by_origin is None:
-        removals: Iterable[Removal] = chain.from_iterable(run.removal_lists)
-        if run.renamed:
-            removals = (_renamed(r, run.renamed) for r in removals)
-        run.removed_by_origin = {origin: r for r in removals for origin in r.origins}
+        run.removed_by_origin = RemovedBy(run.removal_lists, run.renamed)
     return run.removed_by_origin
 
 
-def _renamed(removal: Removal, renamed: dict[str, str]) -> Removal:
-    """The removal naming its carrier by the id the carrier got when preprocessing ended."""
-    new = renamed.get(removal.replaced_by) if removal.replaced_by else None
-    return removal if new is None else Removal(removal.origins, removal.strategy, new, removal.note)
+def _decision(*fields: Any) -> Decision:
+    """The decision of these fields: the one made for the same fields before, if still held (a replay's
+    cost asks every step for every user request's fate, and most fates stay as they were; making them anew
+    was the most of a long `replay`'s time after the builds)."""
+    held = _DECIDED.get(fields)
+    if held is None:
+        if len(_DECIDED) >= _DECIDED_LIMIT:
+            _DECIDED.clear()
+        held = _DECIDED[fields] = Decision(*fields)
+    return held
+
+
+_DECIDED: dict[tuple[Any, ...], Decision] = {}
+_DECIDED_LIMIT = 40_000
 
 
 def _from_state(index, message, state: State, wire_index) -> Decision:
-    return Decision(
+    return _decision(
         index,
         message.id,
         message.role,
@@ -278,7 +301,7 @@ def _from_state(index, message, state: State, wire_index) -> Decision:
 def _from_removal(index, message, removal, carriers: dict[str, State], wire_index) -> Decision:
     carrier = _carrier(removal, carriers)
     if carrier is None:
-        return Decision(
+        return _decision(
             index,
             message.id,
             message.role,
@@ -293,7 +316,7 @@ def _from_removal(index, message, removal, carriers: dict[str, State], wire_inde
             removal.replaced_by,
             removal.note,
         )
-    return Decision(
+    return _decision(
         index,
         message.id,
         message.role,
@@ -311,7 +334,7 @@ def _from_removal(index, message, removal, carriers: dict[str, State], wire_inde
 
 
 def _summarized(index, message, summary: State | None, wire_index) -> Decision:
-    return Decision(
+    return _decision(
         index,
         message.id,
         message.role,

@@ -110,7 +110,7 @@ class Pipeline:
     removal_lists: list[list[Removal]] = field(default_factory=list)
     scope: str = ""  # the id scope created messages got when preprocessing ended (`scope_created`)
     renames: dict[str, str] | None = None  # made on first need (`renamed`)
-    removed_by_origin: dict[int, Removal] | None = None  # made on first need (`engine.assemble`)
+    removed_by_origin: Any = None  # `engine.removal_index.RemovedBy`, made on first need (`engine.assemble`)
     states: list[State] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     strategies: list[str] = field(default_factory=list)

@@ -186,10 +186,9 @@ class BuildResult:
     error: BuildFailure | None = None
     effective_policy: dict[str, Any] = field(default_factory=dict)
     summarization_check: dict[str, Any] | None = None  # both trigger stages' numbers (spec §9 D8)
-    # decisions of the session messages a predicate picks, made without the rest (see `decisions_of_type`)
-    decide: Callable[[Callable[[AiMessage], bool]], tuple[Decision, ...]] | None = field(
-        default=None, repr=False, compare=False
-    )
+    # decisions of the session messages of a type ("type", t) or of an id ("id", i), made without the rest
+    # (see `decisions_of_type`, `decision_for`)
+    decide: Callable[[str, str], tuple[Decision, ...]] | None = field(default=None, repr=False, compare=False)
     # how many decisions are not kept, counted without making them (see `dropped_count`)
     count_dropped: Callable[[], int] | None = field(default=None, repr=False, compare=False)
 
@@ -218,7 +217,7 @@ class BuildResult:
         were not made yet (a replay's cost reads its user requests at every step)."""
         if self._all_made() or self.decide is None:
             return tuple(d for d in self.decisions if d.index >= 0 and d.type == message_type)
-        return self.decide(lambda m: m.type == message_type)
+        return self.decide("type", message_type)
 
     def dropped_count(self) -> int:
         """How many session and created messages the build did not keep (`not d.kept` over `decisions`);
@@ -229,7 +228,7 @@ class BuildResult:
 
     def decision_for(self, message_id: str) -> Decision | None:
         if not self._all_made() and self.decide is not None:
-            found = self.decide(lambda m: m.id == message_id)  # a session message's, made alone
+            found = self.decide("id", message_id)  # a session message's, made alone
             if found:
                 return found[0]
         return next((d for d in self.decisions if d.message_id == message_id), None)

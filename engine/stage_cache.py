@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engine import groups, hygiene, lineage
+from engine import groups, hygiene, lineage, removal_index, session_index
 from engine.lanes import LaneLists
 from engine.lineage import grown
 from engine.messages import AiMessage
@@ -190,6 +190,8 @@ def forget_earlier_builds() -> None:
     tests: a result never depends on what is remembered."""
     STAGE_CACHE.clear()
     lineage.forget()
+    session_index.forget()
+    removal_index.forget()
     groups._SCANS.clear()
     tool_history._CACHE.clear()
     tool_history._PLANS.clear()
