@@ -1,0 +1,93 @@
+"""A few messages' fates read without the rest (engine/session_index.py, engine/removal_index.py): at every
+step of a replay, they are the fates the full decisions give."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.lineage import grown
+from engine.messages import AiMessage
+from engine.policy import define_context_policy
+from engine.preprocess.base import Removal
+from engine.removal_index import RemovedBy, stage_map
+from engine.replay import iter_session_steps
+from engine.session import load_session
+from engine.session_index import position_of_id, positions_of_type
+from engine.tokens import DefaultTokenizer
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
+
+
+@pytest.mark.parametrize("name", ["summarization_trigger", "tool_loop_runs", "checkpoint_midtask"])
+def test_each_steps_user_requests_and_a_message_by_id_have_the_fates_of_the_full_decisions(name: str):
+    messages = load_session(SAMPLES / f"{name}.jsonl").messages
+    policy = define_context_policy({"budget": {"maxTokens": 2500, "reservedForResponse": 200}})
+    steps = 0
+    for step in iter_session_steps(messages, policy, tokenizer=DefaultTokenizer(), now=1):
+        result = step.result
+        users = result.decisions_of_type("user_input")  # before the full decisions are made
+        probe = messages[min(len(messages) // 3, step.point.message_count - 1)].id
+        alone = result.decision_for(probe)
+        everything = result.decisions
+        assert users == tuple(d for d in everything if d.index >= 0 and d.type == "user_input")
+        assert alone == next(d for d in everything if d.message_id == probe)
+        steps += 1
+    assert steps > 5
+
+
+def _message(n: int, kind: str = "user_input") -> AiMessage:
+    return AiMessage(f"m{n}", "user", kind, f"text {n}", n)
+
+
+def test_positions_are_read_once_per_line_of_lists_and_cut_at_each_lists_length():
+    first = grown([], [_message(0), _message(1, "final_answer"), _message(2)])
+    assert positions_of_type(first, "user_input") == [0, 2]
+    longer = grown(first, [_message(3, "final_answer"), _message(1)])  # a repeated id: the first counts
+    assert positions_of_type(longer, "user_input") == [0, 2, 4]
+    assert positions_of_type(first, "user_input") == [0, 2]  # the shorter list of the line, after
+    assert position_of_id(longer, "m1") == 1 and position_of_id(first, "m3") is None
+    assert position_of_id(longer, "m3") == 3 and positions_of_type(longer, "tool_calls") == []
+    plain = [_message(5), _message(6, "final_answer")]  # of no line: an index of its own
+    assert positions_of_type(plain, "final_answer") == [1] and position_of_id(plain, "m0") is None
+
+
+def _reference(lists: list[list[Removal]], renamed: dict[str, str]) -> dict[int, Removal]:
+    """The one map per build the index replaces."""
+    out = {}
+    for removal in (r for removals in lists for r in removals):
+        new = renamed.get(removal.replaced_by) if removal.replaced_by else None
+        scoped = removal if new is None else Removal(removal.origins, removal.strategy, new, removal.note)
+        for origin in removal.origins:
+            out[origin] = scoped
+    return out
+
+
+def test_a_removal_is_the_last_stages_with_its_carrier_renamed():
+    compressed = [
+        Removal((1, 2), "tool_history_compression", "compressed:a1"),
+        Removal((4, 5), "tool_history_drop"),
+    ]
+    later = [Removal((2, 5, 7), "summary_replacement_cleanup", "summary:1")]
+    renamed = {"compressed:a1": "compressed:e1:a1"}
+    removed = RemovedBy([compressed, [], later], renamed)
+    reference = _reference([compressed, [], later], renamed)
+    assert {o: removed.get(o) for o in range(9)} == {o: reference.get(o) for o in range(9)}
+    assert (
+        removed.get(1).replaced_by == "compressed:e1:a1"
+        and removed.get(2).strategy == "summary_replacement_cleanup"
+    )
+    assert removed.get(1) is removed.get(1) and removed.get(0) is None
+
+
+def test_a_stages_map_is_made_once_for_its_removals_and_carried_to_a_longer_list_of_them():
+    first = [Removal((1,), "tool_history_drop"), Removal((3, 4), "tool_history_drop")]
+    mapping = stage_map(first)
+    assert stage_map(list(first)) is mapping  # the same removals in a new list
+    more = [*first, Removal((4, 6), "tool_history_drop")]
+    longer = stage_map(more)
+    assert longer == {1: first[0], 3: first[1], 4: more[2], 6: more[2]} and longer is not mapping
+    assert mapping == {1: first[0], 3: first[1], 4: first[1]}  # the shorter list's map is left as it was
+    other = [Removal((1,), "tool_history_drop"), first[1]]  # another first removal: mapped anew
+    assert stage_map(other) == {1: other[0], 3: first[1], 4: first[1]}
