@@ -208,9 +208,10 @@ def _decisions(
     carriers = {s.message.id: s for s in run.states}
     summary = next((s for s in run.states if s.index == -1), None)
     decisions = []
+    tails: dict[int, tuple[Any, ...]] = {}  # per removal: what its messages' decisions share
     for index, message, removal, state in _fates(run, carriers, only):
         if removal is not None:
-            decisions.append(_from_removal(index, message, removal, carriers, wire_index))
+            decisions.append(_from_removal(index, message, removal, carriers, wire_index, tails))
         elif state is not None:
             decisions.append(_from_state(index, message, state, wire_index))
         else:
@@ -239,9 +240,10 @@ def _fates(
     by_origin = run.states_by_origin()
     removed = _removed_by_origin(run)
     session = run.session
-    for index in range(len(session)) if only is None else only:
+    positions = range(len(session)) if only is None else only
+    for index, removal in zip(positions, removed.of(positions), strict=True):
         message = session[index]
-        state, removal = by_origin.get(index), removed.get(index)
+        state = by_origin.get(index)
         # A removed message is carried by the state that replaced it (compressed, degraded, assembled),
         # unless that state was summarised in turn.
         if removal is not None and (removal.replaced_by is None or removal.replaced_by in carriers):
@@ -266,89 +268,63 @@ def _removed_by_origin(run: Pipeline) -> RemovedBy:
     return run.removed_by_origin
 
 
-def _decision(*fields: Any) -> Decision:
-    """The decision of these fields: the one made for the same fields before, if still held (a replay's
-    cost asks every step for every user request's fate, and most fates stay as they were; making them anew
-    was the most of a long `replay`'s time after the builds)."""
-    held = _DECIDED.get(fields)
-    if held is None:
-        if len(_DECIDED) >= _DECIDED_LIMIT:
+def _decision(head: tuple[Any, ...], tail: tuple[Any, ...]) -> Decision:
+    """The decision of these fields (`head`: the message's own four, `tail`: the rest): the one made for
+    the same fields before, if still held. A replay's cost asks every step for every user request's fate,
+    and most fates stay as they were (making them anew was most of a long `replay`'s time after the
+    builds); the messages a removal took share their `tail`, so it is hashed once per removal."""
+    global _held_decisions
+    by_head = _DECIDED.get(tail)
+    if by_head is None:
+        if _held_decisions >= _DECIDED_LIMIT:
             _DECIDED.clear()
-        held = _DECIDED[fields] = Decision(*fields)
+            _held_decisions = 0
+        by_head = _DECIDED[tail] = {}
+    held = by_head.get(head)
+    if held is None:
+        held = by_head[head] = Decision(*head, *tail)
+        _held_decisions += 1
     return held
 
 
-_DECIDED: dict[tuple[Any, ...], Decision] = {}
+_DECIDED: dict[tuple[Any, ...], dict[tuple[Any, ...], Decision]] = {}
 _DECIDED_LIMIT = 40_000
+_held_decisions = 0
 
 
 def _from_state(index, message, state: State, wire_index) -> Decision:
-    return _decision(
-        index,
-        message.id,
-        message.role,
-        message.type,
-        state.kept,
-        "provider",
-        state.phase,
-        decision_reason(state),
-        state.strategy,
-        state.tokens,
-        wire_index.get(id(state)),
-    )
+    tail = (state.kept, "provider", state.phase, decision_reason(state), state.strategy, state.tokens,
+            wire_index.get(id(state)), None, "")  # fmt: skip
+    return _decision((index, message.id, message.role, message.type), tail)
 
 
-def _from_removal(index, message, removal, carriers: dict[str, State], wire_index) -> Decision:
+def _from_removal(
+    index, message, removal, carriers: dict[str, State], wire_index, tails: dict[int, tuple[Any, ...]]
+) -> Decision:
+    tail = tails.get(id(removal))
+    if tail is None:
+        tail = tails[id(removal)] = _removal_tail(removal, carriers, wire_index)
+    return _decision((index, message.id, message.role, message.type), tail)
+
+
+def _removal_tail(removal: Removal, carriers: dict[str, State], wire_index) -> tuple[Any, ...]:
+    """The fields every message `removal` took shares in its decision."""
     carrier = _carrier(removal, carriers)
     if carrier is None:
-        return _decision(
-            index,
-            message.id,
-            message.role,
-            message.type,
-            False,
-            "preprocess",
-            None,
-            f"dropped_by_{removal.strategy}",
-            removal.strategy,
-            0,
-            None,
-            removal.replaced_by,
-            removal.note,
-        )
-    return _decision(
-        index,
-        message.id,
-        message.role,
-        message.type,
-        carrier.kept,
-        "preprocess",
-        carrier.phase,
-        f"replaced_by_{removal.strategy}",
-        removal.strategy,
-        0,
-        wire_index.get(id(carrier)),
-        carrier.message.id,
-        removal.note or f"now carried by {carrier.message.id}",
-    )
+        strategy = removal.strategy
+        return (False, "preprocess", None, f"dropped_by_{strategy}", strategy, 0, None, removal.replaced_by,
+                removal.note)  # fmt: skip
+    carried_by, strategy = carrier.message.id, removal.strategy
+    note = removal.note or f"now carried by {carried_by}"
+    return (carrier.kept, "preprocess", carrier.phase, f"replaced_by_{strategy}", strategy, 0,
+            wire_index.get(id(carrier)), carried_by, note)  # fmt: skip
 
 
 def _summarized(index, message, summary: State | None, wire_index) -> Decision:
-    return _decision(
-        index,
-        message.id,
-        message.role,
-        message.type,
-        summary is not None,
-        "provider",
-        "SUMMARIZATION",
-        "replaced_by_ai_history_summarization",
-        "ai_history_summarization",
-        0,
-        wire_index.get(id(summary)) if summary else None,
-        summary.message.id if summary else None,
-        "summarised",
-    )
+    tail = (summary is not None, "provider", "SUMMARIZATION", "replaced_by_ai_history_summarization",
+            "ai_history_summarization", 0, wire_index.get(id(summary)) if summary else None,
+            summary.message.id if summary else None, "summarised")  # fmt: skip
+    return _decision((index, message.id, message.role, message.type), tail)
 
 
 def _created(run: Pipeline, wire_index) -> list[Decision]:

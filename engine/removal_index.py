@@ -9,6 +9,7 @@ is the last one's with the new removals added.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import is_
 
 from engine.lanes import LaneLists
@@ -35,6 +36,15 @@ class RemovedBy:
             if removal is not None:
                 return self._scope(removal)
         return None
+
+    def of(self, origins: Sequence[int]) -> list[Removal | None]:
+        """`get` of each of `origins`, the maps read in C."""
+        found: list[Removal | None] = [None] * len(origins)
+        for mapping in reversed(self._maps):  # the earliest stage first: a later one's removal wins
+            found = [g if g is not None else f for f, g in zip(found, map(mapping.get, origins), strict=True)]
+        if self._renamed:
+            found = [None if r is None else self._scope(r) for r in found]
+        return found
 
     def _scope(self, removal: Removal) -> Removal:
         carrier = removal.replaced_by

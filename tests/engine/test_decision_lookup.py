@@ -79,6 +79,7 @@ def test_a_removal_is_the_last_stages_with_its_carrier_renamed():
         and removed.get(2).strategy == "summary_replacement_cleanup"
     )
     assert removed.get(1) is removed.get(1) and removed.get(0) is None
+    assert removed.of([8, 2, 1, 4, 0]) == [None, later[0], removed.get(1), compressed[1], None]  # read in C
 
 
 def test_a_stages_map_is_made_once_for_its_removals_and_carried_to_a_longer_list_of_them():
