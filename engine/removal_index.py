@@ -15,7 +15,8 @@ from operator import is_
 from engine.lanes import LaneLists
 from engine.preprocess.base import Removal
 
-_MAPS: LaneLists[tuple[list[Removal], dict[int, Removal]]] = LaneLists(6)
+# a step reads two stage maps (the compressor's, the summary cleanup's) and carries the last step's
+_MAPS: LaneLists[tuple[list[Removal], dict[int, Removal]]] = LaneLists(4)
 
 
 class RemovedBy:
