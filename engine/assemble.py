@@ -288,7 +288,7 @@ def _decision(head: tuple[Any, ...], tail: tuple[Any, ...]) -> Decision:
 
 
 _DECIDED: dict[tuple[Any, ...], dict[tuple[Any, ...], Decision]] = {}
-_DECIDED_LIMIT = 40_000
+_DECIDED_LIMIT = 20_000
 _held_decisions = 0
 
 

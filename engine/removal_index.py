@@ -16,7 +16,7 @@ from engine.lanes import LaneLists
 from engine.preprocess.base import Removal
 
 # a step reads two stage maps (the compressor's, the summary cleanup's) and carries the last step's
-_MAPS: LaneLists[tuple[list[Removal], dict[int, Removal]]] = LaneLists(4)
+_MAPS: LaneLists[tuple[list[Removal], dict[int, Removal]]] = LaneLists(3)
 
 
 class RemovedBy:
