@@ -19,6 +19,7 @@ from engine.messages import AiMessage
 from engine.policy.model import ContextPolicy
 from engine.preprocess.base import Entry, Removal, created_renames
 from engine.providers.state import ProviderReport, State
+from engine.removal_index import RemovedBy
 from engine.result import Event
 from engine.summarizer import SummarizerPort
 from engine.tokens import TokenizerPort, content_token_count
@@ -110,7 +111,7 @@ class Pipeline:
     removal_lists: list[list[Removal]] = field(default_factory=list)
     scope: str = ""  # the id scope created messages got when preprocessing ended (`scope_created`)
     renames: dict[str, str] | None = None  # made on first need (`renamed`)
-    removed_by_origin: Any = None  # `engine.removal_index.RemovedBy`, made on first need (`engine.assemble`)
+    removed_by_origin: RemovedBy | None = None  # made on first need (`engine.assemble`)
     states: list[State] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     strategies: list[str] = field(default_factory=list)
