@@ -207,18 +207,74 @@ def _decisions(
     wire_index = {id(s): p for s, p in zip(final, positions, strict=True)}
     carriers = {s.message.id: s for s in run.states}
     summary = next((s for s in run.states if s.index == -1), None)
+    if only is not None:
+        return _decisions_of(run, only, carriers, summary, wire_index)
     decisions = []
     tails: dict[int, tuple[Any, ...]] = {}  # per removal: what its messages' decisions share
-    for index, message, removal, state in _fates(run, carriers, only):
+    for index, message, removal, state in _fates(run, carriers):
         if removal is not None:
             decisions.append(_from_removal(index, message, removal, carriers, wire_index, tails))
         elif state is not None:
             decisions.append(_from_state(index, message, state, wire_index))
         else:
             decisions.append(_summarized(index, message, summary, wire_index))
-    if only is None:
-        decisions.extend(_created(run, wire_index))
+    decisions.extend(_created(run, wire_index))
     return decisions
+
+
+def _decisions_of(
+    run: Pipeline, only: list[int], carriers: dict[str, State], summary: State | None, wire_index
+) -> list[Decision]:
+    """The decisions of the session messages at the positions `only` (ascending), as `_fates` decides
+    them. A run of them one removal took is decided as a whole (`_removal_run`)."""
+    by_origin = run.states_by_origin()
+    found = _removed_by_origin(run).of(only)
+    session = run.session
+    tails: dict[int, tuple[Any, ...]] = {}
+    decisions: list[Decision] = []
+    start, count = 0, len(only)
+    while start < count:
+        removal, end = found[start], start + 1
+        if removal is not None and (removal.replaced_by is None or removal.replaced_by in carriers):
+            while end < count and found[end] is removal:
+                end += 1
+            tail = tails.get(id(removal))
+            if tail is None:
+                tail = tails[id(removal)] = _removal_tail(removal, carriers, wire_index)
+            decisions.extend(_removal_run(session, only[start:end], removal, tail))
+        else:
+            index = only[start]
+            message, state = session[index], by_origin.get(index)
+            if removal is None and state is not None:
+                decisions.append(_from_state(index, message, state, wire_index))
+            else:
+                decisions.append(_summarized(index, message, summary, wire_index))
+        start = end
+    return decisions
+
+
+def _removal_run(session, positions: list[int], removal: Removal, tail: tuple[Any, ...]) -> list[Decision]:
+    """The decisions of the messages at `positions`, all taken by `removal`: the list made for the same
+    removal, positions and shared fields before, if still held. A replay's cost asks every step for every
+    user request's fate; most were taken by the summary cleanup's one removal, and stay as they were until
+    the next summary (one lookup each per step was half of a late step of a 100,000-message `replay`).
+    A removal belongs to the session its origins index, so it and the run's ends name the positions."""
+    key = (id(removal), tail, positions[0], positions[-1], len(positions))
+    held = _RUNS.get(key)
+    if held is not None and held[0] is removal:
+        return held[1]
+    made = [
+        _decision((i, m.id, m.role, m.type), tail)
+        for i, m in zip(positions, map(session.__getitem__, positions), strict=True)
+    ]
+    if len(_RUNS) >= _RUNS_LIMIT:
+        del _RUNS[next(iter(_RUNS))]
+    _RUNS[key] = (removal, made)  # holds the removal: its id is not reused while held
+    return made
+
+
+_RUNS: dict[tuple[Any, ...], tuple[Removal, list[Decision]]] = {}
+_RUNS_LIMIT = 4
 
 
 def _picked(run: Pipeline, field: str, value: str) -> list[int]:
@@ -233,14 +289,14 @@ def _picked(run: Pipeline, field: str, value: str) -> list[int]:
 
 
 def _fates(
-    run: Pipeline, carriers: dict[str, State], only: list[int] | None = None
+    run: Pipeline, carriers: dict[str, State]
 ) -> Iterator[tuple[int, AiMessage, Removal | None, State | None]]:
-    """Each session message (of the positions `only`, when given) with what decided its fate: the removal
-    that dropped it or handed it to a carrier, else its own state, else neither (it was summarised)."""
+    """Each session message with what decided its fate: the removal that dropped it or handed it to a
+    carrier, else its own state, else neither (it was summarised). `_decisions_of` decides alike."""
     by_origin = run.states_by_origin()
     removed = _removed_by_origin(run)
     session = run.session
-    positions = range(len(session)) if only is None else only
+    positions = range(len(session))
     for index, removal in zip(positions, removed.of(positions), strict=True):
         message = session[index]
         state = by_origin.get(index)
@@ -288,7 +344,7 @@ def _decision(head: tuple[Any, ...], tail: tuple[Any, ...]) -> Decision:
 
 
 _DECIDED: dict[tuple[Any, ...], dict[tuple[Any, ...], Decision]] = {}
-_DECIDED_LIMIT = 20_000
+_DECIDED_LIMIT = 10_000
 _held_decisions = 0
 
 
