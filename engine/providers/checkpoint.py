@@ -17,7 +17,7 @@ from engine.providers.state import (
     SKIP,
     ProviderReport,
     State,
-    States,
+    derived,
     own,
 )
 from engine.result import Event
@@ -60,33 +60,22 @@ def find_checkpoint(states: list[State], tool_name: str) -> tuple[ToolGroup, str
     return None
 
 
-# by the identity of the starting states' token list (`States.initial_tokens`), as core's positions: (that
-# list, the tool's name, the position of the first message calling it or None)
-_FIRST_CALLS: LaneLists[tuple[list[int], str, int | None]] = LaneLists(4)
+# per set of starting states and tool name (`derived`): the position of the first message calling it, if any
+_FIRST_CALLS: LaneLists[tuple[list[int], str, tuple[int | None]]] = LaneLists(4)
 
 
 def _first_call(states: list[State], tool_name: str) -> int | None:
     """The position of the first `tool_calls` message calling `tool_name`. Read of the starting states'
     messages (working memory replaces only tool outputs' messages before this provider runs), so it is kept
-    per set of starting states and carried to a grown set (`States.grown_from`), whose new states alone are
-    read: a pass over every message was a twentieth of a rebuild on 64,000 messages."""
-    initial = states.initial_tokens if isinstance(states, States) else None
-    if initial is None or len(initial) != len(states):  # not a build's starting states
-        return _first_from(states, 0, tool_name)
-    grown = states.grown_from
-    shared, first = 0, None
-    for held, name, held_first in _FIRST_CALLS.items():
-        if name != tool_name:
-            continue
-        if held is initial:
-            return held_first
-        if grown is not None and held is grown[0]:
-            shared = grown[1]
-            first = held_first if held_first is not None and held_first < shared else None
-    if first is None:
-        first = _first_from(states, shared, tool_name)
-    _FIRST_CALLS.add((initial, tool_name, first))
-    return first
+    per set of starting states and carried to a grown set, whose new states alone are read: a pass over
+    every message was a twentieth of a rebuild on 64,000 messages."""
+
+    def make(start: int, base: tuple[int | None] | None) -> tuple[int | None]:
+        if base is not None and base[0] is not None and base[0] < start:
+            return base
+        return (_first_from(states, start, tool_name),)
+
+    return derived(_FIRST_CALLS, states, tool_name, make)[0]
 
 
 def _first_from(states: list[State], start: int, tool_name: str) -> int | None:

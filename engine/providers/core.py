@@ -10,7 +10,7 @@ from operator import attrgetter
 from engine.jsvalues import utf16_len, utf16_slice
 from engine.lanes import LaneLists
 from engine.pipeline import BuildContext, MustKeep, ProviderOutcome, TruncationRule
-from engine.providers.state import CORE_CONTEXT, KEEP_CORE, ProviderReport, State, States, own
+from engine.providers.state import CORE_CONTEXT, KEEP_CORE, ProviderReport, State, derived, own
 from engine.result import Event
 
 NAME = "CoreContextProvider"
@@ -28,11 +28,12 @@ def run_core(states: list[State], available: int, ctx: BuildContext) -> Provider
         state = own(states, position)
         state.keep(KEEP_CORE, CORE_CONTEXT, "must_keep")
         rule = _matching_rule(state, must_keep.rules)
-        if rule is not None and state.tokens > math.floor(ctx.total_budget * rule.max_budget_fraction):
+        cap = math.floor(ctx.total_budget * rule.max_budget_fraction) if rule is not None else None
+        if cap is not None and state.tokens > cap:
             # linnkit names the rule's strategy whenever the estimate is over the cap, even when the text
             # is already short enough to stay as it is
             report.strategies.append(rule.strategy_name)
-            event = _truncate(state, rule, ctx)
+            event = _truncate(state, rule, cap, ctx)
             if event is not None:
                 events.append(event)
         report.tokens_used += state.tokens
@@ -55,36 +56,23 @@ def _core_positions(states: list[State], must_keep: MustKeep) -> list[int]:
     return out
 
 
-# by the identity of the starting states' token list (`States.initial_tokens`), as working memory's floors:
-# (that list, the types looked for, their positions, the last user input's position)
-_POSITIONS: LaneLists[tuple[list[int], frozenset[str], list[int], int | None]] = LaneLists(4)
+# per set of starting states and types looked for (`derived`): their positions, the last user input's
+_POSITIONS: LaneLists[tuple[list[int], frozenset[str], tuple[list[int], int | None]]] = LaneLists(4)
 
 
 def _typed_positions(states: list[State], kinds: frozenset[str]) -> tuple[list[int], int | None]:
     """The positions of the starting states whose type is in `kinds`, and of the last user input; those of
     the states an earlier build's positions were found for (`States.grown_from`) are taken over."""
-    initial = states.initial_tokens if isinstance(states, States) else None
-    if initial is None or len(initial) != len(states):  # not a build's starting states
-        return _scan(states, kinds, 0, [], None)
-    grown = states.grown_from
-    base = None
-    for held, held_kinds, positions, last_user in _POSITIONS.items():
-        if held_kinds != kinds:
-            continue
-        if held is initial:
-            return positions, last_user
-        if grown is not None and held is grown[0]:
-            base = positions, last_user
-    start = grown[1] if base is not None else 0
-    if base is None:
-        found = _scan(states, kinds, 0, [], None)
-    else:
+
+    def make(start: int, base: tuple[list[int], int | None] | None) -> tuple[list[int], int | None]:
+        if base is None:
+            return _scan(states, kinds, 0, [], None)
         positions, last_user = base
         if last_user is not None and last_user >= start:  # the earlier build's last was past the shared part
             last_user = _last_user_before(states, start)
-        found = _scan(states, kinds, start, positions[: bisect_left(positions, start)], last_user)
-    _POSITIONS.add((initial, kinds, *found))
-    return found
+        return _scan(states, kinds, start, positions[: bisect_left(positions, start)], last_user)
+
+    return derived(_POSITIONS, states, kinds, make)
 
 
 def _scan(
@@ -122,9 +110,8 @@ def _matching_rule(state: State, rules: tuple[TruncationRule, ...]) -> Truncatio
     return next((r for r in rules if r.fence_kind is None or r.fence_kind == kind), None)
 
 
-def _truncate(state: State, rule: TruncationRule, ctx: BuildContext) -> Event | None:
-    """Cut a must-keep message over its rule's cap (the caller checked it is over)."""
-    cap = math.floor(ctx.total_budget * rule.max_budget_fraction)
+def _truncate(state: State, rule: TruncationRule, cap: int, ctx: BuildContext) -> Event | None:
+    """Cut a must-keep message over its rule's `cap` (the caller checked it is over)."""
     content = state.message.content
     exact_chars = cap * ctx.avg_chars_per_token  # linnkit compares with the fractional count
     max_chars = int(exact_chars)

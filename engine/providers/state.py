@@ -6,11 +6,13 @@ a build's states costs a list copy and one copy per state changed, not one objec
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 
+from engine.lanes import LaneLists
 from engine.messages import AiMessage
 
 SKIP = "skip"
@@ -103,6 +105,38 @@ class States(list[State]):
 
 
 _KEPT, _TOKENS = attrgetter("kept"), attrgetter("tokens")
+
+
+T = TypeVar("T")
+
+
+def derived(
+    held: LaneLists[tuple[list[int], Hashable, Any]],
+    states: list[State],
+    key: Hashable,
+    make: Callable[[int, Any], T],
+) -> T:
+    """What a provider derives from a build's starting states (`make(start, base)`), kept in `held` per set
+    of them (by the identity of `States.initial_tokens`) and per `key`. A set grown from one held
+    (`States.grown_from`: its first `start` states are those) gets `make(start, what was derived for it)`,
+    so only its new states are read; any other set `make(0, None)`, and states that are not a build's
+    starting states (or were changed since) are not kept. `held` only ever gets whole new items: safe
+    across threads, like the other caches."""
+    initial = states.initial_tokens if isinstance(states, States) else None
+    if initial is None or len(initial) != len(states):
+        return make(0, None)
+    grown = states.grown_from
+    base = None
+    for tokens, held_key, value in held.items():
+        if held_key != key:
+            continue
+        if tokens is initial:
+            return value
+        if grown is not None and tokens is grown[0]:
+            base = value
+    value = make(grown[1], base) if base is not None else make(0, None)
+    held.add((initial, key, value))
+    return value
 
 
 def kept_tokens(states: list[State]) -> int:

@@ -26,6 +26,7 @@ from engine.providers.state import (
     ProviderReport,
     State,
     States,
+    derived,
     kept_tokens,
     own,
 )
@@ -67,25 +68,21 @@ class _Floors:
     text_strategies: list[str | None]  # and their strategies (P2 reads them at every candidate)
 
 
-_FLOORS: LaneLists[tuple[list[int], _Floors]] = LaneLists(4)  # by the identity of the initial token list
+_FLOORS: LaneLists[tuple[list[int], None, _Floors]] = LaneLists(4)  # per set of starting states (`derived`)
 
 
 def _floors(states: list[State]) -> _Floors:
-    initial = states.initial_tokens if isinstance(states, States) else None
-    if initial is None or len(initial) != len(states):  # not a build's states (or changed since)
-        return _made_floors(states, [s.tokens for s in states])
-    grown = states.grown_from
-    base = None
-    for held, floors in _FLOORS.items():
-        if held is initial:
-            return floors
-        if grown is not None and held is grown[0]:
-            base = floors
-    # the first k states are the entries an earlier build's floors were made from (the same counts)
-    start = grown[1] if base is not None else 0
-    floors = _made_floors(states, initial, base, start)
-    _FLOORS.add((initial, floors))  # only replaces whole lists: safe across threads, like the others
-    return floors
+    # a grown set's first states are the entries an earlier build's floors were made from (the same counts)
+    return derived(
+        _FLOORS, states, None, lambda start, base: _made_floors(states, _initial_tokens(states), base, start)
+    )
+
+
+def _initial_tokens(states: list[State]) -> list[int]:
+    """The counts the states started with: a build's own list, else their counts now."""
+    if isinstance(states, States) and len(states.initial_tokens) == len(states):
+        return states.initial_tokens
+    return [s.tokens for s in states]
 
 
 def _made_floors(

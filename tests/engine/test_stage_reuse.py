@@ -130,9 +130,9 @@ def test_an_edit_no_preprocessor_reads_reuses_every_stage_output():
 def test_working_memory_derives_its_floors_once_per_preprocessed_list():
     clear_caches()
     build("fences_showcase", BASE)
-    [(tokens, floors)] = working_memory._FLOORS.items()
+    [(tokens, _, floors)] = working_memory._FLOORS.items()
     build("fences_showcase", set_value(BASE, ("budget", "workingMemoryBudgetPercentage"), 0.4))
-    [(held_tokens, held_floors)] = working_memory._FLOORS.items()
+    [(held_tokens, _, held_floors)] = working_memory._FLOORS.items()
     assert held_tokens is tokens and held_floors is floors  # the very same objects, not made again
     build("tool_loop_runs", BASE)
     assert len(working_memory._FLOORS.items()) == 2
