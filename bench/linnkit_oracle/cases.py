@@ -186,6 +186,8 @@ class Generator:
             "toolHistory": tool_history,
             "contextTrace": {"enabled": True},
         }
+        if maybe(0.2):
+            p["contextTrace"]["maxTraceEvents"] = rng.choice([1, 2, 5, 50])
         if maybe(0.5):
             p["budget"]["workingMemoryBudgetPercentage"] = rng.choice([0.1, 0.3, 0.5, 0.7, 0.9, 1])
         memory = {
@@ -231,12 +233,7 @@ class Generator:
             if maybe(0.5):
                 p["checkpoint"]["triggerToolName"] = rng.choice(["context_checkpoint", "phase_checkpoint"])
         if maybe(0.4):
-            p["summarization"] = {
-                "triggerThreshold": rng.choice([0.05, 0.2, 0.5, 0.7, 0.95]),
-                "oldestMessagesPercentage": rng.choice([0.3, 0.5, 0.75, 1]),
-            }
-            if maybe(0.3):
-                p["summarization"]["failureBehavior"] = "continue-if-within-budget"
+            p["summarization"] = self.summarization()
         if maybe(0.3):
             kinds = [
                 "system_prompt",
@@ -277,6 +274,18 @@ class Generator:
             }
         return p
 
+    def summarization(self) -> dict[str, Any]:
+        rng, maybe = self.rng, self.maybe
+        group: dict[str, Any] = {
+            "triggerThreshold": rng.choice([0.05, 0.2, 0.5, 0.7, 0.95]),
+            "oldestMessagesPercentage": rng.choice([0.3, 0.5, 0.75, 1]),
+        }
+        if maybe(0.3):
+            group["failureBehavior"] = "continue-if-within-budget"
+        if maybe(0.2):
+            group["agentId"] = "host_summarizer"
+        return group
+
     def tick(self, step: int | None = None) -> dict[str, Any] | None:
         rng = self.rng
         if self.maybe(0.5):
@@ -310,7 +319,7 @@ class Generator:
         }
         if self.maybe(0.7):
             case["fences"] = [
-                {"kind": k, "llmRole": r, "placement": p, "lifetime": lt}
+                {"kind": k, "llmRole": r, "placement": p, "lifetime": lt, **self.fence_share()}
                 for k, r, p, lt in FENCES
                 if self.maybe(0.8)
             ]
@@ -328,6 +337,16 @@ class Generator:
                 self.extra_rule(i) for i in range(2)
             ]
         return case
+
+    def fence_share(self) -> dict[str, Any]:
+        """A descriptor's must-keep flag and budget share (the seed's D6; the `linnkit-0.21` overlay ignores
+        them, as 0.21.0 does)."""
+        share: dict[str, Any] = {}
+        if self.maybe(0.2):
+            share["mustKeep"] = self.maybe(0.5)
+        if self.maybe(0.2):
+            share["maxBudgetFraction"] = self.rng.choice([0.01, 0.1, 0.5, 1])
+        return share
 
     def extra_rule(self, i: int) -> dict[str, Any]:
         """A host rule built from linnkit's own trigger kinds and templates."""

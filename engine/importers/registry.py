@@ -49,7 +49,9 @@ class Sniff:
         if error is None:
             items = tuple(value[:SAMPLE_ITEMS]) if isinstance(value, list) else (value,)
             return cls(name, text, value, items)
-        if text.lstrip().startswith("["):  # an array with a bad element: its readable elements tell
+        # an array with a bad element: its readable elements tell (a whole array followed by more lines is
+        # JSONL whose first line is an array: its lines tell)
+        if text.lstrip().startswith("[") and not error.startswith("invalid JSON (Extra data"):
             elements = (item for _, item, err in iter_json_array(text) if err is None)
             items = tuple(itertools.islice(elements, SAMPLE_ITEMS))
             if items:

@@ -430,3 +430,13 @@ def test_defaults_profile_decides_whether_fence_descriptors_count(defaults, trun
     payload = json.loads(capsys.readouterr().out)
     kinds = [e["kind"] for e in payload["events"]]
     assert ("fence_truncation" in kinds) is truncated
+
+
+def test_the_installed_command_runs_the_cli_main():
+    """The `linn-playground` script pip writes calls `playground.cli.main:main` (an older install's
+    `playground.cli:main` names the module `main` once it is imported, and the script then fails)."""
+    from importlib.metadata import entry_points
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "linn-playground"]
+    assert script.value == "playground.cli.main:main"
+    assert script.load() is main
