@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.dropped_count import dropped_count
 from engine.messages import AiMessage
-from engine.pipeline import Pipeline, final_order, wire_of
+from engine.pipeline import Pipeline, final_order
 from engine.preprocess.base import Removal
 from engine.providers.state import KEEP_CORE, State
 from engine.reminders import ReminderRegistry, apply_reminders, reminder_context, reminder_policy_warnings
@@ -24,6 +24,7 @@ from engine.result import (
     TokenAccount,
     WireCard,
 )
+from engine.sent import Sent, sent
 from engine.session_index import position_of_id, positions_of_type
 from engine.ticks import TickState
 from engine.trace import decision_reason
@@ -39,28 +40,26 @@ def assemble_result(
 ) -> BuildResult:
     ctx, registry = run.ctx, run.registry
     final = final_order(run.states)
-    final_messages = [s.current for s in final]
-    final_tokens = sum(_sent_tokens(s, run) for s in final)
+    out = sent(final, registry, run.ctx.estimate)
+    final_tokens = out.tokens
     trace = None
     if detail and run.trace.enabled:
         run.trace.decisions(run.states)
         trace = run.trace.finish(len(run.preprocessed), final, final_tokens, run.states)
     if trace is not None:
         trace["tokenizerBackend"] = ctx.tokenizer.backend  # which tokenizer served: tiktoken, bundle, ratio
-    formatted = wire_of(final, registry)
-    wire_positions = _wire_positions(formatted)
-    wire = [w for w in formatted if w is not None]
+    wire_positions, wire = out.positions, out.wire
     reminder = ReminderOutcome()
     if tick is not None:
         wire, reminder = _apply_reminders(run, wire, tick, reminder_registry)
-    run.warnings.extend(_skipped_by_formatter(final, formatted))
+    run.warnings.extend(_skipped_by_formatter(out.unformatted))
     run.warnings.extend(reminder_policy_warnings(ctx.policy.system_reminder, reminder_registry))
     if final_tokens > ctx.total_budget:
         run.events.append(_overflow_event(final, final_tokens, ctx.total_budget))
     return BuildResult(
         wire=tuple(wire),
         cards=Deferred(lambda: _cards(final, wire, wire_positions, run, reminder)) if detail else (),
-        messages=tuple(final_messages),
+        messages=tuple(out.messages),
         preprocessed=tuple(run.preprocessed),
         decisions=Deferred(lambda: _decisions(run, final, wire_positions)) if detail else (),
         decide=(
@@ -69,7 +68,7 @@ def assemble_result(
         if detail
         else None,
         count_dropped=functools.cache(lambda: dropped_count(run, final)) if detail else None,
-        tokens=_token_account(run, final, final_tokens, reminder),
+        tokens=_token_account(run, final, out, reminder),
         events=tuple(run.events) + _reminder_events(reminder),
         trace=trace,
         reminder=reminder,
@@ -123,20 +122,11 @@ def _apply_reminders(
     return list(new_wire), outcome
 
 
-def _wire_positions(formatted: list[dict | None]) -> list[int | None]:
-    positions, next_index = [], 0
-    for item in formatted:
-        positions.append(next_index if item is not None else None)
-        next_index += item is not None
-    return positions
-
-
-def _skipped_by_formatter(final: list[State], formatted: list[dict | None]) -> list[str]:
+def _skipped_by_formatter(unformatted: list[State]) -> list[str]:
     return [
         f"{s.message.id}: kept but not sent: the wire formatter drops {s.message.type}"
         + (f" of unregistered fence kind '{s.message.fence_kind}'" if s.message.fence_kind else "")
-        for s, w in zip(final, formatted, strict=True)
-        if w is None
+        for s in unformatted
     ]
 
 
@@ -387,34 +377,6 @@ def _created(run: Pipeline, wire_index) -> list[Decision]:
     return [_from_state(-1, s.message, s, wire_index) for s in run.states if s.index == -1]
 
 
-def _category(state: State) -> str:
-    message = state.current
-    metadata = message.metadata or _NO_METADATA  # read once: this runs for every kept message
-    kind = metadata.get("fenceKind")
-    if isinstance(kind, str) and kind:
-        return f"fence:{kind}"
-    if message.type == "history_summary":
-        return "summary"
-    if message.type == "user_input" and state.action == KEEP_CORE:
-        return "user"
-    if (
-        message.role == "tool"
-        or message.type == "tool_calls"
-        or metadata.get("isCompressedToolHistory")
-        or metadata.get("isDegradedToolReplay")
-    ):
-        return "tool_history"
-    return "core" if state.action == KEEP_CORE else "working_memory"
-
-
-_NO_METADATA: dict[str, Any] = {}
-
-
-def _sent_tokens(state: State, run: Pipeline) -> int:
-    """T of the message sent: the state's count, made from its message, unless a provider processed it."""
-    return state.tokens if state.processed is None else run.ctx.estimate(state.current)
-
-
 def _local_tokens(run: Pipeline, final: list[State]) -> int:
     """The final messages' count before calibration: what a host pairs with the provider's count."""
     tokenizer = run.ctx.tokenizer
@@ -422,16 +384,13 @@ def _local_tokens(run: Pipeline, final: list[State]) -> int:
     return sum(local(s.current, run.ctx.model_id) for s in final)
 
 
-def _token_account(run: Pipeline, final: list[State], final_tokens: int, reminder: ReminderOutcome):
-    by_category: dict[str, int] = {}
-    for state in final:
-        key = _category(state)
-        by_category[key] = by_category.get(key, 0) + _sent_tokens(state, run)
+def _token_account(run: Pipeline, final: list[State], out: Sent, reminder: ReminderOutcome):
+    by_category = out.by_category
     if reminder.tokens:
         by_category["reminder"] = reminder.tokens
     calibration = run.ctx.calibration
     local = _local_tokens(run, final) if calibration is not None and calibration.applied else None
-    return _budget_numbers(run, final_tokens, by_category, local)
+    return _budget_numbers(run, out.tokens, by_category, local)
 
 
 def _budget_numbers(

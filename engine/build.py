@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 from engine.assemble import assemble_result, failed_result
@@ -52,6 +53,7 @@ from engine.tokens import DefaultTokenizer, TokenizerPort, tokenizer_from_policy
 from engine.trace import TraceRecorder
 
 DEFAULT_MODEL_ID = "default"
+_MESSAGE = attrgetter("message")
 
 Fences = FenceRegistry | Iterable[FenceDescriptor] | Mapping[str, Any] | None
 
@@ -200,7 +202,7 @@ def _preprocess(run: Pipeline, observation_store: ObservationPreviewPort | None)
             run.strategies.append(output.strategy)
     run.unscoped = entries
     run.entries, run.scope = STAGE_CACHE.scoped(entries), ID_SCOPE.get()
-    run.preprocessed = [e.message for e in run.entries]
+    run.preprocessed = list(map(_MESSAGE, run.entries))
     run.preprocess_done = True
 
 

@@ -24,7 +24,6 @@ from engine.result import Event
 from engine.summarizer import SummarizerPort
 from engine.tokens import TokenizerPort, content_token_count
 from engine.trace import TraceRecorder
-from engine.wire import format_message
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,19 +141,26 @@ class Pipeline:
         return self.renames
 
 
-_KEPT = attrgetter("kept")
+_KEPT, _INDEX, _TYPE = attrgetter("kept"), attrgetter("index"), attrgetter("message.type")
 
 
 def final_order(states: list[State]) -> list[State]:
-    """Kept states: system_prompt, then summaries, then the rest, each by originalIndex (spec §5.5)."""
-    kept = list(compress(states, map(_KEPT, states)))  # found in C: a pass over every state
+    """Kept states: system_prompt, then summaries, then the rest, each by originalIndex (spec §5.5). The
+    usual case is read in C: the kept states already in index order, the system prompts and summaries
+    first (a long default-policy build keeps thousands)."""
+    kept = list(compress(states, map(_KEPT, states)))
+    indices = list(map(_INDEX, kept))
+    if indices != sorted(indices):
+        kept.sort(key=_INDEX)  # stable, as the sort by (block, index) is
+    types = list(map(_TYPE, kept))
+    prompts, summaries = types.count("system_prompt"), types.count("history_summary")
+    if types[:prompts].count("system_prompt") == prompts and (
+        types[prompts : prompts + summaries].count("history_summary") == summaries
+    ):
+        return kept
+    return sorted(kept, key=_block)
 
-    def block(state: State) -> int:
-        kind = state.message.type
-        return 0 if kind == "system_prompt" else 1 if kind == "history_summary" else 2
 
-    return sorted(kept, key=lambda s: (block(s), s.index))
-
-
-def wire_of(states: list[State], registry: FenceRegistry | None) -> list[dict[str, Any] | None]:
-    return [format_message(s.current, registry) for s in states]
+def _block(state: State) -> int:
+    kind = state.message.type
+    return 0 if kind == "system_prompt" else 1 if kind == "history_summary" else 2

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engine import groups, hygiene, lineage, removal_index, session_index
+from engine import groups, hygiene, lineage, removal_index, sent, session_index
 from engine.lanes import LaneLists
 from engine.lineage import grown
 from engine.messages import AiMessage
@@ -26,6 +26,7 @@ from engine.preprocess.base import (
     StageOutput,
     common_prefix,
     distinct_created,
+    forget_checked,
     scope_created,
     starts_with,
 )
@@ -193,6 +194,7 @@ def forget_earlier_builds() -> None:
     session_index.forget()
     removal_index.forget()
     groups._SCANS.clear()
+    forget_checked()
     tool_history._CACHE.clear()
     tool_history._PLANS.clear()
     purification._LAST.clear()
@@ -202,4 +204,5 @@ def forget_earlier_builds() -> None:
     working_memory._FLOORS.clear()
     working_memory._STRATEGIES.clear()
     core._POSITIONS.clear()
+    sent._ROWS.clear()
     checkpoint._FIRST_CALLS.clear()

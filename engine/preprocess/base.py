@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import compress, islice
 from operator import attrgetter
 from typing import Any
 
@@ -26,7 +26,7 @@ class Entry:
     created: bool = False
 
 
-_CREATED = attrgetter("created")
+_CREATED, _MESSAGE_ID = attrgetter("created"), attrgetter("message.id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,10 +120,19 @@ def distinct_created(entries: list[Entry]) -> list[Entry]:
     """`entries` with every created message's id distinct: created ids come from their anchor's id, so two
     groups whose anchors repeat an id (messy input) would give two messages one id, where linnkit makes a
     fresh id for each. The second and later get `#2`, `#3`, …; `entries` itself when no id repeats."""
-    created = list(compress(range(len(entries)), map(_CREATED, entries)))
-    ids = [entries[p].message.id for p in created]
-    if len(set(ids)) == len(ids):
+    global _checked
+    checked, start, known = _checked, 0, frozenset()
+    if checked is not None and shared_at_least(checked[0], entries) == len(checked[0]):
+        start, known = len(checked[0]), checked[1]  # a replay's next step: only its new entries are read
+    created = list(compress(range(start, len(entries)), map(_CREATED, islice(entries, start, None))))
+    ids = list(map(_MESSAGE_ID, map(entries.__getitem__, created)))  # in C: thousands in a long build
+    fresh = set(ids)
+    if len(fresh) == len(ids) and known.isdisjoint(fresh):
+        _checked = (entries, known | fresh)
         return entries
+    if start:  # a new id repeats one of the checked list's: rename over the whole list
+        _checked = None
+        return distinct_created(entries)
     out, used, seen = list(entries), set(ids), set()
     for position, message_id in zip(created, ids, strict=True):
         if message_id not in seen:
@@ -136,6 +145,16 @@ def distinct_created(entries: list[Entry]) -> list[Entry]:
         entry = out[position]
         out[position] = Entry(entry.message.with_(id=f"{message_id}#{count}"), entry.origins, True)
     return out
+
+
+# the last list `distinct_created` found without a repeated created id, and those ids (one list: a replay's
+# steps each extend the last one's)
+_checked: tuple[list[Entry], frozenset[str]] | None = None
+
+
+def forget_checked() -> None:
+    global _checked
+    _checked = None
 
 
 def scope_created(entries: list[Entry], base: tuple[list[Entry], list[Entry]] | None = None) -> list[Entry]:

@@ -136,3 +136,25 @@ def test_a_checkpoint_call_past_the_shared_part_is_looked_for_again():
     entries = [Entry(m, (i,)) for i, m in enumerate(other)]
     states = States(starting_states(entries, [5] * 12, list(first[:8])), [5] * 12, (first.initial_tokens, 8))
     assert checkpoint._first_call(states, "context_checkpoint") is None
+
+
+def _created(message_id: str, n: int) -> Entry:
+    return Entry(AiMessage(message_id, "assistant", "final_answer", f"compressed {n}", n), (n,), True)
+
+
+def test_created_ids_are_checked_from_where_the_last_checked_list_ended():
+    from engine.lineage import grown
+    from engine.preprocess.base import distinct_created, forget_checked
+
+    forget_checked()
+    plain = [Entry(m, (i,)) for i, m in enumerate(_session(2))]
+    first = grown([], [*plain, _created("compressed:a1", 8)])
+    assert distinct_created(first) is first  # no id repeats: the list itself
+    longer = grown(first, [_created("compressed:a2", 9)])
+    assert distinct_created(longer) is longer
+    # the next step's new created message repeats an id of the part already checked: renamed, as from nothing
+    repeated = grown(longer, [_created("compressed:a1", 10)])
+    out = distinct_created(repeated)
+    assert [e.message.id for e in out if e.created] == ["compressed:a1", "compressed:a2", "compressed:a1#2"]
+    forget_checked()
+    assert [e.message.id for e in distinct_created(repeated)] == [e.message.id for e in out]
