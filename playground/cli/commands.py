@@ -67,10 +67,24 @@ def _load(args, *, stream: bool = False) -> PlaygroundInputs | None:
         print(f"error: {error}", file=sys.stderr)
         return None
     if not inputs.session.messages and inputs.session.errors:
-        for problem in inputs.session.errors:
-            print(f"error: {problem}", file=sys.stderr)
+        _print_unreadable(args.session, inputs.session.errors)
         return None
     return inputs
+
+
+SHOWN_ERRORS = 5  # a file that is no session at all (a Markdown page) fails on every line
+
+
+def _print_unreadable(path: str, errors: list) -> None:
+    """Why no message loaded: each problem, or the first few and what the rest mean."""
+    for problem in errors[:SHOWN_ERRORS]:
+        print(f"error: {problem}", file=sys.stderr)
+    if len(errors) > SHOWN_ERRORS:
+        print(
+            f"error: {path}: {len(errors) - SHOWN_ERRORS} more problems not shown; no line is a session "
+            "message: a session file (JSON Lines) or a transcript `linn-playground import` reads is expected",
+            file=sys.stderr,
+        )
 
 
 def _load_stored(args) -> PlaygroundInputs | None:
