@@ -17,7 +17,7 @@ from typing import Any
 
 from engine import groups, hygiene, lineage, removal_index, sent, session_index
 from engine.lanes import LaneLists
-from engine.lineage import grown
+from engine.lineage import grown, head
 from engine.messages import AiMessage
 from engine.preprocess import observation_sim, purification, tool_history
 from engine.preprocess.base import (
@@ -56,7 +56,8 @@ class StageCache:
 
     def entries(self, messages: Sequence[AiMessage], *, owned: bool = False) -> list[Entry]:
         """The first stage's input for `messages`: the same list object as last time for the same messages;
-        for a longer list starting with those (a replay's next step), their entries plus the new ones.
+        for a longer list starting with those (a replay's next step), their entries plus the new ones; for
+        a start of a held list, that list's first entries.
         `owned`: `messages` is a list nobody changes afterwards (a build's own copy), kept as it is."""
         start: list[Entry] = []
         with self._lock:
@@ -65,14 +66,24 @@ class StageCache:
                     return entries
                 if len(start) < len(held) < len(messages) and starts_with(messages, held):
                     start = entries
-        # in the line of the entries it grew from, so the stages tell it starts with them at once
-        fresh = enumerate(messages[len(start) :], start=len(start))
-        entries = grown(start, [Entry(m, (i,)) for i, m in fresh])
+            # an earlier step of a held list (the timeline one step back): the first entries of that list
+            longer = None if start else self._longer(messages)
+        if longer is not None:
+            entries = head(longer, len(messages))  # in its line: the stages tell it starts that list
+        else:  # in the line of the entries it grew from, so the stages tell it starts with them at once
+            fresh = enumerate(messages[len(start) :], start=len(start))
+            entries = grown(start, [Entry(m, (i,)) for i, m in fresh])
+        held = messages if owned and isinstance(messages, list) else list(messages)
         with self._lock:
-            # a replay's list grows
-            held = messages if owned and isinstance(messages, list) else list(messages)
             self._entries.add((held, entries))
         return entries
+
+    def _longer(self, messages: Sequence[AiMessage]) -> list[Entry] | None:
+        """The entries of a held list that starts with `messages` and goes on (called under the lock)."""
+        for held, entries in self._entries.items():
+            if len(held) > len(messages) and starts_with(held, messages):
+                return entries
+        return None
 
     def run(
         self,

@@ -185,6 +185,22 @@ def test_a_step_rebuilt_after_an_edit_meets_the_same_scoped_messages_and_equals_
     assert comparable(warm) == comparable(build_step(messages, edited, TICK, **options))
 
 
+@pytest.mark.parametrize("name", ["tool_loop_runs", "summarization_trigger", "damaged_history"])
+def test_a_step_back_reads_the_first_entries_of_the_longer_list_and_equals_a_fresh_build(name):
+    messages = list(LOADED[name].messages)
+    options = {"tokenizer": TOKENIZER, "now": 1_700_000_000_000}
+    clear_caches()
+    build_step(messages, BASE, TICK, **options)
+    longer = STAGE_CACHE.entries(messages)
+    back = STAGE_CACHE.entries(messages[:-3])
+    assert len(back) == len(messages) - 3 and all(a is b for a, b in zip(back, longer, strict=False))
+    for cut in (3, 1, 7):  # the timeline one step back, forward again, further back
+        warm = comparable(build_step(messages[:-cut], BASE, TICK, **options))
+        clear_caches()
+        assert warm == comparable(build_step(messages[:-cut], BASE, TICK, **options))
+        build_step(messages, BASE, TICK, **options)
+
+
 @pytest.mark.parametrize("field", ["lifetime", "placement", "llm_role", "must_keep"])
 def test_a_reused_stage_output_equals_a_fresh_one_after_a_fence_descriptor_edit(field):
     registry = as_registry(FENCES["fences_showcase"])
