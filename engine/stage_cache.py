@@ -211,7 +211,7 @@ def forget_earlier_builds() -> None:
     purification._LAST.clear()
     purification._SAID.clear()
     observation_sim._LAST.clear()
-    hygiene._LAST.clear()
+    hygiene.forget()
     working_memory._FLOORS.clear()
     working_memory._STRATEGIES.clear()
     core._POSITIONS.clear()

@@ -80,3 +80,44 @@ def test_validate_does_not_count_an_id_that_says_orphan(
     out = capsys.readouterr().out
     assert "tool calls: 0; tool outputs: 0; orphans: 0" in out
     assert "orphan-note: message id used 2 times" in out
+
+
+def test_a_step_back_from_a_long_scan_goes_on_from_its_mark(monkeypatch) -> None:
+    from engine import hygiene
+    from engine.stage_cache import forget_earlier_builds
+
+    calls = [
+        {"id": f"c{n}", "type": "function", "function": {"name": "ls", "arguments": "{}"}} for n in range(4)
+    ]
+    history = [message("u1", "user_input")]
+    for n in range(4):
+        history += [
+            message(f"a{n}", "tool_calls", "", metadata={"tool_calls": [calls[n]]}),
+            message(f"t{n}", "tool_output", "out" if n != 2 else "", metadata={"tool_call_id": f"c{n}"}),
+            message("u1" if n == 1 else f"u{n + 2}", "user_input"),
+        ]
+    fresh = {}
+    for length in range(len(history) + 1):
+        forget_earlier_builds()
+        fresh[length] = hygiene_checks(history[:length])
+    monkeypatch.setattr(hygiene, "MARK_AFTER", 4)
+    monkeypatch.setattr(hygiene, "MARK_BACK", 3)
+    forget_earlier_builds()
+    read: list[int] = []
+    extended = hygiene._Scan.extended
+
+    def counted(scan, messages):
+        read.append(len(messages) - len(scan.messages))
+        return extended(scan, messages)
+
+    monkeypatch.setattr(hygiene._Scan, "extended", counted)
+    assert hygiene_checks(history) == fresh[len(history)]  # read at once: a mark 3 messages before its end
+    assert read == [len(history) - 3, 3]
+    for length in (len(history) - 1, len(history) - 2, len(history) - 3):  # steps back: from the mark
+        read.clear()
+        assert hygiene_checks(history[:length]) == fresh[length]
+        assert sum(read) <= 2
+    read.clear()
+    assert hygiene_checks(history[:5]) == fresh[5]  # before the mark: from the start (and a new mark)
+    assert sum(read) == 5
+    assert hygiene_checks(history) == fresh[len(history)]
