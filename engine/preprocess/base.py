@@ -128,7 +128,7 @@ def distinct_created(entries: list[Entry]) -> list[Entry]:
     ids = list(map(_MESSAGE_ID, map(entries.__getitem__, created)))  # in C: thousands in a long build
     fresh = set(ids)
     if len(fresh) == len(ids) and known.isdisjoint(fresh):
-        _checked = (entries, known | fresh)
+        _checked = (entries, known | fresh if fresh else known)  # most steps create nothing new
         return entries
     if start:  # a new id repeats one of the checked list's: rename over the whole list
         _checked = None
