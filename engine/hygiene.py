@@ -40,20 +40,20 @@ def hygiene_warnings(messages: Sequence[AiMessage]) -> list[str]:
 def hygiene_checks(messages: Sequence[AiMessage]) -> list[HygieneWarning]:
     """The history's hygiene warnings, each with its kind: repeated ids (in order of first use), then
     problems of single messages (in history order), then tool calls no output answers."""
-    global _mark
     with _LOCK:
         scan = _Scan()  # the longest earlier scan of `messages` or of a prefix of it, else a new one
         for held in _LAST.items():
             length = len(held.messages)
             if len(scan.messages) < length <= len(messages) and starts_with(messages, held.messages):
                 scan = held
-        mark = _mark
-        if mark is not None and len(scan.messages) < len(mark.messages) <= len(messages):
-            if starts_with(messages, mark.messages):
+        for mark in _MARKS.items():
+            if len(scan.messages) < len(mark.messages) <= len(messages) and starts_with(
+                messages, mark.messages
+            ):
                 scan = mark.copy()  # a step back from a long scan: on from its mark, not from the start
         if len(scan.messages) < len(messages):
             if len(messages) - len(scan.messages) > MARK_AFTER:
-                _mark = scan.extended(messages[: len(messages) - MARK_BACK]).copy()
+                _MARKS.add(scan.extended(messages[: len(messages) - MARK_BACK]).copy())
             scan = scan.extended(messages)
             _LAST.add(scan)
         return scan.warnings()
@@ -126,14 +126,13 @@ class _Scan:
 _LOCK = threading.Lock()
 _LAST: LaneLists[_Scan] = LaneLists(4)  # the last runs, per memory lane (`engine.lanes`)
 # A scan that reads a long list at once (a session opened, a step the timeline jumps to) leaves a copy of
-# itself `MARK_BACK` messages before its end: a step back from there goes on from that copy. A replay's
-# steps read a few messages each, and never make one.
+# itself `MARK_BACK` messages before its end, one per memory lane: a step back from there goes on from that
+# copy. A replay's steps read a few messages each, and never make one.
 MARK_AFTER, MARK_BACK = 4096, 1024
-_mark: _Scan | None = None
+_MARKS: LaneLists[_Scan] = LaneLists(1)
 
 
 def forget() -> None:
-    global _mark
     with _LOCK:
         _LAST.clear()
-        _mark = None
+        _MARKS.clear()

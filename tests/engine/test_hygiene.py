@@ -84,6 +84,7 @@ def test_validate_does_not_count_an_id_that_says_orphan(
 
 def test_a_step_back_from_a_long_scan_goes_on_from_its_mark(monkeypatch) -> None:
     from engine import hygiene
+    from engine.lanes import memory_lane
     from engine.stage_cache import forget_earlier_builds
 
     calls = [
@@ -113,6 +114,9 @@ def test_a_step_back_from_a_long_scan_goes_on_from_its_mark(monkeypatch) -> None
     monkeypatch.setattr(hygiene._Scan, "extended", counted)
     assert hygiene_checks(history) == fresh[len(history)]  # read at once: a mark 3 messages before its end
     assert read == [len(history) - 3, 3]
+    with memory_lane("series"):  # a long read in another lane leaves its own mark, not this lane's
+        forgotten = list(history[:7])  # other objects: no scan of this lane fits them
+        assert hygiene_checks([message(m.id, m.type, m.content, metadata=m.metadata) for m in forgotten])
     for length in (len(history) - 1, len(history) - 2, len(history) - 3):  # steps back: from the mark
         read.clear()
         assert hygiene_checks(history[:length]) == fresh[length]
