@@ -400,7 +400,8 @@ def load_yaml(text: str, source: str) -> YamlDocument:
 
 
 def shorten(value: Any, limit: int = 60) -> str:
-    """A repr of `value` of at most `limit` characters, built without the full repr (no alias blow-up)."""
+    """A repr of `value` (true, false and null spelled as in JSON and YAML) of at most `limit` characters,
+    built without the full repr (no alias blow-up)."""
     parts: list[str] = []
     budget = [limit + 1]
 
@@ -422,6 +423,8 @@ def _emit_repr(value: Any, emit: Callable[[str], bool], depth: int) -> bool:
         return emit(repr(value[:200]) if len(value) > 200 else repr(value))
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**40:
         return emit(f"<{len(str(abs(value))) if abs(value) < 10**4000 else 'many'}-digit number>")
+    if value is None or isinstance(value, bool):  # spelled as the YAML or JSON the user wrote
+        return emit("null" if value is None else str(value).lower())
     if not isinstance(value, dict | list | tuple):
         return emit(repr(value))
     if depth > 20:

@@ -201,6 +201,17 @@ def test_custom_rule_allows_an_empty_denylist_or_a_null_allowlist():
             "contextTrace.enabled: 'yes' is not a boolean",
         ),
         ({"budget": 5}, "invalid_type", "budget: 5 is not a mapping"),
+        # true and null as the policy file spells them, not as Python does
+        (
+            {"checkpoint": {"triggerToolName": True}},
+            "invalid_type",
+            "checkpoint.triggerToolName: true is not a string",
+        ),
+        (
+            {"mustKeep": {"alwaysKeepFenceKinds": [None]}},
+            "invalid_type",
+            "mustKeep.alwaysKeepFenceKinds[0]: null is not a string",
+        ),
         (
             {"mustKeep": {"alwaysKeepTypes": ["system_prompt", "note"]}},
             "invalid_enum_value",
