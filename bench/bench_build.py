@@ -5,10 +5,11 @@
 For each size: the first build (tokenizes everything; the median of 15, 7 or 3 rounds, each timing raw
 encoding and first builds with a fresh tokenizer and the engine's reuse caches emptied: with the cyclic
 garbage collector held off, as the TUI runs the builds it requests, and "gc on" the ratio with it running),
-a warm rebuild after a policy change (counts
-and unchanged preprocessor outputs cached; each of several edits: working memory, budget, summarization,
-tool history), raw tiktoken encoding of every message content for scale, and the ratios the issue sets
-targets on: first build / raw ≤ 1.5, warm rebuild / raw ≤ 0.1 (and ≤ 2 ms for 1,000, ≤ 20 ms for 10,000).
+a warm rebuild after a policy change (counts and unchanged preprocessor outputs cached; each of several
+edits: working memory, budget, summarization, tool history), a step back (a cold build of a list a step
+shorter than the one built, as the timeline's `[`), raw tiktoken encoding of every message content for
+scale, and the ratios the issue sets targets on: first build / raw ≤ 1.5, warm rebuild / raw ≤ 0.1 (and
+≤ 2 ms for 1,000, ≤ 20 ms for 10,000).
 The first build counts a large batch of new texts on several threads (`engine.tokens`); "raw" is one
 thread, as the issue's ratio is; "raw/N" encodes the same contents on the engine's N threads, for scale.
 Also: session load time. Run on an idle machine (the load average is printed, and a calibration loop
@@ -50,6 +51,7 @@ LINES = [
 
 
 CLOCK = time.perf_counter  # --cpu: time.process_time
+
 
 def make_session(n: int) -> list[AiMessage]:
     """A coding session: user turns, tool groups (call + output) and answers, repeating."""
@@ -170,6 +172,18 @@ def warm_rebuild_ms(session: list[AiMessage], base, edit, tokenizer: DefaultToke
     return statistics.median(times) * 1000
 
 
+def step_back_ms(session: list[AiMessage], policy, tokenizer: DefaultTokenizer, repeat: int) -> float:
+    """A step back, as the timeline's `[` makes one: after a build of the whole session, a build of a
+    list two messages shorter than any built before (each one cold)."""
+    times = []
+    for i in range(1, repeat + 1):
+        build_context(session, policy, tokenizer=tokenizer)
+        start = CLOCK()
+        build_context(session[: len(session) - 2 * i], policy, tokenizer=tokenizer)
+        times.append(CLOCK() - start)
+    return statistics.median(times) * 1000
+
+
 def main() -> None:
     global CLOCK
     parser = argparse.ArgumentParser()
@@ -202,6 +216,7 @@ def main() -> None:
             gc.freeze()  # as the TUI does once its first build is on screen
         repeat = 21 if n <= 1_000 else 9
         warm = {name: warm_rebuild_ms(session, base, edit, tokenizer, repeat) for name, edit in edits.items()}
+        warm["step back"] = step_back_ms(session, base, tokenizer, 5)
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "s.jsonl"
             path.write_text("\n".join(json.dumps(m.to_dict()) for m in session), encoding="utf-8")
