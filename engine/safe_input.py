@@ -231,6 +231,12 @@ def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
         stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
 
 
+def where_json_failed(exc: json.JSONDecodeError) -> str:
+    """Python's reason and column, as one phrase: "Expecting value at column 1", "Unterminated string
+    starting at column 9" (its reason may end with "at" already)."""
+    return f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
+
+
 def decode_json(text: str, decoder: json.JSONDecoder = _DECODER) -> Any:
     """`decoder.decode(text)` within the bounds; errors are ValueError (JSONDecodeError or JsonLimitError)."""
     # a deep text is caught here before the C scanner recurses; the count is cheap next to decoding

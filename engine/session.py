@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from engine.messages import AiMessage
-from engine.safe_input import JsonLimitError, LoadProblem, decode_json, file_kind_problem
+from engine.safe_input import JsonLimitError, LoadProblem, decode_json, file_kind_problem, where_json_failed
 from engine.session_lines import (
     DECODER,
     SESSION_VERSION,
@@ -204,7 +204,7 @@ class _Parser:
             self.problem(line, "json", str(exc))
             return None
         except ValueError as exc:
-            detail = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+            detail = where_json_failed(exc) if isinstance(exc, json.JSONDecodeError) else str(exc)
             self.problem(line, "json", f"not valid JSON: {detail}")
             return None
         if not isinstance(data, dict):

@@ -15,6 +15,7 @@ from engine.safe_input import (
     JsonLimitError,
     check_depth,
     decode_json,
+    where_json_failed,
 )
 
 
@@ -54,7 +55,7 @@ def _line_value(line: str) -> tuple[Any, str | None]:
     try:
         return json_loads(line), None
     except json.JSONDecodeError as exc:
-        return None, f"invalid JSON ({exc.msg} at column {exc.colno})"
+        return None, f"invalid JSON ({where_json_failed(exc)})"
     except JsonLimitError as exc:
         return None, f"json: {exc}"
 
@@ -77,7 +78,7 @@ def iter_json_array(text: str, start: int | None = None) -> Iterator[tuple[int, 
         try:
             value, end = _raw_decode(decoder, text, pos)
         except json.JSONDecodeError as exc:
-            yield exc.lineno, None, f"invalid JSON ({exc.msg} at column {exc.colno})"
+            yield exc.lineno, None, f"invalid JSON ({where_json_failed(exc)})"
             return
         except JsonLimitError as exc:  # Python gave up inside the element: where it ends is unknown
             yield line, None, f"json: {exc}"
@@ -104,7 +105,7 @@ def load_json_document(text: str) -> tuple[Any, str | None, int | None]:
     try:
         return json_loads(text), None, None
     except json.JSONDecodeError as exc:
-        return None, f"invalid JSON ({exc.msg} at column {exc.colno})", exc.lineno
+        return None, f"invalid JSON ({where_json_failed(exc)})", exc.lineno
     except JsonLimitError as exc:
         return None, f"json: {exc}", None
 

@@ -45,7 +45,7 @@ class Sniff:
     def of(cls, text: str, name: str = "<text>") -> Sniff:
         if not text.lstrip().startswith(("{", "[", '"')):  # not JSON nor JSONL at all (e.g. Markdown)
             return cls(name, text, None, ())
-        value, error, _ = load_json_document(text)
+        value, error, error_line = load_json_document(text)
         if error is None:
             items = tuple(value[:SAMPLE_ITEMS]) if isinstance(value, list) else (value,)
             return cls(name, text, value, items)
@@ -57,9 +57,13 @@ class Sniff:
             if items:
                 return cls(name, text, None, items)
         items = tuple(_jsonl_items(text))
-        if error.startswith("json: ") and not any(isinstance(item, dict) for item in items):
-            # one document over a bound (its lines are no JSONL either): say so, not "unrecognised"
-            raise InputError(name, error)
+        if not any(isinstance(item, dict) for item in items):
+            # one document over a bound, or broken past its first line (a cut or hand-edited file), whose
+            # lines are no JSONL either: say where, not "unrecognised" nor an error on every line
+            if error.startswith("json: "):
+                raise InputError(name, error)
+            if error_line is not None and error_line > 1:
+                raise InputError(name, error, line=error_line)
         return cls(name, text, None, items)
 
     def objects(self) -> Iterator[dict[str, Any]]:
