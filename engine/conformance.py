@@ -109,6 +109,30 @@ def _shape_problem(case: dict[str, Any]) -> tuple[str, str] | None:
         return "fences", f"must be an array, got {_kind(case['fences'])}"
     if case.get("kind") == "replay" and not isinstance(case.get("steps"), list):
         return "steps", f"must be an array, got {_kind(case.get('steps'))}"
+    return _expected_problem(case)
+
+
+def _expected_problem(case: dict[str, Any]) -> tuple[str, str] | None:
+    """(field, reason) for the first part of `expected` the comparison could not read, or None."""
+    expected = case["expected"]
+    if case.get("kind") != "replay":
+        return _record_problem("expected", expected)
+    for key in ("steps", "persistedAfter"):
+        if not isinstance(expected.get(key), list):
+            return f"expected.{key}", f"must be an array, got {_kind(expected.get(key))}"
+    for index, record in enumerate(expected["steps"]):
+        if not isinstance(record, dict):
+            return f"expected.steps[{index}]", f"must be an object, got {_kind(record)}"
+        problem = _record_problem(f"expected.steps[{index}]", record)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _record_problem(path: str, record: dict[str, Any]) -> tuple[str, str] | None:
+    error = record.get("error")
+    if error is not None and not (isinstance(error, dict) and "code" in error):
+        return f"{path}.error", f"must be null or an object with a code, got {_kind(error)}"
     return None
 
 
@@ -247,12 +271,12 @@ def _compare_record(expected: dict[str, Any], actual: dict[str, Any], known: set
 def _normalised(record: dict[str, Any], known: set[str]) -> dict[str, Any]:
     mapping: dict[str, str] = {}
 
-    def norm(ids: list[str] | None) -> list[str] | None:
-        if ids is None:
-            return None
+    def norm(ids: Any) -> Any:
+        if not isinstance(ids, list):  # null, or a malformed case's value: compared as it is
+            return ids
         out = []
         for value in ids:
-            if value not in known:
+            if isinstance(value, str) and value not in known:
                 value = mapping.setdefault(value, f"<new-{len(mapping) + 1}>")
             out.append(value)
         return out
