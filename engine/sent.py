@@ -8,6 +8,7 @@ identity (`_ROWS`), and the pass reads each state once instead of once per figur
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +28,7 @@ class Sent:
     unformatted: list[State] = field(default_factory=list)  # kept states the wire formatter drops
 
 
-def sent(final: list[State], registry: FenceRegistry | None, estimate) -> Sent:
+def sent(final: list[State], registry: FenceRegistry | None, estimate: Callable[[AiMessage], int]) -> Sent:
     """`final` (the kept states in final order) as sent. A state a provider processed (truncated) counts its
     message as sent (`estimate`); any other its starting count."""
     out = Sent()
@@ -63,11 +64,12 @@ def sent(final: list[State], registry: FenceRegistry | None, estimate) -> Sent:
 
 # id of a message -> (the message, kept so its id is not reused while held; the fence registry its wire form
 # was made with, None when it does not depend on one; its wire form; its category when kept by core; else)
-_ROWS: dict[int, tuple[AiMessage, FenceRegistry | None, dict[str, Any] | None, str, str]] = {}
+_Row = tuple[AiMessage, FenceRegistry | None, dict[str, Any] | None, str, str]
+_ROWS: dict[int, _Row] = {}
 _ROWS_LIMIT = 20_000  # a long default-policy build sends ~2,500 messages
 
 
-def _row(message: AiMessage, registry: FenceRegistry | None):
+def _row(message: AiMessage, registry: FenceRegistry | None) -> _Row:
     fenced = message.type == "context_injection"
     return (
         message,

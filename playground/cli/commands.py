@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from engine import (
     BuildResult,
     CostTracker,
+    LoadProblem,
     Price,
     PriceTable,
     RecordedRun,
@@ -75,7 +76,7 @@ def _load(args, *, stream: bool = False) -> PlaygroundInputs | None:
 SHOWN_ERRORS = 5  # a file that is no session at all (a Markdown page) fails on every line
 
 
-def _print_unreadable(path: str, errors: list) -> None:
+def _print_unreadable(path: str, errors: list[LoadProblem]) -> None:
     """Why no message loaded: each problem, or the first few and what the rest mean."""
     for problem in errors[:SHOWN_ERRORS]:
         print(f"error: {problem}", file=sys.stderr)
