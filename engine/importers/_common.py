@@ -26,6 +26,20 @@ TITLE_CHARS = 80
 T = TypeVar("T")
 
 
+class Names(frozenset):
+    """A set of names (record types, roles, kinds) that any JSON value can be looked up in: a list or an
+    object where a name belongs (a malformed record) is simply not one of them, where a frozenset raises
+    TypeError and the import would end in an internal error."""
+
+    __slots__ = ()
+
+    def __contains__(self, value: object) -> bool:
+        try:
+            return frozenset.__contains__(self, value)
+        except TypeError:  # unhashable: a list or an object
+            return False
+
+
 class UnknownFormatError(ValueError):
     """The input matches none of the importable formats."""
 

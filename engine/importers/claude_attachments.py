@@ -17,10 +17,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.importers._common import compact_json
+from engine.importers._common import Names, compact_json
 
 # attachment types whose content is never sent to the model
-BOOKKEEPING = frozenset(
+BOOKKEEPING = Names(
     {
         "hook_non_blocking_error",
         "hook_error_during_execution",
@@ -37,7 +37,7 @@ BOOKKEEPING = frozenset(
     }
 )
 # hooks whose output Claude Code adds to the context when they succeed
-CONTEXT_HOOKS = frozenset({"SessionStart", "UserPromptSubmit"})
+CONTEXT_HOOKS = Names({"SessionStart", "UserPromptSubmit"})
 TEXT_KEYS = ("content", "prompt", "text", "snippet", "message")
 
 

@@ -43,6 +43,7 @@ from engine.importers._blocks import AssistantTurn, as_blocks, flatten_blocks, t
 from engine.importers._common import (
     Collector,
     ImportResult,
+    Names,
     Problem,
     iso_to_ms,
     iter_jsonl,
@@ -68,10 +69,10 @@ COMMAND_TAGS = (
     "<local-command-caveat>",
 )
 INTERRUPTED_PREFIX = "[Request interrupted by user"
-SLIM_TYPES = frozenset({"progress", "file-history-snapshot", "queue-operation"})
+SLIM_TYPES = Names({"progress", "file-history-snapshot", "queue-operation"})
 SLIM_KEYS = ("type", "uuid", "parentUuid", "isSidechain", "agentId", "timestamp", "sessionId")
 # line types that are bookkeeping of Claude Code's own (UI, resume list, history); others are drift
-KNOWN_LINE_TYPES = frozenset(
+KNOWN_LINE_TYPES = Names(
     {"progress", "file-history-snapshot", "queue-operation", "custom-title", "ai-title", "last-prompt"}
     | {"agent-name", "tag", "pr-link", "mode", "cost-state", "worktree-state"}
 )
@@ -169,7 +170,7 @@ class _Reader:
         if isinstance(entry.get("uuid"), str):
             self.uuids.add(entry["uuid"])
         if not isinstance(kind, str):
-            self.out.problem(number, "line without a 'type'")
+            self.out.problem(number, "line without a 'type'" if kind is None else "'type' is not a string")
         elif kind == "summary" and self.boundary is not None and _is_compaction_summary(entry):
             self._compact_summary(number, entry, _summary_blocks(entry))
         elif kind == "summary":

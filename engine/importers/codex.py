@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.importers._common import Collector, ImportResult, iso_to_ms, iter_jsonl
+from engine.importers._common import Collector, ImportResult, Names, iso_to_ms, iter_jsonl
 from engine.importers.responses import ItemConverter, flatten_content
 from engine.usage import openai_usage
 
 FORMAT = "codex"
 IDE_REQUEST = "## My request for Codex:"
 TITLE_CHARS = 80
-LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+LINE_TYPES = Names({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
 
 
 def detect_codex(sniff: Any) -> bool:

@@ -40,6 +40,7 @@ from engine.importers._common import (
     TITLE_CHARS,
     Collector,
     ImportResult,
+    Names,
     compact_json,
     iso_to_ms,
     iter_jsonl,
@@ -52,7 +53,7 @@ from engine.usage import openai_usage
 
 FORMAT = "copilot-cli"
 EVENTS = "events.jsonl"
-MODEL_TYPES = frozenset(
+MODEL_TYPES = Names(
     {
         "user.message",
         "assistant.message",

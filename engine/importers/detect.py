@@ -6,15 +6,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from engine.importers._common import read_transcript
+from engine.importers._common import Names, read_transcript
 from engine.importers.registry import SAMPLE_ITEMS, Sniff, detect, unrecognised
 from engine.messages import ROLE_TYPES
 
-CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
-CLAUDE_ONLY_TYPES = frozenset({"summary", "progress", "file-history-snapshot", "queue-operation"})
-ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
-OPENAI_ROLES = frozenset({"system", "developer", "tool", "function"})
-OPENAI_PARTS = frozenset({"image_url", "input_audio", "input_text", "input_image", "refusal", "file"})
+CHAT_ROLES = Names({"system", "developer", "user", "assistant", "tool", "function"})
+CLAUDE_ONLY_TYPES = Names({"summary", "progress", "file-history-snapshot", "queue-operation"})
+ANTHROPIC_BLOCKS = Names({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+OPENAI_ROLES = Names({"system", "developer", "tool", "function"})
+OPENAI_PARTS = Names({"image_url", "input_audio", "input_text", "input_image", "refusal", "file"})
 CHAT_BODY_KEYS = ("content", "tool_calls", "function_call")
 MAX_PATH_CHARS = 4096
 LINN_SESSION_KIND = "linn-session"  # the header line of an engine.session file
@@ -111,7 +111,8 @@ def _is_claude_line(sample: Any) -> bool:
 
 
 def _is_linn_message(message: dict[str, Any]) -> bool:
-    return "id" in message and message.get("type") in ROLE_TYPES.get(message.get("role"), ())
+    role = message.get("role")
+    return "id" in message and isinstance(role, str) and message.get("type") in ROLE_TYPES.get(role, ())
 
 
 def _is_anthropic_request(sample: Any) -> bool:

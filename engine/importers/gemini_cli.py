@@ -17,6 +17,7 @@ from typing import Any
 from engine.importers._common import (
     Collector,
     ImportResult,
+    Names,
     compact_json,
     iso_to_ms,
     load_json_document,
@@ -26,8 +27,8 @@ from engine.messages import AiMessage
 from engine.usage import UsageProblem, gemini_usage
 
 FORMAT = "gemini-cli"
-CLI_NOTICES = frozenset({"info", "error", "warning"})  # the CLI's own notices, never sent
-MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
+CLI_NOTICES = Names({"info", "error", "warning"})  # the CLI's own notices, never sent
+MESSAGE_TYPES = Names({"user", "gemini", "info", "error", "warning"})
 
 
 def detect_gemini(sniff: Any) -> bool:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.importers._common import Collector, ImportResult, load_json_document, pick_conversation
+from engine.importers._common import Collector, ImportResult, Names, load_json_document, pick_conversation
 from engine.importers._json import json_loads
 from engine.importers.openai_chat import convert_chat_messages
 
 FORMAT = "letta"
-AGENT_KEYS = frozenset({"llm_config", "agent_type", "memory_blocks", "core_memory", "in_context_message_ids"})
+AGENT_KEYS = Names({"llm_config", "agent_type", "memory_blocks", "core_memory", "in_context_message_ids"})
 
 
 def _unwrap(value: Any) -> Any:

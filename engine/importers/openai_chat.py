@@ -30,6 +30,7 @@ from engine.importers._common import (
     Collector,
     Conversation,
     ImportResult,
+    Names,
     compact_json,
     image_note,
     import_conversations,
@@ -48,7 +49,7 @@ VALUE_MEDIA = ("image", "video", "audio", "image_url", "video_url", "audio_url")
 IMAGE_PARTS = ("image_url", "input_image")
 PART_SEPARATOR = "\n\n"
 # Keys with a place in the message model; any other key of a source message goes to metadata.source.
-MAPPED_KEYS = frozenset(
+MAPPED_KEYS = Names(
     {"role", "content", "tool_calls", "tool_call_id", "id", "timestamp", "reasoning_content", "reasoning"}
     | {"reasoning_details"}
 )

@@ -24,6 +24,7 @@ from typing import Any
 from engine.importers._common import (
     Collector,
     ImportResult,
+    Names,
     compact_json,
     image_placeholder,
     load_json_document,
@@ -41,7 +42,7 @@ COMPACTION_PROMPT = "What did we do so far?"
 SUBTASK_PROMPT = "The following tool was executed by the user"
 CLEARED = "[Old tool result content cleared]"
 INTERRUPTED = "[Tool execution was interrupted]"
-BOOKKEEPING = frozenset({"snapshot", "patch", "agent", "retry", "step-start"})
+BOOKKEEPING = Names({"snapshot", "patch", "agent", "retry", "step-start"})
 
 
 def detect_opencode(sniff: Sniff) -> bool:

@@ -21,13 +21,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.importers._common import Collector, ImportResult, compact_json, iso_to_ms, read_items
+from engine.importers._common import Collector, ImportResult, Names, compact_json, iso_to_ms, read_items
 from engine.importers.openai_chat import normalize_call
 from engine.messages import AiMessage
 
 FORMAT = "openhands"
-SOURCES = frozenset({"user", "agent", "environment"})
-BOOKKEEPING = frozenset({"change_agent_state", "recall", "agent_state_changed", "null", "condensation"})
+SOURCES = Names({"user", "agent", "environment"})
+BOOKKEEPING = Names({"change_agent_state", "recall", "agent_state_changed", "null", "condensation"})
 
 
 def _events(value: Any) -> list[Any] | None:

@@ -34,6 +34,7 @@ from typing import Any
 from engine.importers._common import (
     Collector,
     ImportResult,
+    Names,
     Problem,
     compact_json,
     image_note,
@@ -48,9 +49,9 @@ from engine.messages import AiMessage
 from engine.usage import otel_usage
 
 FORMAT = "openhands-v1"
-RESULT_KINDS = frozenset({"ObservationEvent", "UserRejectObservation", "AgentErrorEvent"})
-KNOWN_KINDS = frozenset({"SystemPromptEvent", "MessageEvent", "ActionEvent", "Condensation", *RESULT_KINDS})
-BOOKKEEPING = frozenset(
+RESULT_KINDS = Names({"ObservationEvent", "UserRejectObservation", "AgentErrorEvent"})
+KNOWN_KINDS = Names({"SystemPromptEvent", "MessageEvent", "ActionEvent", "Condensation", *RESULT_KINDS})
+BOOKKEEPING = Names(
     {
         "ConversationStateUpdateEvent",
         "CondensationRequest",

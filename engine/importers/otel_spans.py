@@ -20,11 +20,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.importers._common import Names
+
 INPUT, OUTPUT, SYSTEM = "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"
 FLAT_KEY = re.compile(
     r"^(gen_ai\.prompt|gen_ai\.completion|llm\.input_messages|llm\.output_messages)\.(\d+)\.(.+)$"
 )
-LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+LLM_OPERATIONS = Names({"chat", "text_completion", "generate_content", "completion"})
 MAX_SPANS = 100_000  # a trace file with more is cut there, said as a problem
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from engine.importers._common import (
     Collector,
     ImportResult,
+    Names,
     compact_json,
     image_placeholder,
     iso_to_ms,
@@ -38,8 +39,8 @@ from engine.messages import AiMessage
 from engine.usage import anthropic_usage
 
 FORMAT = "pi"
-PI_ROLES = frozenset({"user", "assistant", "toolResult", "bashExecution", "custom"})
-BOOKKEEPING = frozenset({"model_change", "thinking_level_change", "label", "session_info", "custom"})
+PI_ROLES = Names({"user", "assistant", "toolResult", "bashExecution", "custom"})
+BOOKKEEPING = Names({"model_change", "thinking_level_change", "label", "session_info", "custom"})
 COMPACTION_PREFIX = "The conversation history before this point was compacted into the following summary:"
 BRANCH_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
 

@@ -25,6 +25,7 @@ from typing import Any
 from engine.importers._common import (
     Collector,
     ImportResult,
+    Names,
     compact_json,
     image_placeholder,
     iso_to_ms,
@@ -35,7 +36,7 @@ from engine.messages import AiMessage
 from engine.usage import gemini_usage
 
 FORMAT = "qwen-code"
-RECORD_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
+RECORD_TYPES = Names({"user", "assistant", "tool_result", "system"})
 SESSION_KEYS = ("sessionId", "cwd", "version", "gitBranch")
 
 

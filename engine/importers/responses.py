@@ -28,6 +28,7 @@ from typing import Any
 from engine.importers._common import (
     Collector,
     ImportResult,
+    Names,
     compact_json,
     image_note,
     image_placeholder,
@@ -51,8 +52,8 @@ OUTPUT_ITEMS = (
 )
 PROVIDER_RUN = ("web_search_call", "image_generation_call")  # run by the provider: no output item follows
 # Codex's own bookkeeping items: never sent to the model as such
-BOOKKEEPING_ITEMS = frozenset({"ghost_snapshot", "compaction_trigger", "configuration_update", "other"})
-ITEM_TYPES = frozenset(
+BOOKKEEPING_ITEMS = Names({"ghost_snapshot", "compaction_trigger", "configuration_update", "other"})
+ITEM_TYPES = Names(
     {
         "message",
         "reasoning",
@@ -65,7 +66,7 @@ ITEM_TYPES = frozenset(
         *OUTPUT_ITEMS,
     }
 )
-ASSISTANT_ITEMS = frozenset(
+ASSISTANT_ITEMS = Names(
     {"reasoning", "file_search_call", "computer_call", "agent_message", *PROVIDER_RUN, *CALL_ITEMS}
 )
 CALL_NAMES = {"local_shell_call": "local_shell", "tool_search_call": "tool_search"}

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.importers._common import Collector, ImportResult, load_json_document
+from engine.importers._common import Collector, ImportResult, Names, load_json_document
 from engine.importers.openai_chat import convert_chat_messages
 
 FORMAT = "swe-agent"
-SWE_KEYS = frozenset({"message_type", "tool_call_ids", "agent", "is_demo"})
+SWE_KEYS = Names({"message_type", "tool_call_ids", "agent", "is_demo"})
 
 
 def detect_swe_agent(sniff: Any) -> bool:

@@ -531,3 +531,12 @@ def test_claude_code_variants_from_real_files() -> None:
     assert built.messages[0].id == summary.id and "cu1-comp" not in {m.id for m in built.messages}
     sidechain = import_file(variants / "sidechain_integrated.jsonl", conversation=1)
     assert [m.type for m in sidechain.messages] == ["final_answer", "tool_calls", "tool_output"]
+
+
+def test_a_name_set_answers_for_any_json_value():
+    """Malformed records put lists and objects where importers look up names (a record's type, a role)."""
+    from engine.importers._common import Names
+
+    kinds = Names({"user", "assistant"})
+    assert "user" in kinds and "tool" not in kinds
+    assert {"kind": "user"} not in kinds and ["user"] not in kinds and None not in kinds
