@@ -225,12 +225,10 @@ def _decisions_of(
     start, count = 0, len(only)
     while start < count:
         removal, end = found[start], start + 1
-        if removal is not None and (removal.replaced_by is None or removal.replaced_by in carriers):
+        if _decided_by(removal, carriers):
             while end < count and found[end] is removal:
                 end += 1
-            tail = tails.get(id(removal))
-            if tail is None:
-                tail = tails[id(removal)] = _removal_tail(removal, carriers, wire_index)
+            tail = _shared_tail(removal, carriers, wire_index, tails)
             decisions.extend(_removal_run(session, only[start:end], removal, tail))
         else:
             index = only[start]
@@ -292,12 +290,17 @@ def _fates(
         state = by_origin.get(index)
         # A removed message is carried by the state that replaced it (compressed, degraded, assembled),
         # unless that state was summarised in turn.
-        if removal is not None and (removal.replaced_by is None or removal.replaced_by in carriers):
+        if _decided_by(removal, carriers):
             yield index, message, removal, None
         elif removal is None and state is not None:
             yield index, message, None, state
         else:
             yield index, message, None, None
+
+
+def _decided_by(removal: Removal | None, carriers: dict[str, State]) -> bool:
+    """A removal decides its message's fate unless the carrier it handed it to was summarised in turn."""
+    return removal is not None and (removal.replaced_by is None or removal.replaced_by in carriers)
 
 
 def _carrier(removal: Removal, carriers: dict[str, State]) -> State | None:
@@ -347,10 +350,18 @@ def _from_state(index, message, state: State, wire_index) -> Decision:
 def _from_removal(
     index, message, removal, carriers: dict[str, State], wire_index, tails: dict[int, tuple[Any, ...]]
 ) -> Decision:
+    tail = _shared_tail(removal, carriers, wire_index, tails)
+    return _decision((index, message.id, message.role, message.type), tail)
+
+
+def _shared_tail(
+    removal: Removal, carriers: dict[str, State], wire_index, tails: dict[int, tuple[Any, ...]]
+) -> tuple[Any, ...]:
+    """`_removal_tail`, made once per removal of a decision list (`tails`)."""
     tail = tails.get(id(removal))
     if tail is None:
         tail = tails[id(removal)] = _removal_tail(removal, carriers, wire_index)
-    return _decision((index, message.id, message.role, message.type), tail)
+    return tail
 
 
 def _removal_tail(removal: Removal, carriers: dict[str, State], wire_index) -> tuple[Any, ...]:
