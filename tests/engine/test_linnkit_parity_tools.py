@@ -229,21 +229,25 @@ def test_per_run_keeps_whole_runs():
     assert compressed(result) == []
 
 
-# toolHistoryCompressor.strategy.test.ts: "overflowStrategy: 'keep-latest' keeps the latest groups when
-# per-run exceeds maxInteractionGroups"
-def test_keep_latest_overflow_keeps_the_newest_groups():
-    messages = [*FIVE_IN_ONE_RUN, user_input("u_current")]
-    result = preprocess(
-        messages,
+def _five_groups_capped_at_three(overflow_strategy: str, **tool_history: object):
+    """Five groups of one run, all selected by per-run, over a cap of three."""
+    return preprocess(
+        [*FIVE_IN_ONE_RUN, user_input("u_current")],
         toolHistory={
             "strategy": "per-run",
             "keepLatestRuns": 1,
             "maxInteractionGroups": 3,
-            "overflowStrategy": "keep-latest",
-            **DROP,
+            "overflowStrategy": overflow_strategy,
+            **tool_history,
         },
         workingMemory={"maxRecentToolInteractions": 2},
     )
+
+
+# toolHistoryCompressor.strategy.test.ts: "overflowStrategy: 'keep-latest' keeps the latest groups when
+# per-run exceeds maxInteractionGroups"
+def test_keep_latest_overflow_keeps_the_newest_groups():
+    result = _five_groups_capped_at_three("keep-latest", **DROP)
     assert ids(result.preprocessed) == [
         "u_1",
         "a_r1_3",
@@ -259,17 +263,7 @@ def test_keep_latest_overflow_keeps_the_newest_groups():
 
 # toolHistoryCompressor.strategy.test.ts: "overflowStrategy: 'fail-fast' throws a typed ContextProviderError"
 def test_fail_fast_overflow_is_a_fatal_typed_error():
-    messages = [*FIVE_IN_ONE_RUN, user_input("u_current")]
-    result = preprocess(
-        messages,
-        toolHistory={
-            "strategy": "per-run",
-            "keepLatestRuns": 1,
-            "maxInteractionGroups": 3,
-            "overflowStrategy": "fail-fast",
-        },
-        workingMemory={"maxRecentToolInteractions": 2},
-    )
+    result = _five_groups_capped_at_three("fail-fast")
     assert result.error is not None
     assert (result.error.code, result.error.provider_name) == (
         "TOOL_HISTORY_OVERFLOW",
