@@ -109,6 +109,13 @@ class GroupScan:
     complete: list[bool] = field(default_factory=list)  # per group: every call answered
     declared: dict[str, ToolGroup] = field(default_factory=dict)  # call id -> the group that declared it last
     user_inputs: int = 0
+    # Facts a compressor reads at each user input, so it need not look at every group: no two groups' anchors
+    # share an id, and no group is a checkpoint. `anchor_at` (anchor id -> index) is shared by every scan
+    # extended from this one, along any list: an id met at another index, by any of them, makes
+    # `repeated_anchor` true; a false alarm only costs the look it spares.
+    anchor_at: dict[str, int] = field(default_factory=dict)
+    repeated_anchor: bool = False
+    any_checkpoint: bool = False
 
     def complete_groups(self) -> list[ToolGroup]:
         return list(compress(self.groups, self.complete))
@@ -118,7 +125,14 @@ class GroupScan:
     ) -> GroupScan:
         """The scan of `messages`, whose first `self.length` are the messages this scan has seen."""
         scan = GroupScan(
-            self.length, list(self.groups), list(self.complete), dict(self.declared), self.user_inputs
+            self.length,
+            list(self.groups),
+            list(self.complete),
+            dict(self.declared),
+            self.user_inputs,
+            self.anchor_at,
+            self.repeated_anchor,
+            self.any_checkpoint,
         )
         changed: dict[int, tuple[ToolGroup, int]] = {}  # id -> (group made or copied here, its position)
         for index in range(self.length, len(messages)):
@@ -129,20 +143,8 @@ class GroupScan:
             elif kind == "tool_calls" and message.role == "assistant":  # an anchor if a call has an id
                 calls = [c for c in message.tool_calls if js_trim(call_id(c))]
                 if calls:
-                    group = ToolGroup(
-                        anchor_index=index,
-                        anchor_id=message.id,
-                        call_ids=[call_id(c) for c in calls],
-                        tool_names=[call_name(c) for c in calls],
-                        run_ordinal=scan.user_inputs,
-                        output_indices=[],
-                        answered=[],
-                    )
-                    changed[id(group)] = (group, len(scan.groups))
-                    scan.groups.append(group)
-                    scan.complete.append(False)
-                    for cid in group.call_ids:
-                        scan.declared[cid] = group
+                    group = scan._add_group(message, index, calls)
+                    changed[id(group)] = (group, len(scan.groups) - 1)
             elif kind == "tool_output":
                 answered = message.tool_call_id
                 group = scan.declared.get(answered) if answered is not None else None
@@ -158,9 +160,29 @@ class GroupScan:
                     group.answered.append(answered)
         for group, position in changed.values():
             group.is_checkpoint = _is_checkpoint(group, messages, checkpoint_tool)
+            scan.any_checkpoint = scan.any_checkpoint or group.is_checkpoint
             scan.complete[position] = group.complete
         scan.length = len(messages)
         return scan
+
+    def _add_group(self, anchor: AiMessage, index: int, calls: list[dict]) -> ToolGroup:
+        """A new group for the anchor at `index`, declaring its `calls` (those with an id)."""
+        group = ToolGroup(
+            anchor_index=index,
+            anchor_id=anchor.id,
+            call_ids=[call_id(c) for c in calls],
+            tool_names=[call_name(c) for c in calls],
+            run_ordinal=self.user_inputs,
+            output_indices=[],
+            answered=[],
+        )
+        if self.anchor_at.setdefault(anchor.id, index) != index:
+            self.repeated_anchor = True
+        self.groups.append(group)
+        self.complete.append(False)
+        for cid in group.call_ids:
+            self.declared[cid] = group
+        return group
 
     def _copy(self, group: ToolGroup) -> tuple[ToolGroup, int]:
         """A copy of an earlier scan's group (shared with it), put in its place in this scan."""

@@ -20,6 +20,8 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from itertools import repeat
+from operator import contains
 from typing import Any, TypeVar
 
 from engine.encodings import LoadedEncoding, load_encoding, resolve_encoding
@@ -242,6 +244,16 @@ class DefaultTokenizer(TokenizerPort):
             return self.count(text)
         return len(encoding.encode(text))
 
+    def cached_precise_sum(self, texts: list[str]) -> int | None:
+        """The sum of `precise_count` over `texts` when every count is cached and no text may hold a special
+        token (read in C: a long build's summarization check sums ~3,000 contents); else None."""
+        if self._encoding() is None or self._special_mark is None:
+            return None
+        counts = list(map(self._text_cache.get, filter(None, texts)))
+        if None in counts or any(map(contains, texts, repeat(self._special_mark))):
+            return None
+        return sum(counts)
+
     def estimate_text(self, text: str, model_id: str | None = None) -> int:
         return self.count(text)
 
@@ -403,7 +415,9 @@ def content_token_count(
         and build_tokenizer.avg_chars_per_token == tokenizer.avg_chars_per_token
     ):
         tokenizer = build_tokenizer
-    return sum(tokenizer.precise_count(text) for text in texts if isinstance(text, str))
+    texts = [text for text in texts if isinstance(text, str)]
+    known = tokenizer.cached_precise_sum(texts)
+    return known if known is not None else sum(map(tokenizer.precise_count, texts))
 
 
 _CJK = re.compile(r"[\u4e00-\u9fa5\u3040-\u30ff\uac00-\ud7af]")

@@ -19,6 +19,7 @@ from engine.lanes import LaneLists
 from engine.messages import AiMessage
 from engine.preprocess.base import Entry, Removal, StageOutput, common_prefix
 from engine.result import Event
+from engine.shared_ids import extends, id_set
 
 STRATEGY = "summary_replacement_cleanup"
 
@@ -155,11 +156,11 @@ def _purify(
     if summary is not None and summary is held:
         replaced = last.replaced
     else:
-        replaced = frozenset(summary.meta("replacedMessageIds") or []) if summary is not None else frozenset()
+        replaced = id_set(summary.meta("replacedMessageIds") or []) if summary is not None else frozenset()
     if summary is None or not replaced:
         return _Run(entries, best, replaced, len(entries), entries, [], [], [], [], [], summaries, best_at)
     lists, start = _Lists(), 0
-    if held is not None and last.replaced and (summary is held or last.replaced <= replaced):
+    if held is not None and last.replaced and _folds(summary, held, last.replaced, replaced):
         lists, start = _carried(last, seen), seen
         if summary is not held and not _refolded(lists, entries, replaced, summary.id):
             lists, start = _Lists(), 0  # an entry the old summary removed is the new one: look at all
@@ -168,6 +169,14 @@ def _purify(
     out = lists.out if kept != len(entries) else entries
     return _Run(entries, best, replaced, kept, out, lists.kept_at, lists.removed_at, lists.removed_ids,
                 lists.origins, lists.origin_ends, summaries, best_at)  # fmt: skip
+
+
+def _folds(summary: AiMessage, held: AiMessage, held_ids: frozenset[str], ids: frozenset[str]) -> bool:
+    """`summary` replaces every message `held` did (it is held, its list was folded from held's, or a look
+    at the sets says so)."""
+    if summary is held:
+        return True
+    return extends(summary.meta("replacedMessageIds"), held.meta("replacedMessageIds")) or held_ids <= ids
 
 
 def _summary_of(run: _Run | None) -> AiMessage | None:

@@ -128,7 +128,7 @@ def _extended(
     groups = scan.complete_groups() if history_end >= 2 else []
     if not groups:
         return _Plan(prefix, plan.key, scan, entries=prefix)
-    kept, selected = _select_kept(groups, tool_history)
+    kept, selected = _select_kept(groups, tool_history, scan)
     removed = _removed(groups, kept)
     if not removed:
         return _Plan(prefix, plan.key, scan, entries=prefix)
@@ -189,8 +189,9 @@ def _events(
     return events
 
 
-def _select_kept(groups: list[ToolGroup], tool_history: Any) -> tuple[list[ToolGroup], int]:
-    """The groups to keep, and how many the strategy selected before the `maxInteractionGroups` cap."""
+def _select_kept(groups: list[ToolGroup], tool_history: Any, scan: GroupScan) -> tuple[list[ToolGroup], int]:
+    """The groups to keep (of `groups`, the complete groups of `scan`), and how many the strategy selected
+    before the `maxInteractionGroups` cap."""
     strategy = tool_history.strategy
     if strategy == "none":
         kept = list(groups)
@@ -200,13 +201,14 @@ def _select_kept(groups: list[ToolGroup], tool_history: Any) -> tuple[list[ToolG
         floor_ordinal = max(0, newest_run - runs + 1)
         kept = groups[bisect_left(groups, floor_ordinal, key=lambda g: g.run_ordinal) :] if runs > 0 else []
     else:  # per-pair
-        plain = list(filterfalse(_IS_CHECKPOINT, groups))
+        plain = list(filterfalse(_IS_CHECKPOINT, groups)) if scan.any_checkpoint else groups
         count = tool_history.keep_latest_tool_pairs
         kept = plain[max(0, len(plain) - count) :] if count > 0 else []  # JS slice(-count): all when fewer
-    checkpoint = _latest_checkpoint(groups)
+    checkpoint = _latest_checkpoint(groups) if scan.any_checkpoint else None
     if checkpoint is not None and all(checkpoint is not k for k in kept):
         kept.append(checkpoint)
-    kept = _same_anchor_ids(groups, kept)
+    if scan.repeated_anchor:
+        kept = _same_anchor_ids(groups, kept)
     cap = tool_history.max_interaction_groups
     if len(kept) <= cap:
         return kept, len(kept)
@@ -217,7 +219,8 @@ def _select_kept(groups: list[ToolGroup], tool_history: Any) -> tuple[list[ToolG
             fatal=True,
             provider_name=PROVIDER_NAME,
         )
-    return _same_anchor_ids(kept, _keep_latest(kept, checkpoint, cap)), len(kept)
+    chosen = _keep_latest(kept, checkpoint, cap)
+    return (_same_anchor_ids(kept, chosen) if scan.repeated_anchor else chosen), len(kept)
 
 
 def _same_anchor_ids(groups: list[ToolGroup], kept: list[ToolGroup]) -> list[ToolGroup]:

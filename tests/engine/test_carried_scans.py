@@ -158,3 +158,28 @@ def test_created_ids_are_checked_from_where_the_last_checked_list_ended():
     assert [e.message.id for e in out if e.created] == ["compressed:a1", "compressed:a2", "compressed:a1#2"]
     forget_checked()
     assert [e.message.id for e in distinct_created(repeated)] == [e.message.id for e in out]
+
+
+def _calls(message_id: str, call: str) -> AiMessage:
+    tool_call = {"id": call, "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+    return AiMessage(message_id, "assistant", "tool_calls", "", 0, {"tool_calls": [tool_call]})
+
+
+def test_a_scan_knows_whether_anchors_repeat_an_id_and_whether_a_group_is_a_checkpoint():
+    plain = GroupScan().extend(_session(3), "context_checkpoint")
+    assert (plain.repeated_anchor, plain.any_checkpoint) == (False, False)
+    again = [*_session(3), _calls("a2", "c9")]  # a second anchor with the id a2
+    assert GroupScan().extend(again, "context_checkpoint").repeated_anchor is True
+    assert plain.extend(again, "context_checkpoint").repeated_anchor is True
+    assert plain.repeated_anchor is False  # the scan it went on from is unchanged
+    checkpoint = [*_session(1), _calls("a9", "c9")]
+    assert GroupScan().extend(checkpoint, "read_file").any_checkpoint is True
+
+
+def test_two_lists_going_on_from_one_scan_with_an_id_at_other_places_is_a_false_alarm_only():
+    start = GroupScan().extend(_session(1), "context_checkpoint")
+    one = start.extend([*_session(1), _calls("x", "c5")], "context_checkpoint")
+    other = start.extend([*_session(1), _turn(2)[0], _calls("x", "c6")], "context_checkpoint")
+    assert one.repeated_anchor is False
+    assert other.repeated_anchor is True  # "x" was met at index 4 by `one`: told to look at the groups
+    assert _shape(other.groups) == _fresh([*_session(1), _turn(2)[0], _calls("x", "c6")])

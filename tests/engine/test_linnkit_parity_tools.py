@@ -384,3 +384,14 @@ def test_per_pair_keeps_all_groups_when_there_are_fewer_than_the_count():
     messages = [*ONE_RUN, user_input("u_current")]
     result = preprocess(messages, toolHistory={"strategy": "per-pair", "keepLatestToolPairs": 4, **DROP})
     assert ids(result.preprocessed) == ids(messages)
+
+
+def test_an_anchor_id_repeated_in_a_later_step_keeps_the_older_group_as_a_build_from_nothing():
+    old = [tool_calls("a_dup", ("c_old", "search", {})), tool_output("t_old", "c_old", "search", "old")]
+    first = [user_input("u_1"), *old, *read_group(1), *read_group(2), user_input("u_2")]
+    new = [tool_calls("a_dup", ("c_new", "search", {})), tool_output("t_new", "c_new", "search", "new")]
+    messages = [*first, *new, user_input("u_now")]
+    per_pair = {"strategy": "per-pair", "keepLatestToolPairs": 1, **DROP}
+    assert ids(preprocess(first, toolHistory=per_pair).preprocessed) == ["u_1", "a_tc_2", "t_out_2", "u_2"]
+    result = preprocess(messages, toolHistory=per_pair)  # goes on from the first build's scan
+    assert ids(result.preprocessed) == ["u_1", "a_dup", "t_old", "u_2", "a_dup", "t_new", "u_now"]
