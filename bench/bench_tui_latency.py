@@ -13,8 +13,8 @@ Drives the real app headless with Pilot (200x50) on the largest transcript in ..
   of the last edit may still be computing.
 Each session's line also gives the time of a fixed pure-Python loop before and after it (`machine_speed`):
 on a shared VM the CPU's speed changes by up to 2x within seconds, and the latencies with it.
-Then, in a fresh process, the peak RSS with a synthetic N-message session (default 10,000) open and its
-build on screen. Numbers, not pass/fail.
+Then, when no session is given, in a fresh process, the peak RSS with a synthetic 10,000-message session
+open and its build on screen; `--memory N` measures only that, with N messages. Numbers, not pass/fail.
 
 Like `linn-playground`, it freezes what its imports made out of the garbage collector's scans
 (`gc.freeze()`, as `playground.cli.main.main` does); the app itself freezes again once its first build
@@ -26,6 +26,7 @@ edit waits for its build only, not for the step series nor the cost pane's repla
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import gc
 import json
@@ -234,19 +235,17 @@ def line(label: str, samples: list[tuple[float, float]]) -> str:
 
 def main() -> None:
     gc.freeze()  # as playground.cli.main.main does once its imports are done
-    args = sys.argv[1:]
-    edits = EDITS
-    if "--edits" in args:
-        at = args.index("--edits")
-        edits = int(args[at + 1])
-        del args[at : at + 2]
-    series = "--series-running" not in args
-    args = [a for a in args if a != "--series-running"]
-    if args[:1] == ["--memory"]:
-        memory(int(args[1]) if len(args) > 1 else 10_000)
+    parser = argparse.ArgumentParser(description="Key-to-screen latency of the TUI, and its memory.")
+    parser.add_argument("sessions", nargs="*", type=Path, help="sessions to open (default: see above)")
+    parser.add_argument("--edits", type=int, default=EDITS, help="edits and steps of each kind")
+    parser.add_argument("--series-running", action="store_true", help="do not wait for the series")
+    parser.add_argument("--memory", type=int, metavar="N", help="only the peak RSS with N messages (0: skip)")
+    args = parser.parse_args()
+    if args.memory:
+        memory(args.memory)
         return
     _record_paints()
-    paths = [Path(p) for p in args]
+    paths = list(args.sessions)
     with tempfile.TemporaryDirectory() as tmp:
         if not paths:
             paths = [p for p in (largest_real_session(),) if p is not None]
@@ -254,13 +253,13 @@ def main() -> None:
         for path in paths:
             messages = len(load_inputs(path).session.messages)
             before = machine_speed()
-            rounds = asyncio.run(measure(path, edits, series))
+            rounds = asyncio.run(measure(path, args.edits, not args.series_running))
             after = machine_speed()
             speed = f"calibration loop {before:.0f} ms before, {after:.0f} after"
             print(f"{path.name} ({messages} messages; {speed})")
             for label, samples in rounds.items():
                 print(line(label, samples))
-    if not args:
+    if not args.sessions and args.memory is None:
         subprocess.run([sys.executable, __file__, "--memory", "10000"], check=True)
 
 

@@ -7,6 +7,10 @@ aider's console output (shown to the user, never sent as such to the model: coun
 other lines are the model's replies. Aider records no structured tool calls (edits are inside the reply
 text) and no system prompt. A file holds many sessions: `conversation` picks one, the last by default; the
 text before the first header is a session too.
+
+Aider ends every line of a user turn with a Markdown hard break (two spaces): where a file's `####` lines
+have it, a `####` line without it is the model's own heading (`#### Step 1`) inside its reply. A file whose
+trailing spaces were stripped (an editor, a linter) reads every `####` line as the user's.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ def _read(
     block: list[str] = []
     kind: str | None = None  # "user" or "assistant"
     block_line = first
+    marked = any(line.startswith("####") and line.endswith("  ") for line in lines[first:last])
 
     def flush() -> None:
         text = "\n".join(block).strip("\n")
@@ -84,11 +89,13 @@ def _read(
                 session["model"] = model.group(1)
             out.skip("aider console output (not sent to the model)", number + 1)
             continue
-        now = "user" if line.startswith("####") else "assistant"
+        now = "user" if line.startswith("####") and (raw.endswith("  ") or not marked) else "assistant"
         if now != kind:
             flush()
             kind, block_line = now, number
-        block.append(line[len(USER_PREFIX) :] if line.startswith(USER_PREFIX) else line.removeprefix("####"))
+        if now == "user":
+            line = line[len(USER_PREFIX) :] if line.startswith(USER_PREFIX) else line.removeprefix("####")
+        block.append(line)
     flush()
 
 

@@ -48,6 +48,7 @@ from engine.importers._common import (
     iso_to_ms,
     iter_jsonl,
     iter_jsonl_file,
+    load_json_document,
     read_transcript,
     summary_metadata,
     with_usage,
@@ -77,19 +78,43 @@ KNOWN_LINE_TYPES = Names(
     | {"agent-name", "tag", "pr-link", "mode", "cost-state", "worktree-state"}
 )
 
+LOGLINES_KEY, LOGLINES_LOOK = '"loglines"', 256  # a web session's log: the key, within the first characters
+
 # what `claude_stream` leaves of a stream-json run's own lines (init, result, partial events): counted
 STREAM_BOOKKEEPING = "stream:"
 
 
 def import_claude_code(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
     """Read a Claude Code transcript: its live branch (see `claude_branches`), or one of its sidechains.
-    Malformed lines are reported in `problems` and skipped."""
+    Malformed lines are reported in `problems` and skipped. The lines may also come as one JSON document
+    `{"loglines": [...]}` (a web session's log, as Claude Code on the web serves it): each element is a
+    line, numbered from 1."""
+    logged = loglines(text)
+    if logged is not None:
+        return _import_lines(((n, line, None) for n, line in enumerate(logged, 1)), path, conversation)
     return _import_lines(iter_jsonl(text), path, conversation)
 
 
 def import_claude_code_file(path: Path, conversation: int | None = None) -> ImportResult:
     """As `import_claude_code`, reading the file a line at a time (a 100 MB file is never one string)."""
+    with path.open("rb") as file:
+        start = file.read(LOGLINES_LOOK).decode("utf-8", "replace")
+    if LOGLINES_KEY in start and start.lstrip().startswith("{"):
+        text, unreadable = read_transcript(path)
+        result = import_claude_code(text, str(path), conversation)
+        result.problems[:0] = unreadable
+        return result
     return _import_lines(iter_jsonl_file(path), str(path), conversation)
+
+
+def loglines(text: str) -> list[Any] | None:
+    """The lines of a `{"loglines": [...]}` document, or None for any other text (read as JSONL)."""
+    if LOGLINES_KEY not in text[:LOGLINES_LOOK] or not text.lstrip().startswith("{"):
+        return None
+    value, error, _ = load_json_document(text)
+    if error is not None or not isinstance(value, dict) or not isinstance(value.get("loglines"), list):
+        return None
+    return value["loglines"]
 
 
 def _import_lines(

@@ -63,6 +63,9 @@ def is_linn_session(sniff: Sniff) -> bool:
 
 
 def detect_claude_code(sniff: Sniff) -> bool:
+    doc = sniff.document
+    if isinstance(doc, dict) and isinstance(doc.get("loglines"), list):  # a web session's log
+        return any(_is_claude_line(s) for s in doc["loglines"][:SAMPLE_ITEMS])
     return any(_is_claude_line(s) for s in sniff.items)
 
 

@@ -7,11 +7,17 @@ One JSON object `{sessionId, projectHash, startTime, lastUpdated, messages: [...
 inside the calling message —, or a `final_answer` when it calls nothing. `info`/`error`/`warning` are the
 CLI's own notices, never sent to the model: counted, not imported. No system prompt is stored. A `gemini`
 message's `tokens` (usageMetadata: `input` includes `cached`) is its call's `metadata.usage`, on the last
-message it produced.
+message it produced; `tokens: null` (a reply written before its usage came) is a call without usage.
+
+`content` may also hold the model's own parts, as the CLI writes a history it rebuilt (`$set` of
+`messages` after a compression or a masking: `updateMessagesFromHistory`): `{"text", "thought": true}` is a
+thought, a `functionCall` part in a `gemini` message is a call, and a `functionResponse` part in a `user`
+message is that call's result (once: a result the call's own record already gave is not repeated).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from engine.importers._common import (
@@ -56,6 +62,7 @@ def import_gemini(text: str, path: str = "<text>", conversation: int | None = No
 def convert_messages(out: Collector, messages: list[Any], lines: list[int] | None = None) -> None:
     """The messages of a session record, in order; `lines` (when the record was read from JSONL) gives the
     line each message was last written on, for skip and problem reports."""
+    answered: set[str] = set()  # call ids whose result came in
     for index, message in enumerate(messages):
         line = lines[index] if lines else None
         label = f"messages[{index}]"
@@ -63,8 +70,8 @@ def convert_messages(out: Collector, messages: list[Any], lines: list[int] | Non
             out.problem(line, f"{label}: expected a message object, found {type(message).__name__}")
             continue
         start = len(out.messages)
-        _message(out, index, line or index + 1, message)
-        if message.get("type") == "gemini" and "tokens" in message:
+        _message(out, index, line or index + 1, message, answered)
+        if message.get("type") == "gemini" and message.get("tokens") is not None:
             _attach_tokens(out, start, index, line, message)
 
 
@@ -91,55 +98,98 @@ def _text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return PART_SEPARATOR.join(
-            p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+            p["text"]
+            for p in content
+            if isinstance(p, dict) and isinstance(p.get("text"), str) and p.get("thought") is not True
         )
     return "" if content is None else compact_json(content)
 
 
-def _message(out: Collector, index: int, where: int, message: dict[str, Any]) -> None:
+def _parts(content: Any, key: str) -> list[dict[str, Any]]:
+    """The `key` objects (`functionCall`, `functionResponse`) among a message's content parts."""
+    parts = content if isinstance(content, list) else []
+    return [p[key] for p in parts if isinstance(p, dict) and isinstance(p.get(key), dict)]
+
+
+def _part_thoughts(content: Any) -> list[str]:
+    parts = content if isinstance(content, list) else []
+    return [
+        p["text"]
+        for p in parts
+        if isinstance(p, dict) and p.get("thought") is True and isinstance(p.get("text"), str) and p["text"]
+    ]
+
+
+Add = Callable[..., None]  # add(id suffix, role, type, content, metadata=None)
+
+
+def _message(out: Collector, index: int, where: int, message: dict[str, Any], answered: set[str]) -> None:
     kind = message.get("type")
     base = message["id"] if isinstance(message.get("id"), str) and message["id"] else f"gm-{index}"
     ts = iso_to_ms(message.get("timestamp"))
     ts = index if ts is None else ts
-    text = _text(message.get("content"))
 
     def add(suffix: str, role: str, type_: str, content: str, meta: dict[str, Any] | None = None) -> None:
         out.add(AiMessage(out.unique_id(base + suffix), role, type_, content, ts, meta or None))
 
     if kind == "user":
-        add("", "user", "user_input", text)
-        return
-    if kind in CLI_NOTICES:
+        _user(add, base, message.get("content"), answered)
+    elif kind in CLI_NOTICES:
         out.skip(f"{kind} notice (shown by the CLI, not sent to the model)", where)
-        return
-    if kind != "gemini":  # a newer message type: named, left out
+    elif kind != "gemini":  # a newer message type: named, left out
         out.drift(f"message type {kind!r}", where)
-        return
-    thoughts = message.get("thoughts") if isinstance(message.get("thoughts"), list) else []
+    elif not _reply(add, base, message, answered):
+        out.skip("empty reply", where)
+
+
+def _user(add: Add, base: str, content: Any, answered: set[str]) -> None:
+    """A user turn, and the results its `functionResponse` parts carry (each call's once)."""
+    text, responses = _text(content), _parts(content, "functionResponse")
+    if text or not responses:
+        add("", "user", "user_input", text)
+    for n, response in enumerate(responses):
+        call_id = response.get("id") if isinstance(response.get("id"), str) else f"{base}-response-{n}"
+        if call_id in answered:
+            continue
+        answered.add(call_id)
+        name = response.get("name") if isinstance(response.get("name"), str) else ""
+        output = _response_text(response)
+        add(f"-result-{call_id}", "tool", "tool_output", output,
+            {"tool_call_id": call_id, "raw_output": output, "tool_name": name})  # fmt: skip
+
+
+def _reply(add: Add, base: str, message: dict[str, Any], answered: set[str]) -> bool:
+    """A `gemini` message's thoughts, then its answer or its calls and their recorded results; False when it
+    held nothing."""
+    content = message.get("content")
+    thoughts = [_thought(t) for t in message.get("thoughts") or [] if isinstance(t, dict)]
+    thoughts += _part_thoughts(content)
     for n, thought in enumerate(thoughts):
-        if isinstance(thought, dict):
-            words = [thought.get("subject"), thought.get("description")]
-            add(
-                f"-thought-{n}",
-                "assistant",
-                "thought",
-                "\n".join(w for w in words if isinstance(w, str) and w),
-            )
+        add(f"-thought-{n}", "assistant", "thought", thought)
     calls = [c for c in message.get("toolCalls") or [] if isinstance(c, dict)]
+    recorded = len(calls)
+    ids = {c.get("id") for c in calls}
+    calls += [c for c in _parts(content, "functionCall") if c.get("id") is None or c["id"] not in ids]
     meta = {"model": message["model"]} if isinstance(message.get("model"), str) else {}
+    text = _text(content)
     if not calls:
         if text:
             add("", "assistant", "final_answer", text, meta)
-        elif not thoughts:
-            out.skip("empty reply", where)
-        return
+        return bool(text or thoughts)
     wire_calls = [_call(call, f"{base}-call-{n}") for n, call in enumerate(calls)]
     add("", "assistant", "tool_calls", text, {**meta, "tool_calls": wire_calls})
-    for call, wire in zip(calls, wire_calls, strict=True):
+    # the calls read from the content (after the recorded ones) get their results from a later user message
+    for call, wire in zip(calls[:recorded], wire_calls[:recorded], strict=True):
+        answered.add(wire["id"])
         output, extra = _result(call)
-        name = wire["function"]["name"]
-        head = {"tool_call_id": wire["id"], "raw_output": output, "tool_name": name}
+        head = {"tool_call_id": wire["id"], "raw_output": output, "tool_name": wire["function"]["name"]}
         add(f"-result-{wire['id']}", "tool", "tool_output", output, {**head, **extra})
+    return True
+
+
+def _thought(thought: dict[str, Any]) -> str:
+    words = [thought.get("subject"), thought.get("description")]
+    return "\n".join(w for w in words if isinstance(w, str) and w)
 
 
 def _call(call: dict[str, Any], fallback_id: str) -> dict[str, Any]:
@@ -159,12 +209,19 @@ def _result(call: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     texts: list[str] = []
     for part in call.get("result") or []:
         response = part.get("functionResponse") if isinstance(part, dict) else None
-        body = response.get("response") if isinstance(response, dict) else None
-        if isinstance(body, dict):
-            value = body.get("output", body.get("error", body))
-            texts.append(value if isinstance(value, str) else compact_json(value))
+        if isinstance(response, dict) and isinstance(response.get("response"), dict):
+            texts.append(_response_text(response))
         elif isinstance(part, dict) and isinstance(part.get("text"), str):
             texts.append(part["text"])
     if not texts and isinstance(call.get("resultDisplay"), str):
         texts.append(call["resultDisplay"])
     return PART_SEPARATOR.join(texts), extra
+
+
+def _response_text(response: dict[str, Any]) -> str:
+    """A functionResponse's output (or error), as the model read it."""
+    body = response.get("response")
+    if not isinstance(body, dict):
+        return "" if body is None else compact_json(body)
+    value = body.get("output", body.get("error", body))
+    return value if isinstance(value, str) else compact_json(value)

@@ -6,6 +6,11 @@ the top (older), each with its `system` prompt and `messages` in Letta's schema 
 (`conversation` picks one, default the first); its messages are read as OpenAI chat messages; a user
 message Letta wrapped as JSON (`{"type": "user_message", "message": …}`) is unwrapped to what the user
 wrote. The agent's memory blocks and tools stay in the file (they are in the system message).
+
+An older file (no `in_context_message_ids`, Letta 0.6) holds its messages as stored, in no set order: they
+are read by `created_at` when every one has it. Letta rewrites the system message when memory changes, and
+such a file keeps every version: the latest is the system prompt, the earlier ones are left out (a newer
+file's array is already in order, and its timestamps may disagree by a second: it is read as it is).
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ def import_letta(text: str, path: str = "<text>", conversation: int | None = Non
     if agent is None:
         out.problem(line, error or "expected a Letta agent file (an agent with 'messages')")
         return out.result(FORMAT)
-    entries = [(None, f"messages[{i}]", _chat(m)) for i, m in enumerate(agent["messages"])]
+    entries = [(None, f"messages[{i}]", _chat(m)) for i, m in _in_order(agent, out)]
     if not any(isinstance(m, dict) and m.get("role") == "system" for m in agent["messages"]):
         if isinstance(agent.get("system"), str) and agent["system"]:
             entries.insert(0, (None, "system", {"role": "system", "content": agent["system"]}))
@@ -65,6 +70,21 @@ def import_letta(text: str, path: str = "<text>", conversation: int | None = Non
     if isinstance(model, str):
         session["model"] = model
     return out.result(FORMAT, session=session, conversations=len(agents))
+
+
+def _in_order(agent: dict[str, Any], out: Collector) -> list[tuple[int, Any]]:
+    """The agent's messages with their indices, in the order the model met them (see the module's note)."""
+    numbered = list(enumerate(agent["messages"]))
+    if "in_context_message_ids" in agent:
+        return numbered
+    stamps = [m.get("created_at") if isinstance(m, dict) else None for _, m in numbered]
+    if all(isinstance(t, str) for t in stamps):
+        numbered = [n for _, n in sorted(zip(stamps, numbered, strict=True), key=lambda pair: pair[0])]
+    systems = [i for i, m in numbered if isinstance(m, dict) and m.get("role") == "system"]
+    for index in systems[:-1]:
+        out.skip("an earlier version of the system message (Letta rewrites it as memory changes)", index + 1)
+    latest = [(i, m) for i, m in numbered if i == systems[-1]] if systems else []
+    return latest + [(i, m) for i, m in numbered if i not in systems]
 
 
 def _chat(message: Any) -> Any:

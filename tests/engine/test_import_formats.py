@@ -404,6 +404,40 @@ def test_letta_agent_file_even_as_a_json_string() -> None:
     assert result.unpaired == []
 
 
+def test_an_older_letta_file_is_read_by_time_with_its_latest_system_message() -> None:
+    # Letta 0.6 (no in_context_message_ids) stores its rows in no set order, and keeps each version of the
+    # system message it rewrote as memory changed
+    call = {"id": "c1", "type": "function", "function": {"name": "send_message", "arguments": "{}"}}
+
+    def row(role: str, at: str, text: str, **more: object) -> dict:
+        return {"role": role, "created_at": f"2025-03-24T03:0{at}+00:00", "text": text, **more}
+
+    agent = {
+        "name": "sam",
+        "llm_config": {"model": "gpt-4o-mini"},
+        "messages": [
+            row("tool", "3:00", '{"status": "OK"}', tool_call_id="c1", id="m4"),
+            row("system", "4:00", "You are Sam (v2).", id="m5"),
+            row("user", "1:00", "hi", id="m2"),
+            row("system", "0:00", "You are Sam.", id="m1"),
+            row("assistant", "2:00", "greeting", tool_calls=[call], id="m3"),
+        ],
+    }
+    result = import_text(json.dumps(agent))
+    assert [(m.id, m.type, m.content) for m in result.messages] == [
+        ("m5", "system_prompt", "You are Sam (v2)."),
+        ("m2", "user_input", "hi"),
+        ("m3", "tool_calls", "greeting"),
+        ("m4", "tool_output", '{"status": "OK"}'),
+    ]
+    assert result.unpaired == []
+    assert result.skipped_lines == {
+        "an earlier version of the system message (Letta rewrites it as memory changes)": [4]
+    }
+    newer = {**agent, "in_context_message_ids": ["m1"]}  # a newer file's array is its order
+    assert [m.id for m in import_text(json.dumps(newer)).messages][:2] == ["m4", "m5"]
+
+
 def test_aider_sessions_default_to_the_last_and_skip_console_and_commands() -> None:
     text = "\n".join(
         [
@@ -439,6 +473,21 @@ def test_aider_sessions_default_to_the_last_and_skip_console_and_commands() -> N
         "first question",
         "first answer",
     ]
+
+
+def test_an_aider_reply_may_hold_a_heading_that_looks_like_a_user_line() -> None:
+    # aider ends each user line with a hard break (two spaces); the model's `#### ` heading has none
+    lines = ["# aider chat started at 2025-05-01 10:00:00", "#### fix it  ", "", "Install it:", "",
+             "#### With npm:", "npm i x", "", "#### thanks  ", ""]  # fmt: skip
+    result = import_text("\n".join(lines), name="chat.md")
+    assert [(m.type, m.content) for m in result.messages] == [
+        ("user_input", "fix it"),
+        ("final_answer", "Install it:\n\n#### With npm:\nnpm i x"),
+        ("user_input", "thanks"),
+    ]
+    stripped = import_text("\n".join(line.rstrip() for line in lines), name="chat.md")  # no hard breaks
+    assert [m.type for m in stripped.messages] == ["user_input", "final_answer", "user_input", "final_answer",
+                                                   "user_input"]  # fmt: skip
 
 
 def test_an_unknown_file_names_the_supported_formats(tmp_path: Path) -> None:

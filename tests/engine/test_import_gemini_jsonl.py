@@ -84,3 +84,52 @@ def test_a_recording_cut_mid_line_imports_up_to_the_cut_and_names_the_line() -> 
         "session.jsonl:20: invalid JSON (Expecting property name enclosed in double quotes at column 85)"
     ]
     assert result.came_in()["userTurns"] == 2 and result.came_in()["toolCalls"] == 10
+
+
+def test_a_history_the_cli_rebuilt_brings_its_calls_results_and_thoughts_from_the_content_parts() -> None:
+    # `updateMessagesFromHistory` writes the turns it rebuilt: a call and a thought as parts of a gemini turn,
+    # the call's result as a user turn of functionResponse parts; a reply's `tokens` may still be null
+    call = {"functionCall": {"id": "read-1", "name": "read_file", "args": {"path": "a.py"}}}
+    response = {"functionResponse": {"id": "read-1", "name": "read_file", "response": {"output": "x = 1"}}}
+    recorded = {
+        "id": "g1",
+        "timestamp": "2026-04-23T12:00:02Z",
+        "type": "gemini",
+        "content": "",
+        "toolCalls": [{"id": "ls-1", "name": "ls", "args": {}, "result": [
+            {"functionResponse": {"id": "ls-1", "name": "ls", "response": {"output": "a.py"}}}]}],
+        "tokens": None,
+    }  # fmt: skip
+    messages = [
+        {"id": "u1", "timestamp": "2026-04-23T12:00:01Z", "type": "user", "content": [{"text": "look"}]},
+        recorded,
+        {
+            "id": "r1",
+            "timestamp": "2026-04-23T12:00:03Z",
+            "type": "user",
+            "content": [recorded["toolCalls"][0]["result"][0]],
+        },
+        {
+            "id": "g2",
+            "timestamp": "2026-04-23T12:00:04Z",
+            "type": "gemini",
+            "content": [{"text": "weighing it", "thought": True}, call],
+        },
+        {"id": "r2", "timestamp": "2026-04-23T12:00:05Z", "type": "user", "content": [response]},
+        {"id": "g3", "timestamp": "2026-04-23T12:00:06Z", "type": "gemini", "content": [{"text": "x is 1"}]},
+    ]
+    result = import_text(jsonl(HEADER, {"$set": {"messages": messages}}), name="s.jsonl")
+    assert result.problems == [] and result.unpaired == []
+    assert [(m.id, m.type, m.content) for m in result.messages] == [
+        ("u1", "user_input", "look"),
+        ("g1", "tool_calls", ""),
+        ("g1-result-ls-1", "tool_output", "a.py"),  # the user turn repeating it adds nothing
+        ("g2-thought-0", "thought", "weighing it"),
+        ("g2", "tool_calls", ""),
+        ("r2-result-read-1", "tool_output", "x = 1"),
+        ("g3", "final_answer", "x is 1"),
+    ]
+    assert result.messages[4].tool_calls[0]["function"] == {
+        "name": "read_file",
+        "arguments": '{"path":"a.py"}',
+    }

@@ -319,3 +319,29 @@ def test_a_sidechain_does_not_take_the_main_conversations_compaction() -> None:
     ]
     side = import_text(text_, conversation=1)
     assert shape(side.messages) == [("x1", "user_input", "sub task"), ("x2", "final_answer", "sub done")]
+
+
+def test_a_web_sessions_loglines_document_is_a_transcript_of_its_elements(tmp_path: Path) -> None:
+    lines = [
+        user("u1", None, "add two numbers"),
+        assistant(
+            "a1", "u1", "m1", text("Here:"), {"type": "tool_use", "id": "t1", "name": "Write", "input": {}}
+        ),
+        user("u2", "a1", [{"type": "tool_result", "tool_use_id": "t1", "content": "written"}]),
+        assistant("a2", "u2", "m2", text("Done.")),
+        ["not a line"],
+    ]
+    document = json.dumps({"loglines": lines}, indent=2)
+    result = import_text(document, name="web.json")
+    assert result.format == "claude-code"
+    assert [(m.type, m.content) for m in result.messages] == [
+        ("user_input", "add two numbers"),
+        ("final_answer", "Here:"),  # a text block and a tool use are two messages, as in any transcript
+        ("tool_calls", ""),
+        ("tool_output", "written"),
+        ("final_answer", "Done."),
+    ]
+    assert [str(p) for p in result.problems] == ["web.json:5: expected a JSON object, found list"]
+    path = tmp_path / "web.json"
+    path.write_text(document, encoding="utf-8")
+    assert [m.content for m in import_file(path).messages] == [m.content for m in result.messages]
