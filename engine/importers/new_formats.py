@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from engine.importers import claude_stream, cline, copilot_cli, cursor_agent, qwen_code
 from engine.importers.folders import FolderFormat, register_folder_format
+from engine.importers.gemini_checkpoint import detect_gemini_checkpoint, import_gemini_checkpoint
 from engine.importers.gemini_jsonl import detect_gemini_jsonl, import_gemini_jsonl
 from engine.importers.openhands_v1 import (
     claims_folder as claims_openhands_folder,
@@ -36,6 +37,13 @@ NEW_FORMATS = [
         "messages), then read as Gemini CLI sessions",
         detect_gemini_jsonl,
         import_gemini_jsonl,
+    ),
+    Importer(
+        "gemini-checkpoint",
+        "Gemini CLI checkpoints (/chat save): the history as sent, thoughts, function calls and their "
+        "responses (paired by name when saved without ids); no times, model or usage are saved",
+        detect_gemini_checkpoint,
+        import_gemini_checkpoint,
     ),
     Importer(
         "openhands-v1",

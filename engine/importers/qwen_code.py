@@ -56,7 +56,7 @@ def detect_qwen_code(sniff: Any) -> bool:
 
 
 def import_qwen_code(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
-    reader = _Reader(Collector(path))
+    reader = ContentReader(Collector(path))
     for number, item, error in iter_jsonl(text):
         if error:
             reader.out.problem(number, error)
@@ -67,7 +67,9 @@ def import_qwen_code(text: str, path: str = "<text>", conversation: int | None =
     return reader.out.result(FORMAT, session=reader.session)
 
 
-class _Reader:
+class ContentReader:
+    """Reads Qwen Code's records one at a time; the Gemini CLI checkpoint reader feeds it records it makes."""
+
     def __init__(self, out: Collector) -> None:
         self.out = out
         self.session: dict[str, Any] = {}

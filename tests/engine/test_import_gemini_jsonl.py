@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.importers import detect_format, import_file, import_text
+import pytest
+
+from engine.importers import UnknownFormatError, detect_format, import_file, import_text
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "real-sessions" / "gemini-cli"
 HEADER = {"sessionId": "s1", "projectHash": "p" * 64, "startTime": "2026-04-23T12:00:00Z", "kind": "main"}
@@ -133,3 +135,38 @@ def test_a_history_the_cli_rebuilt_brings_its_calls_results_and_thoughts_from_th
         "name": "read_file",
         "arguments": '{"path":"a.py"}',
     }
+
+
+def test_a_saved_chat_checkpoint_is_the_history_as_sent_with_calls_paired_by_name() -> None:
+    history = [
+        {"role": "user", "parts": [{"text": "This is the Gemini CLI. We are setting up the context."}]},
+        {"role": "model", "parts": [{"text": "Got it."}]},
+        {"role": "user", "parts": [{"text": "read both"}]},
+        {"role": "model", "parts": [{"text": "planning", "thought": True},
+                                    {"functionCall": {"name": "read_file", "args": {"path": "a"}}},
+                                    {"functionCall": {"name": "read_file", "args": {"path": "b"}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "read_file", "response": {"output": "A"}}},
+                                   {"functionResponse": {"name": "read_file", "response": {"error": "b?"}}}]},
+        {"role": "model", "parts": [{"text": "a says A"}]},
+    ]  # fmt: skip
+    for document in ({"history": history, "authType": "oauth-personal"}, history):
+        result = import_text(json.dumps(document, indent=2), name="checkpoint-work.json")
+        assert result.format == "gemini-checkpoint"
+        assert result.problems == [] and result.unpaired == []
+        assert [(m.type, m.content) for m in result.messages] == [
+            ("user_input", "This is the Gemini CLI. We are setting up the context."),
+            ("final_answer", "Got it."),
+            ("user_input", "read both"),
+            ("thought", "planning"),
+            ("tool_calls", ""),
+            ("tool_output", "A"),
+            ("tool_output", "b?"),
+            ("final_answer", "a says A"),
+        ]
+        calls = [c["id"] for c in result.messages[4].tool_calls]
+        assert calls == ["gc-4-call-1", "gc-4-call-2"]
+        assert [m.metadata["tool_call_id"] for m in result.messages[5:7]] == calls
+    only_user = [{"role": "user", "parts": [{"text": "hi"}]}]
+    assert detect_format(json.dumps({"history": only_user})) == "gemini-checkpoint"
+    with pytest.raises(UnknownFormatError):  # a bare list of user turns could be anyone's
+        detect_format(json.dumps(only_user))
