@@ -1,11 +1,12 @@
 """Mutation fuzzing of the commands that read files (counts, not pass/fail).
 
     .venv/bin/python bench/bench_fuzz_inputs.py [--seed 1] [--count 200] [--kind transcripts|cases|policies]
+        [--sources DIR]
 
-Takes real inputs (the transcripts in ../shared/real-sessions, the cases in ../shared/conformance, the
-default policy), changes one to three values at random (a value replaced by null, a number, a string, a
-list or an object; a key or an element removed; a file cut short or given four random bytes), and runs
-each mutant through the commands that read it, in this process:
+Takes real inputs (the transcripts in ../shared/real-sessions, or under `--sources DIR`; the cases in
+../shared/conformance; the default policy), changes one to three values at random (a value replaced by
+null, a number, a string, a list or an object; a key or an element removed; a file cut short or given four
+random bytes), and runs each mutant through the commands that read it, in this process:
 - transcripts: `validate`, `build --json`, `replay --json`, `export --to otel`, `import`;
 - cases: `conformance`;
 - policies: `validate` and `build` of the bad-input corpus's good session with `--policy`.
@@ -119,11 +120,9 @@ def clear(code: int | None, said: str) -> bool:
     return code in (0, 1, 2) and "Traceback" not in said and "internal error" not in said
 
 
-def transcripts(mutator: Mutator, folder: Path) -> Iterator[list[list[str]]]:
+def transcripts(mutator: Mutator, folder: Path, root: Path) -> Iterator[list[list[str]]]:
     sources = sorted(
-        p
-        for p in (SHARED / "real-sessions").rglob("*")
-        if p.is_file() and p.suffix in (".jsonl", ".json", ".traj", ".af")
+        p for p in root.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json", ".traj", ".af")
     )
     for n in range(10**9):
         source = mutator.rng.choice(sources)
@@ -139,7 +138,7 @@ def transcripts(mutator: Mutator, folder: Path) -> Iterator[list[list[str]]]:
         ]
 
 
-def cases(mutator: Mutator, folder: Path) -> Iterator[list[list[str]]]:
+def cases(mutator: Mutator, folder: Path, root: Path) -> Iterator[list[list[str]]]:
     sources = sorted((SHARED / "conformance").rglob("*.json"))
     for n in range(10**9):
         case = json.loads(mutator.rng.choice(sources).read_text(encoding="utf-8"))
@@ -150,7 +149,7 @@ def cases(mutator: Mutator, folder: Path) -> Iterator[list[list[str]]]:
         yield [["conformance", str(path)]]
 
 
-def policies(mutator: Mutator, folder: Path) -> Iterator[list[list[str]]]:
+def policies(mutator: Mutator, folder: Path, root: Path) -> Iterator[list[list[str]]]:
     base = define_context_policy({}).model_dump(by_alias=True)
     for n in range(10**9):
         policy = copy.deepcopy(base)
@@ -163,7 +162,7 @@ def policies(mutator: Mutator, folder: Path) -> Iterator[list[list[str]]]:
         yield [["validate", session, "--policy", str(path)], ["build", session, "--policy", str(path)]]
 
 
-KINDS: dict[str, Callable[[Mutator, Path], Iterator[list[list[str]]]]] = {
+KINDS: dict[str, Callable[[Mutator, Path, Path], Iterator[list[list[str]]]]] = {
     "transcripts": transcripts,
     "cases": cases,
     "policies": policies,
@@ -176,10 +175,11 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=200, help="mutants")
     parser.add_argument("--kind", choices=sorted(KINDS), default="transcripts")
     parser.add_argument("--out", type=Path, help="keep the mutants here (default: a temporary folder)")
+    parser.add_argument("--sources", type=Path, default=SHARED / "real-sessions", help="transcripts' folder")
     args = parser.parse_args()
     folder = args.out or Path(tempfile.mkdtemp(prefix="linn-fuzz-"))
     folder.mkdir(parents=True, exist_ok=True)
-    mutants = KINDS[args.kind](Mutator(args.seed), folder)
+    mutants = KINDS[args.kind](Mutator(args.seed), folder, args.sources)
     codes: Counter[int | None] = Counter()
     unclear = 0
     for _, commands in zip(range(args.count), mutants, strict=False):
