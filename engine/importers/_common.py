@@ -385,7 +385,8 @@ def read_items(text: str, out: Collector) -> list[tuple[int | None, Any]]:
 def group_conversations(
     items: list[tuple[int | None, Any]], out: Collector, response_message: Any
 ) -> list[Conversation]:
-    """Requests (`{messages: [...]}`) open conversations; loose messages and responses join the latest.
+    """Requests (`{messages: [...]}`) open conversations; loose messages and responses join the latest. A
+    request logged with its `response` (a provider response) ends with the response's message.
 
     `response_message(item)` returns the message a provider response carries, or None.
     """
@@ -397,9 +398,14 @@ def group_conversations(
         lists = [key for key in CONVERSATION_KEYS if isinstance(item.get(key), list)]
         if lists:  # a request, or a preference pair: the chosen, then the rejected conversation
             header = {k: v for k, v in item.items() if k not in CONVERSATION_KEYS}
+            reply = response_message(item["response"]) if isinstance(item.get("response"), dict) else None
+            if reply is not None:
+                del header["response"]
             for key in lists:
                 conv = Conversation(line, {**header, **PREFERENCE.get(key, {})})
                 conv.entries = [(line, f"{key}[{i}]", m) for i, m in enumerate(item[key])]
+                if reply is not None:  # a logged call: the request and the provider's response (litellm)
+                    conv.entries.append((line, "response", reply))
                 conversations.append(conv)
             continue
         message = response_message(item) or (item if "role" in item else None)

@@ -3,7 +3,8 @@
 Accepted shapes: a JSON array of messages, JSONL of messages, a request `{messages: [...]}`, and
 fine-tuning JSONL (one `{"messages": [...]}` conversation a line; `conversation` picks one, default the
 first; `ImportResult.conversations` tells how many there are). A chat completion response (`{choices:
-[{message}]}`) after a request joins its conversation.
+[{message}]}`) after a request joins its conversation, as does one logged beside its request (`{messages,
+response}`, litellm's logs); a response's `usage` is its call's `metadata.usage`.
 
 Mapping: `system`/`developer` → `system_prompt`; `user` → `user_input`; assistant with `tool_calls` →
 `tool_calls` (content kept), other assistant text → `final_answer`; `reasoning_content`/`reasoning` text →
@@ -13,7 +14,8 @@ Messages have no ids: `oa-<index>` (`#n` for a second message from the same sour
 
 LLaMA-Factory's `{type, value}` parts (its v1 data format) are read too: `text`, `reasoning` (a thought),
 `tool_call` (a call; ids made up, as the format has none, and each `tool` message answers the oldest
-unanswered one), images by their path. A request's top-level `system_prompt` (Hermes Agent sessions) is the
+unanswered one; a `tool` message whose text is a JSON array of results answers as many calls, in order),
+images by their path. A request's top-level `system_prompt` (Hermes Agent sessions) is the
 system prompt when no message is; a side `images` list (LLaMA-Factory) fills the `<image>` tags in order. A
 role this importer does not know is drift: with text and before the model's last message it is carried as a
 user-side message (`metadata.generated`), else it is left out; both are named in the report. The records
@@ -23,6 +25,7 @@ bookkeeping: left out by role, wherever they are.
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -39,6 +42,7 @@ from engine.importers._common import (
 )
 from engine.importers._media import SideImages
 from engine.messages import AiMessage
+from engine.usage import openai_usage
 
 FORMAT = "openai"
 HEADER_KEYS = ("model", "preference")
@@ -51,7 +55,7 @@ PART_SEPARATOR = "\n\n"
 # Keys with a place in the message model; any other key of a source message goes to metadata.source.
 MAPPED_KEYS = Names(
     {"role", "content", "tool_calls", "tool_call_id", "id", "timestamp", "reasoning_content", "reasoning"}
-    | {"reasoning_details"}
+    | {"reasoning_details", "usage"}
 )
 
 
@@ -69,10 +73,13 @@ def import_openai(text: str, path: str = "<text>", *, conversation: int = 0) -> 
 
 
 def _response_message(item: dict[str, Any]) -> dict[str, Any] | None:
+    """The message a chat completion response carries, with the response's `usage` and `model`."""
     choices = item.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
         message = choices[0].get("message")
-        return message if isinstance(message, dict) else None
+        if not isinstance(message, dict):
+            return None
+        return {**message, **{k: item[k] for k in ("usage", "model") if k in item and k not in message}}
     return None
 
 
@@ -153,6 +160,7 @@ class _Converter:
         self.conversation = conversation
         self.tool_names: dict[str, str] = {}
         self.open_calls: list[str] = []  # made-up call ids not yet answered (LLaMA-Factory tool_call parts)
+        self.made_up = itertools.count(1)
         self.last_model = -1  # index of the model's last message: unknown roles after it are bookkeeping
         texts = [m.get("content") for _, _, m in conversation.entries if isinstance(m, dict)]
         self.images = SideImages(conversation.header.get("images"), texts)
@@ -231,7 +239,7 @@ class _Converter:
             self.out.drift(label, where)
 
     def _made_up(self, value: Any) -> dict[str, Any]:
-        call = _value_call(value, f"lf-call-{len(self.tool_names) + len(self.open_calls) + 1}")
+        call = _value_call(value, f"lf-call-{next(self.made_up)}")
         self.open_calls.append(call["id"])
         return call
 
@@ -244,6 +252,7 @@ class _Converter:
         details = message.get("reasoning_details")
         if details:
             meta["reasoning_details"] = details
+        start = len(self.out.messages)
         calls = self._calls(message.get("tool_calls"), line, label)
         if calls:
             meta["tool_calls"] = [normalize_call(c) for c in calls]
@@ -256,11 +265,25 @@ class _Converter:
             self._add(message, index, "assistant", "final_answer", text, meta)
         else:
             self.out.skip("empty", line if line is not None else index)
+        if "usage" in message:  # a response: what the provider counted for this call
+            self._usage(message, start, line if line is not None else index + 1)
+
+    def _usage(self, message: dict[str, Any], start: int, where: int) -> None:
+        model = message.get("model") if isinstance(message.get("model"), str) else None
+        usage = self.out.usage(where, openai_usage(message["usage"], model))
+        if usage is not None:
+            self.out.attach_usage(start, len(self.out.messages), usage, where, "a response with no message")
 
     def _tool(
         self, message: dict[str, Any], index: int, line: int | None, label: str | None, text: str, meta: dict
     ) -> None:
         call_id = message.get("tool_call_id")
+        results = _results(text) if not call_id and len(self.open_calls) > 1 else None
+        if results is not None and len(results) <= len(self.open_calls):  # one message answers parallel calls
+            for result in results:
+                answer = {**message, "tool_call_id": self.open_calls[0]}
+                self._tool(answer, index, line, label, result, dict(meta))
+            return
         if not call_id and self.open_calls:  # LLaMA-Factory: results answer the calls in order
             call_id = self.open_calls[0]
         if call_id in self.open_calls:
@@ -309,6 +332,18 @@ def _meta(notes: dict[str, Any], extras: dict[str, Any]) -> dict[str, Any]:
 def convert_chat_messages(out: Collector, entries: list[tuple[int | None, str | None, Any]]) -> None:
     """Convert (line, label, message) entries already in chat shape; for formats that map onto it."""
     _Converter(out, Conversation(None, {}, entries)).run()
+
+
+def _results(text: str) -> list[str] | None:
+    """The results of a tool message that answers several calls at once (LLaMA-Factory writes a JSON array
+    of `{tool_call_id, name, content}`): each result's content, or None when the text is not such a list."""
+    try:
+        value = json.loads(text) if text.lstrip().startswith("[") else None
+    except ValueError:
+        return None
+    if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, dict) for v in value):
+        return None
+    return [v["content"] if isinstance(v.get("content"), str) else compact_json(v) for v in value]
 
 
 def _json_kind(value: Any) -> str:

@@ -118,6 +118,47 @@ def test_llama_factory_value_parts_keep_text_reasoning_and_tool_calls():
     assert result.messages[2].content.startswith("Alright, the user wants information about the movie")
 
 
+def test_one_llama_factory_tool_message_with_a_json_array_answers_the_parallel_calls_in_order():
+    # conversation 2 of the file: two calls answered by one tool message holding two results, then three
+    result = import_file(DATA / "openai" / "llamafactory-reason_tool_use_demo_50.jsonl", conversation=2)
+    calls = [c["id"] for m in result.messages if m.type == "tool_calls" for c in m.tool_calls]
+    outputs = [m for m in result.messages if m.type == "tool_output"]
+    assert calls == ["lf-call-1", "lf-call-2", "lf-call-3", "lf-call-4", "lf-call-5"]
+    assert [m.tool_call_id for m in outputs] == calls and result.unpaired == []
+    assert [m.content for m in outputs[:2]] == [
+        "{'area': 7.0686, 'radius': 1.5, 'unit':'square meters'}",
+        "{'area': 28.2743, 'radius': 3, 'unit':'square meters'}",
+    ]
+
+
+def test_a_logged_call_brings_the_response_message_and_its_usage():
+    call = {"id": "t9", "type": "function", "function": {"name": "finish", "arguments": "{}"}}
+    log = {
+        "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}],
+        "kwargs": {"temperature": 0},
+        "response": {
+            "model": "claude-sonnet-4",
+            "choices": [{"message": {"role": "assistant", "content": "Hello.", "tool_calls": [call]}}],
+            "usage": {
+                "prompt_tokens": 120,
+                "completion_tokens": 9,
+                "prompt_tokens_details": {"cached_tokens": 100},
+            },
+        },
+        "cost": 0.001,
+    }
+    result = import_text(json.dumps(log), name="log.json")
+    assert result.format == "openai"
+    assert [(m.type, m.content) for m in result.messages] == [
+        ("system_prompt", "be brief"),
+        ("user_input", "hi"),
+        ("tool_calls", "Hello."),
+    ]
+    usage = result.messages[-1].metadata["usage"]
+    assert (usage["promptTokens"], usage["cacheReadTokens"], usage["outputTokens"]) == (120, 100, 9)
+    assert usage["model"] == "claude-sonnet-4"
+
+
 # -- final bookkeeping roles, Hermes sessions -----------------------------------------------------------
 
 
