@@ -47,10 +47,12 @@ class _Plan:
     removed: list[ToolGroup] = field(default_factory=list)  # dropped or compressed, in history order
     entries: list[Entry] = field(default_factory=list)  # the prefix's output
     removals: list[Removal] = field(default_factory=list)  # one per removed group
-    member_ids: list[str] = field(default_factory=list)  # the removed groups' message ids, group by group
+    # the removed groups' message ids, group by group: a tuple, the stage event's own (one copy, not two)
+    member_ids: tuple[str, ...] = ()
     members_before: list[int] = field(default_factory=lambda: [0])  # [k]: messages in removed[:k]
     ends: list[int] = field(default_factory=list)  # [k]: the last message index of removed[:k + 1]
     events: list[Event] = field(default_factory=list)
+    anchor_ids: tuple[str, ...] = ()  # the removed groups' anchor ids (the event's anchorIds)
     # the last list given the plan's output for, and that output: a longer list in its line (a replay's
     # next step) gets that output and its new entries, in the output's line (`_output`)
     made: tuple[list[Entry], list[Entry]] | None = None
@@ -147,20 +149,22 @@ def _extended(
     # the last output's first `kept_out` entries are these: the next stage compares only past them
     keep = min(kept_out, len(plan.entries))
     out = forked(plan.made[1] if plan.made is not None else plan.entries, keep, tail.entries)
-    member_ids = plan.member_ids[: plan.members_before[same]] + tail.member_ids
+    member_ids = plan.member_ids[: plan.members_before[same]] + tuple(tail.member_ids)
     members_before = plan.members_before[: same + 1]
     ends = plan.ends[:same]
     for group in removed[same:]:
         members_before.append(members_before[-1] + len(group.output_indices) + 1)
         ends.append(max(group.end_index, ends[-1]) if ends else group.end_index)
-    events = _events(removed, member_ids, compress, selected, len(kept), tool_history)
+    anchor_ids = plan.anchor_ids[:same] + tuple(map(_ANCHOR_ID, removed[same:]))
+    events = _events(anchor_ids, member_ids, compress, selected, len(kept), tool_history)
     removals = plan.removals[:same] + tail.removals
-    return _Plan(prefix, plan.key, scan, removed, out, removals, member_ids, members_before, ends, events)
+    return _Plan(prefix, plan.key, scan, removed, out, removals, member_ids, members_before, ends, events,
+                 anchor_ids)  # fmt: skip
 
 
 def _events(
-    removed: list[ToolGroup],
-    member_ids: list[str],
+    anchor_ids: tuple[str, ...],
+    member_ids: tuple[str, ...],
     compress: bool,
     selected: int,
     kept: int,
@@ -172,9 +176,9 @@ def _events(
     events = [
         Event(
             kind="tool_history",
-            title=f"tool history: {len(removed)} group(s) {verb} ({strategy})",
-            message_ids=tuple(member_ids),
-            data={"strategy": strategy, "groups": len(removed), "anchorIds": list(map(_ANCHOR_ID, removed))},
+            title=f"tool history: {len(anchor_ids)} group(s) {verb} ({strategy})",
+            message_ids=member_ids,
+            data={"strategy": strategy, "groups": len(anchor_ids), "anchorIds": list(anchor_ids)},
         )
     ]
     if selected > kept:
