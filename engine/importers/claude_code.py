@@ -20,7 +20,9 @@ Decisions:
   `metadata.interrupted`.
 - `attachment` lines (2.1.x: todo/task reminders, nested memory, edited-file notices, @-file contents, hook
   context, plan mode) are context the model received: `user_input` marked `metadata.generated:
-  "attachment"` (see `claude_attachments`); those never sent are left out by type.
+  "attachment"` (see `claude_attachments`); those never sent are left out by type. Since 2.1.23x a line
+  carries `rendered` (the `<system-reminder>` text as sent): that text is the message, and in such a file
+  an attachment without `rendered` sent nothing (left out).
 - Line types not known here are drift: left out, and named in the import report.
 - A compaction written as a `compact_boundary` system line followed by a `summary` line is a
   `history_summary` too (the boundary's `compactMetadata` kept on it).
@@ -129,6 +131,7 @@ def _import_lines(
             reader.out.problem(number, f"expected a JSON object, found {type(entry).__name__}")
         else:
             entries.append((number, _slim(entry)))
+    reader.renders = any(_rendered(e) is not None for _, e in entries if e.get("type") == "attachment")
     selection = select(entries, conversation, path)
     if selection.subagent_file is not None:
         chosen = selection.subagent_file
@@ -150,6 +153,22 @@ def _import_lines(
         for file in subagent_files(path):
             reader.subagent_calls(file)
     return reader.finish(selection.conversations)
+
+
+def _rendered(entry: dict[str, Any]) -> str | None:
+    """An attachment line's `rendered` text (the `<system-reminder>`s Claude Code sent for it), or None when
+    the line has no `rendered` list."""
+    rendered = entry.get("rendered")
+    if not isinstance(rendered, list):
+        return None
+    texts = []
+    for item in rendered:
+        content = item.get("content") if isinstance(item, dict) else item
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):  # content blocks
+            texts.append(flatten_blocks(content)[0])
+    return "\n".join(t for t in texts if t)
 
 
 def _slim(entry: dict[str, Any]) -> dict[str, Any]:
@@ -188,6 +207,7 @@ class _Reader:
         self.calls: dict[str, tuple[int, Any, str | None]] = {}  # message id → its last line's usage
         self.call_ends: dict[str, str] = {}  # message id → the id of the last message it produced
         self.others: dict[str, tuple[int, Any, str | None, str]] = {}  # calls on lines not imported
+        self.renders = False  # the file's attachments carry their `rendered` text (Claude Code 2.1.23x+)
 
     # -- dispatch ---------------------------------------------------------------------------------
     def read(self, number: int, entry: dict[str, Any]) -> None:
@@ -232,7 +252,13 @@ class _Reader:
 
     def _attachment(self, number: int, entry: dict[str, Any], attachment: dict[str, Any]) -> None:
         kind = str(attachment.get("type"))
-        text, known = attachment_text(attachment)
+        rendered = _rendered(entry)
+        if rendered is not None:  # what the model received, byte for byte
+            text, known = rendered or None, True
+        elif self.renders:  # a version that writes what it sends: an attachment without it sent nothing
+            text, known = None, True
+        else:
+            text, known = attachment_text(attachment)
         if not known:
             self.out.drift(f"attachment type {kind!r}", number, "user_input" if text else None)
         if not text:

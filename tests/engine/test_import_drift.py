@@ -141,6 +141,30 @@ def test_claude_code_attachment_lines_are_context_the_model_received():
     ]
 
 
+def test_a_claude_code_attachment_with_its_rendered_text_is_that_text_and_one_without_sent_nothing():
+    # Claude Code 2.1.23x+ writes `rendered`: the <system-reminder> text it sent for the attachment
+    reminder = "<system-reminder>\nThe user hasn't heard from you in a while.\n</system-reminder>"
+    text = _lines(
+        _claude("user", 0, message={"role": "user", "content": "go on"}),
+        _claude("attachment", 1, attachment={"type": "silent_turn"}, rendered=[{"content": reminder}]),
+        _claude("attachment", 2, attachment={"type": "todo_reminder", "content": [{"content": "x"}]}),
+        _claude("attachment", 3, attachment={"type": "date_change"}, rendered=[]),
+        _claude("assistant", 4, message={"id": "m1", "role": "assistant", "model": "claude-opus-4-6",
+                                         "content": [{"type": "text", "text": "Still on it."}]}),
+    )  # fmt: skip
+    result = import_text(text)
+    assert [(m.type, m.content) for m in result.messages] == [
+        ("user_input", "go on"),
+        ("user_input", reminder),
+        ("final_answer", "Still on it."),
+    ]
+    assert result.skipped_lines == {
+        "attachment todo_reminder (not sent to the model)": [3],
+        "attachment date_change (not sent to the model)": [4],
+    }
+    assert result.unknown == {}
+
+
 def _codex(kind: str, payload: dict, n: int) -> dict:
     return {"timestamp": f"2026-06-01T10:00:{n:02d}.000Z", "type": kind, "payload": payload}
 
