@@ -9,14 +9,19 @@ keeps. `event_msg` lines are the UI's echoes of the same items: counted, not imp
 the input includes the cached part). It becomes that call's `metadata.usage`, with the model of the latest
 `turn_context`; a `token_count` without `info`, or repeating the previous one's running total (Codex
 re-emits it when only the rate limits changed), is no new call.
+
+Two older layouts read the same way: rollouts of 2025 before the envelope (a first line
+`{id, timestamp, instructions, git}` as the session's meta, then bare Responses items and `{"record_type":
+"state"}` markers, which are bookkeeping), and the TypeScript CLI's `rollout-*.json` (`{session: {timestamp,
+id, instructions}, items: [...]}`). Neither holds usage.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from engine.importers._common import Collector, ImportResult, Names, iso_to_ms, iter_jsonl
-from engine.importers.responses import ItemConverter, flatten_content
+from engine.importers._common import Collector, ImportResult, Names, iso_to_ms, iter_jsonl, load_json_document
+from engine.importers.responses import BOOKKEEPING_ITEMS, ITEM_TYPES, ItemConverter, flatten_content
 from engine.usage import openai_usage
 
 FORMAT = "codex"
@@ -26,22 +31,71 @@ LINE_TYPES = Names({"session_meta", "turn_context", "response_item", "event_msg"
 
 
 def detect_codex(sniff: Any) -> bool:
-    return any(
-        item.get("type") in LINE_TYPES and isinstance(item.get("payload"), dict) for item in sniff.objects()
+    objects = list(sniff.objects())
+    if any(o.get("type") in LINE_TYPES and isinstance(o.get("payload"), dict) for o in objects):
+        return True
+    if _typescript_rollout(sniff.document) is not None:
+        return True
+    older = any(_bare_meta(o) or _state_marker(o) for o in objects)
+    return older and any(o.get("type") in ITEM_TYPES for o in objects)
+
+
+def _bare_meta(item: Any) -> bool:
+    """The first line of a rollout written before the envelope (Codex, 2025)."""
+    return (
+        isinstance(item, dict)
+        and "type" not in item
+        and isinstance(item.get("id"), str)
+        and isinstance(item.get("timestamp"), str)
+        and ("instructions" in item or "git" in item)
     )
+
+
+def _state_marker(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("record_type") == "state"
+
+
+def _typescript_rollout(doc: Any) -> list[tuple[int, Any]] | None:
+    """The lines (as enveloped rollout lines, numbered from 1) of the TypeScript CLI's `{session, items}`."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("session"), dict):
+        return None
+    items = doc.get("items")
+    if not isinstance(items, list) or not all(
+        isinstance(i, dict) and i.get("type") in ITEM_TYPES for i in items
+    ):
+        return None
+    session = doc["session"]
+    meta = {"type": "session_meta", "timestamp": session.get("timestamp"), "payload": session}
+    return [(1, meta)] + [(n, {"type": "response_item", "payload": item}) for n, item in enumerate(items, 2)]
+
+
+def _enveloped(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """A line in the `{timestamp, type, payload}` envelope: as it is, or an older line put in one."""
+    if isinstance(entry.get("payload"), dict):
+        return entry
+    if _bare_meta(entry):
+        return {"type": "session_meta", "timestamp": entry["timestamp"], "payload": entry}
+    if entry.get("type") in ITEM_TYPES or entry.get("type") in BOOKKEEPING_ITEMS:
+        return {"type": "response_item", "timestamp": entry.get("timestamp"), "payload": entry}
+    return None
 
 
 def import_codex(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
     """Read a Codex CLI rollout; malformed lines are reported in `problems` and skipped."""
     out = Collector(path)
     reader = _Rollout(out)
-    for number, entry, error in iter_jsonl(text):
+    document = _typescript_rollout(load_json_document(text)[0]) if text.lstrip().startswith("{") else None
+    lines = ((n, e, None) for n, e in document) if document is not None else iter_jsonl(text)
+    for number, entry, error in lines:
+        line = _enveloped(entry) if isinstance(entry, dict) else None
         if error:
             out.problem(number, error)
-        elif not isinstance(entry, dict) or not isinstance(entry.get("payload"), dict):
+        elif _state_marker(entry):
+            out.skip("state record (Codex's bookkeeping)", number)
+        elif line is None:
             out.problem(number, "expected {timestamp, type, payload} with an object payload")
         else:
-            reader.line(number, entry)
+            reader.line(number, line)
     reader.converter.flush()
     reader.converter.finish_usage()
     typed = (m for m in out.messages if m.type == "user_input" and not m.meta("generated"))

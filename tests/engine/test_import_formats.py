@@ -104,6 +104,42 @@ def test_codex_turns_pair_calls_and_keep_outputs_as_the_model_read_them() -> Non
     assert result.session == {"id": "s1", "cli_version": "0.40.0", "model": "gpt-5-codex"}
 
 
+SHELL_OUTPUT = '{"output":"a.py\\n","metadata":{"exit_code":0}}'
+OLDER_CODEX_ITEMS = [
+    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "list files"}]},
+    {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "run ls"}]},
+    {"type": "function_call", "name": "shell", "arguments": '{"command":["ls"]}', "call_id": "c1"},
+    {"type": "function_call_output", "call_id": "c1", "output": SHELL_OUTPUT},
+    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "a.py"}]},
+]
+
+
+def test_codex_rollouts_before_the_envelope_and_the_typescript_clis_json_are_codex() -> None:
+    # 2025: a bare meta line, bare items, state markers; the TypeScript CLI: {session, items}
+    meta = {
+        "id": "r1",
+        "timestamp": "2025-09-02T17:17:41.762Z",
+        "instructions": None,
+        "git": {"branch": "main"},
+    }
+    state = {"record_type": "state"}
+    bare = "\n".join(
+        json.dumps(x) for x in [meta, state, *OLDER_CODEX_ITEMS[:3], state, *OLDER_CODEX_ITEMS[3:]]
+    )
+    session = {"timestamp": "2025-04-18T10:00:00Z", "id": "r2", "instructions": "Be terse."}
+    typescript = json.dumps({"session": session, "items": OLDER_CODEX_ITEMS})
+    expected = [("user_input", "list files"), ("thought", "run ls"), ("tool_calls", ""),
+                ("tool_output", SHELL_OUTPUT), ("final_answer", "a.py")]  # fmt: skip
+    result = import_text(bare, name="rollout.jsonl")
+    assert result.format == "codex" and result.problems == [] and result.unpaired == []
+    assert [(m.type, m.content) for m in result.messages] == expected
+    assert result.skipped_lines == {"state record (Codex's bookkeeping)": [2, 6]}
+    assert result.session["id"] == "r1"
+    result = import_text(typescript, name="rollout.json")
+    assert result.format == "codex" and result.problems == []
+    assert [(m.type, m.content) for m in result.messages] == [("system_prompt", "Be terse."), *expected]
+
+
 def test_codex_compaction_replaces_all_but_the_user_messages_it_keeps() -> None:
     kept_user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "second"}]}
     summary_item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "SUMMARY"}]}
