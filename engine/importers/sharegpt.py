@@ -3,8 +3,11 @@
 A file is a JSON array (or JSONL) of `{conversations: [{from, value}], system?, tools?}`; `conversation`
 picks one (default the first). `system`/a `system` turn → `system_prompt`; `human`/`user` → `user_input`;
 `gpt`/`assistant` → `final_answer`; `function_call` (its value `{"name", "arguments"}`) → a `tool_calls`
-message, answered by the `observation` that follows (call ids are made up: ShareGPT has none). The
-`tools` declarations are kept in the session header, not as messages.
+message, answered by the `observation` that follows (call ids are made up: ShareGPT has none). Glaive's
+spelling (`function-call`, `function-response`, the arguments often a single-quoted string: read as a
+Python literal, never run) and Hermes' (a `gpt` turn's `<tool_call>{…}</tool_call>` blocks are its calls,
+answered by the `tool` turns after it) are read too. The `tools` declarations are kept in the session
+header, not as messages.
 
 Preference items (`chosen` / `rejected` beside the conversation, as in LLaMA-Factory's DPO data) are two
 conversations: the turns with the `chosen` answer, then the same turns with the `rejected` one (the next
@@ -14,6 +17,8 @@ turns, in order, as image placeholders (`metadata.images`).
 
 from __future__ import annotations
 
+import ast
+import re
 from typing import Any
 
 from engine.importers._common import Collector, ImportResult, compact_json, pick_conversation, read_items
@@ -29,7 +34,10 @@ SPEAKERS = {
     "assistant": ("assistant", "final_answer"),
     "system": ("system", "system_prompt"),
 }
-TOOL_TURNS = ("function_call", "observation", "tool_call", "tool")
+CALL_SPEAKERS = ("function_call", "tool_call", "function-call")
+RESULT_SPEAKERS = ("observation", "tool", "function-response")
+HERMES_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+LITERAL_CHARS = 100_000  # a call written as a Python literal is read only up to this size
 
 
 def detect_sharegpt(sniff: Any) -> bool:
@@ -112,13 +120,16 @@ class _Reader:
             self.out.problem(self.line, "a preference answer without a text value")
 
     def _turn(self, index: int, speaker: Any, value: str) -> None:
-        if speaker in SPEAKERS:
+        calls = _hermes_calls(value) if speaker in ("gpt", "assistant") else None
+        if calls:
+            self._calls(index, calls, HERMES_CALL.sub("", value).strip())
+        elif speaker in SPEAKERS:
             role, kind = SPEAKERS[speaker]
             text, images = self.images.fill(value)
             self._add(f"sg-{index}", role, kind, text, {"images": images} if images else None)
-        elif speaker in ("function_call", "tool_call"):
+        elif speaker in CALL_SPEAKERS:
             self._call(index, value)
-        elif speaker in ("observation", "tool"):
+        elif speaker in RESULT_SPEAKERS:
             call_id, name = self.open_calls.pop(0) if self.open_calls else ("", "")
             if not call_id:
                 self.out.problem(self.line, f"conversations[{index}]: an observation with no call before it")
@@ -131,11 +142,10 @@ class _Reader:
             self.out.drift(f"speaker {speaker!r}", self.line or 1)
 
     def _call(self, index: int, value: str) -> None:
-        try:
-            parsed = json_loads(value)
-        except ValueError:
-            parsed = {"name": "", "arguments": value}
-        calls = parsed if isinstance(parsed, list) else [parsed]
+        parsed = _call_value(value)
+        self._calls(index, parsed if isinstance(parsed, list) else [parsed], "")
+
+    def _calls(self, index: int, calls: list[Any], text: str) -> None:
         wire = []
         for call in calls:
             call = call if isinstance(call, dict) else {"name": "", "arguments": call}
@@ -151,8 +161,36 @@ class _Reader:
                 }
             )
             self.open_calls.append((call_id, call.get("name") or ""))
-        self._add(f"sg-{index}", "assistant", "tool_calls", "", {"tool_calls": wire})
+        self._add(f"sg-{index}", "assistant", "tool_calls", text, {"tool_calls": wire})
 
     def _add(self, base: str, role: str, kind: str, text: str, meta: dict[str, Any] | None) -> None:
         order = len(self.out.messages)
         self.out.add(AiMessage(self.out.unique_id(base), role, kind, text, order, meta))
+
+
+def _call_value(value: str) -> Any:
+    """A call turn's value: JSON, else a Python literal (Glaive quotes the arguments with '), else text."""
+    try:
+        return json_loads(value)
+    except ValueError:
+        pass
+    if len(value) <= LITERAL_CHARS:
+        try:
+            return ast.literal_eval(value)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            pass
+    return {"name": "", "arguments": value}
+
+
+def _hermes_calls(value: str) -> list[Any] | None:
+    """The calls of a Hermes-style reply (`<tool_call>{"name", "arguments"}</tool_call>` blocks), or None
+    when it has none that read as JSON."""
+    if "<tool_call>" not in value:
+        return None
+    calls = []
+    for block in HERMES_CALL.findall(value):
+        try:
+            calls.append(json_loads(block))
+        except ValueError:
+            return None
+    return calls or None

@@ -333,6 +333,36 @@ def test_sharegpt_pairs_function_calls_with_observations_and_picks_a_conversatio
     assert result.session == {"tools": '[{"name": "weather"}]'} and result.unpaired == []
 
 
+def test_sharegpt_in_glaives_and_hermes_spellings_pairs_its_calls_too() -> None:
+    glaive = {"conversations": [
+        {"from": "human", "value": "add John"},
+        {"from": "function-call", "value": """{"name": "create_contact", "arguments": '{"name": "John"}'}"""},
+        {"from": "function-response", "value": '{"status": "ok"}'},
+        {"from": "gpt", "value": "Done."},
+    ]}  # fmt: skip
+    asked = '<tool_call>{"name": "price", "arguments": {"s": "AAPL"}}</tool_call>'
+    hermes = {"conversations": [
+        {"from": "human", "value": "AAPL?"},
+        {"from": "gpt", "value": f"Checking.\n{asked}"},
+        {"from": "tool", "value": "<tool_response>\n{\"price\": 189}\n</tool_response>"},
+        {"from": "gpt", "value": "$189."},
+    ]}  # fmt: skip
+    for item, call, said in (
+        (glaive, {"name": "create_contact", "arguments": '{"name": "John"}'}, ""),
+        (hermes, {"name": "price", "arguments": '{"s":"AAPL"}'}, "Checking."),
+    ):
+        result = import_text(json.dumps([item]))
+        assert result.format == "sharegpt" and result.problems == [] and result.unpaired == []
+        assert [m.type for m in result.messages] == [
+            "user_input",
+            "tool_calls",
+            "tool_output",
+            "final_answer",
+        ]
+        assert result.messages[1].tool_calls[0]["function"] == call and result.messages[1].content == said
+        assert result.messages[2].tool_call_id == "sg-call-1"
+
+
 def test_langchain_dump_reads_as_chat_messages() -> None:
     dump = [
         {"type": "system", "data": {"content": "Be brief."}},
