@@ -8,7 +8,9 @@ keeps. `event_msg` lines are the UI's echoes of the same items: counted, not imp
 `token_count`, whose `info.last_token_usage` is what the provider counted for one model call (OpenAI units:
 the input includes the cached part). It becomes that call's `metadata.usage`, with the model of the latest
 `turn_context`; a `token_count` without `info`, or repeating the previous one's running total (Codex
-re-emits it when only the rate limits changed), is no new call.
+re-emits it when only the rate limits changed), is no new call. A rollout that writes `token_usage_record`
+lines (0.147+: one per response, its `usage`) has its calls' usage from them, its `token_count`s then
+counted as echoes.
 
 Two older layouts read the same way: rollouts of 2025 before the envelope (a first line
 `{id, timestamp, instructions, git}` as the session's meta, then bare Responses items and `{"record_type":
@@ -18,6 +20,7 @@ id, instructions}, items: [...]}`). Neither holds usage.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from engine.importers._common import Collector, ImportResult, Names, iso_to_ms, iter_jsonl, load_json_document
@@ -27,7 +30,11 @@ from engine.usage import openai_usage
 FORMAT = "codex"
 IDE_REQUEST = "## My request for Codex:"
 TITLE_CHARS = 80
-LINE_TYPES = Names({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+LINE_TYPES = Names(
+    {"session_meta", "turn_context", "response_item", "event_msg", "compacted", "token_usage_record"}
+)
+# a line of that type (inside a message's text the quotes would be escaped)
+USAGE_RECORD = re.compile(r'"type"\s*:\s*"token_usage_record"')
 
 
 def detect_codex(sniff: Any) -> bool:
@@ -83,7 +90,7 @@ def _enveloped(entry: dict[str, Any]) -> dict[str, Any] | None:
 def import_codex(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
     """Read a Codex CLI rollout; malformed lines are reported in `problems` and skipped."""
     out = Collector(path)
-    reader = _Rollout(out)
+    reader = _Rollout(out, usage_records=USAGE_RECORD.search(text) is not None)
     document = _typescript_rollout(load_json_document(text)[0]) if text.lstrip().startswith("{") else None
     lines = ((n, e, None) for n, e in document) if document is not None else iter_jsonl(text)
     for number, entry, error in lines:
@@ -112,8 +119,9 @@ def _request(text: str) -> str:
 
 
 class _Rollout:
-    def __init__(self, out: Collector) -> None:
+    def __init__(self, out: Collector, *, usage_records: bool = False) -> None:
         self.out = out
+        self.usage_records = usage_records  # usage comes from token_usage_record lines
         self.converter = ItemConverter(out, "cx")
         self.session: dict[str, Any] = {}
         self.model: str | None = None
@@ -131,7 +139,9 @@ class _Rollout:
             if isinstance(payload.get("model"), str):
                 self.session.setdefault("model", payload["model"])
                 self.model = payload["model"]
-        elif kind == "event_msg" and payload.get("type") == "token_count":
+        elif kind == "token_usage_record":
+            self._usage(payload.get("usage"), number)
+        elif kind == "event_msg" and payload.get("type") == "token_count" and not self.usage_records:
             self._token_count(payload, number)
         elif kind == "compacted":
             self._compacted(payload, number, ts)
@@ -159,7 +169,10 @@ class _Rollout:
             self.out.skip("event_msg token_count repeating the last one", number)
             return
         self.last_total = total
-        usage = self.out.usage(number, openai_usage(info["last_token_usage"], self.model))
+        self._usage(info["last_token_usage"], number)
+
+    def _usage(self, raw: Any, number: int) -> None:
+        usage = self.out.usage(number, openai_usage(raw, self.model))
         if usage is not None:
             self.converter.usage(number, usage)
 

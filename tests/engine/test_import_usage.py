@@ -176,6 +176,24 @@ def test_codex_repeated_token_count_is_no_new_call() -> None:
     assert result.other_calls == []
 
 
+def test_codex_token_usage_records_are_the_calls_usage_and_token_counts_then_echoes() -> None:
+    # 0.147+: a token_usage_record per response; the token_count beside it must not count the call twice
+    used = {"input_tokens": 700, "cached_input_tokens": 600, "output_tokens": 12}
+    record = {"response_id": "resp_1", "usage": used}
+    text = _codex(("response_item", USER), ("response_item", ANSWER), ("token_usage_record", record),
+                  ("event_msg", TOKENS))  # fmt: skip
+    result = import_text(text, "codex", name="r.jsonl")
+    usage = [m.meta("usage") for m in result.messages if m.meta("usage")]
+    assert [(u["promptTokens"], u["cacheReadTokens"], u["outputTokens"]) for u in usage] == [(700, 600, 12)]
+    assert result.unknown == {}
+    asked = {**USER, "content": [{"type": "input_text", "text": 'why is "type":"token_usage_record" here?'}]}
+    quoted = _codex(("response_item", asked), ("response_item", ANSWER), ("event_msg", TOKENS))
+    counted = [
+        m.meta("usage")["promptTokens"] for m in import_text(quoted, "codex").messages if m.meta("usage")
+    ]
+    assert counted == [900]  # a message that quotes the line type is no such line
+
+
 @pytest.mark.parametrize("encrypted", ["gAAAAB...", None], ids=["encrypted", "summary only"])
 def test_codex_reasoning_returned_encrypted_is_carried(encrypted: str | None) -> None:
     reasoning = {
