@@ -10,6 +10,7 @@ from engine.importers import claude_stream, cline, copilot_cli, cursor_agent, qw
 from engine.importers.folders import FolderFormat, register_folder_format
 from engine.importers.gemini_checkpoint import detect_gemini_checkpoint, import_gemini_checkpoint
 from engine.importers.gemini_jsonl import detect_gemini_jsonl, import_gemini_jsonl
+from engine.importers.gemini_logs import detect_gemini_logs, import_gemini_logs
 from engine.importers.openhands_v1 import (
     claims_folder as claims_openhands_folder,
 )
@@ -44,6 +45,13 @@ NEW_FORMATS = [
         "responses (paired by name when saved without ids); no times, model or usage are saved",
         detect_gemini_checkpoint,
         import_gemini_checkpoint,
+    ),
+    Importer(
+        "gemini-logs",
+        "Gemini CLI's prompt log (logs.json): what the user typed, one conversation a session (the last by "
+        "default); it holds no reply, call or system prompt; commands to the CLI left out",
+        detect_gemini_logs,
+        import_gemini_logs,
     ),
     Importer(
         "openhands-v1",

@@ -397,8 +397,8 @@ def test_an_unknown_format_is_one_line_and_exit_2(tmp_path, capsys, command):
     assert captured.out == ""
     supported = ", ".join(format_names())
     assert captured.err == f"error: {path}: unrecognised transcript format; supported: {supported}\n"
-    newer = "claude-code-stream, gemini-cli-jsonl, gemini-checkpoint, openhands-v1, cline, copilot-cli"
-    newer += ", qwen-code, cursor-agent"
+    newer = "claude-code-stream, gemini-cli-jsonl, gemini-checkpoint, gemini-logs, openhands-v1, cline"
+    newer += ", copilot-cli, qwen-code, cursor-agent"
     assert supported.startswith(f"{newer}, claude-code, codex, gemini-cli, openai-responses")
 
 

@@ -170,3 +170,22 @@ def test_a_saved_chat_checkpoint_is_the_history_as_sent_with_calls_paired_by_nam
     assert detect_format(json.dumps({"history": only_user})) == "gemini-checkpoint"
     with pytest.raises(UnknownFormatError):  # a bare list of user turns could be anyone's
         detect_format(json.dumps(only_user))
+
+
+def test_the_prompt_log_is_the_users_turns_of_one_session_the_last_by_default() -> None:
+    def logged(session: str, n: int, said: str) -> dict:
+        return {"sessionId": session, "messageId": n, "type": "user", "message": said,
+                "timestamp": f"2025-07-25T14:2{n}:00.000Z"}  # fmt: skip
+
+    log = [logged("s-one", 0, "Hello"), logged("s-one", 1, "/chat save first"), logged("s-one", 2, "Sum up"),
+           logged("s-two", 0, "What changed?")]  # fmt: skip
+    text = json.dumps(log)
+    assert detect_format(text) == "gemini-logs"
+    last = import_text(text, name="logs.json")
+    assert (last.conversations, [m.content for m in last.messages]) == (2, ["What changed?"])
+    first = import_text(text, name="logs.json", conversation=0)
+    assert [(m.type, m.content) for m in first.messages] == [
+        ("user_input", "Hello"),
+        ("user_input", "Sum up"),
+    ]
+    assert first.skipped_lines == {"a command to the CLI (not sent to the model)": [2]}
