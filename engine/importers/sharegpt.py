@@ -104,7 +104,7 @@ class _Reader:
             self._add("system", "system", "system_prompt", record["system"], None)
         turns = record.get("conversations")
         for index, turn in enumerate(turns if isinstance(turns, list) else []):
-            if not isinstance(turn, dict) or not isinstance(turn.get("value"), str):
+            if not isinstance(turn, dict) or not isinstance(turn.get("value"), str) or "from" not in turn:
                 self.out.problem(
                     self.line, f"conversations[{index}]: expected {{from, value}} with a text value"
                 )

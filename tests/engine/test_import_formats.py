@@ -363,6 +363,16 @@ def test_sharegpt_in_glaives_and_hermes_spellings_pairs_its_calls_too() -> None:
         assert result.messages[2].tool_call_id == "sg-call-1"
 
 
+def test_a_sharegpt_turn_without_its_speaker_is_that_turns_problem() -> None:
+    item = {"conversations": [{"from": "human", "value": "hi"}, {"value": "who said this?"},
+                              {"from": "gpt", "value": "hello"}]}  # fmt: skip
+    result = import_text(json.dumps([item]), name="d.json")
+    assert [m.content for m in result.messages] == ["hi", "hello"]
+    assert [str(p) for p in result.problems] == [
+        "d.json:1: conversations[1]: expected {from, value} with a text value"
+    ]
+
+
 def test_langchain_dump_reads_as_chat_messages() -> None:
     dump = [
         {"type": "system", "data": {"content": "Be brief."}},
