@@ -418,6 +418,16 @@ def group_conversations(
     return conversations
 
 
+def read_document(text: str, out: Collector, pick: Callable[[Any], T | None], expected: str) -> T | None:
+    """`pick` of the text's one JSON document, or None after naming the problem: where the JSON breaks, or
+    what was `expected` when `pick` finds nothing in it."""
+    doc, error, line = load_json_document(text)
+    picked = pick(doc) if error is None else None
+    if picked is None:
+        out.problem(line, error or f"expected {expected}")
+    return picked
+
+
 def pick_conversation(conversations: Sequence[T], index: int, path: str) -> T | None:
     if not conversations:
         return None

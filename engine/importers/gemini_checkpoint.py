@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.importers._common import Collector, ImportResult, load_json_document
+from engine.importers._common import Collector, ImportResult, read_document
 from engine.importers.qwen_code import ContentReader
 
 FORMAT = "gemini-checkpoint"
@@ -46,10 +46,10 @@ def import_gemini_checkpoint(
     text: str, path: str = "<text>", conversation: int | None = None
 ) -> ImportResult:
     out = Collector(path)
-    doc, error, line = load_json_document(text)
-    items = _history(doc) if error is None else None
+    items = read_document(
+        text, out, _history, "a Gemini chat history: [{role, parts}, ...] or {history: [...]}"
+    )
     if items is None:
-        out.problem(line, error or "expected a Gemini chat history: [{role, parts}, ...] or {history: [...]}")
         return out.result(FORMAT)
     reader = ContentReader(out)
     pending: dict[str, list[str]] = {}  # a tool's name -> its calls not yet answered, oldest first

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.importers._common import Collector, ImportResult, iso_to_ms, load_json_document, pick_conversation
+from engine.importers._common import Collector, ImportResult, iso_to_ms, pick_conversation, read_document
 from engine.messages import AiMessage
 
 FORMAT = "gemini-logs"
@@ -32,10 +32,8 @@ def detect_gemini_logs(sniff: Any) -> bool:
 
 def import_gemini_logs(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
     out = Collector(path)
-    doc, error, line = load_json_document(text)
-    entries = _entries(doc) if error is None else None
+    entries = read_document(text, out, _entries, "logs.json: a list of {sessionId, messageId, type, message}")
     if entries is None:
-        out.problem(line, error or "expected logs.json: a list of {sessionId, messageId, type, message}")
         return out.result(FORMAT)
     sessions: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     for number, entry in enumerate(entries, 1):
