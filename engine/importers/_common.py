@@ -40,6 +40,21 @@ class Names(frozenset):
             return False
 
 
+class NameMap(dict):
+    """A dict keyed by names that any JSON value can be looked up in (`in`, `get`), as `Names`."""
+
+    __slots__ = ()
+
+    def __contains__(self, value: object) -> bool:
+        try:
+            return dict.__contains__(self, value)
+        except TypeError:  # unhashable: a list or an object
+            return False
+
+    def get(self, value: object, default: Any = None) -> Any:
+        return dict.get(self, value, default) if self.__contains__(value) else default
+
+
 class UnknownFormatError(ValueError):
     """The input matches none of the importable formats."""
 

@@ -12,13 +12,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.importers._common import Collector, ImportResult, image_note, image_placeholder, iter_jsonl
+from engine.importers._common import (
+    Collector,
+    ImportResult,
+    NameMap,
+    image_note,
+    image_placeholder,
+    iter_jsonl,
+)
 from engine.importers.openai_chat import normalize_call
 from engine.importers.registry import Sniff
 from engine.messages import AiMessage
 
 FORMAT = "kimi-context"
-MARKERS = {"_checkpoint": "_checkpoint", "_usage": "_usage (the context's size, not a call's usage)"}
+MARKERS = NameMap({"_checkpoint": "_checkpoint", "_usage": "_usage (the context's size, not a call's usage)"})
 
 
 def detect_kimi_context(sniff: Sniff) -> bool:

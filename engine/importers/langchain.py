@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.importers._common import Collector, ImportResult, compact_json, read_items
+from engine.importers._common import Collector, ImportResult, NameMap, compact_json, read_items
 from engine.importers.openai_chat import convert_chat_messages
 
 FORMAT = "langchain"
-ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
+ROLES = NameMap({"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"})
 CHUNK_SUFFIX = "Chunk"  # AIMessageChunk and friends
 
 

@@ -33,6 +33,7 @@ from engine.importers._common import (
     Collector,
     Conversation,
     ImportResult,
+    NameMap,
     Names,
     compact_json,
     image_note,
@@ -48,7 +49,9 @@ FORMAT = "openai"
 HEADER_KEYS = ("model", "preference")
 TEXT_PARTS = ("text", "input_text", "output_text")
 # records agents write beside their messages, never sent to a model
-BOOKKEEPING_ROLES = {"exit": "mini-swe-agent's exit record", "session_meta": "Hermes Agent's session record"}
+BOOKKEEPING_ROLES = NameMap(
+    {"exit": "mini-swe-agent's exit record", "session_meta": "Hermes Agent's session record"}
+)
 VALUE_MEDIA = ("image", "video", "audio", "image_url", "video_url", "audio_url")
 IMAGE_PARTS = ("image_url", "input_image")
 PART_SEPARATOR = "\n\n"

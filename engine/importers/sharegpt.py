@@ -21,19 +21,28 @@ import ast
 import re
 from typing import Any
 
-from engine.importers._common import Collector, ImportResult, compact_json, pick_conversation, read_items
+from engine.importers._common import (
+    Collector,
+    ImportResult,
+    NameMap,
+    compact_json,
+    pick_conversation,
+    read_items,
+)
 from engine.importers._json import json_loads
 from engine.importers._media import SideImages
 from engine.messages import AiMessage
 
 FORMAT = "sharegpt"
-SPEAKERS = {
-    "human": ("user", "user_input"),
-    "user": ("user", "user_input"),
-    "gpt": ("assistant", "final_answer"),
-    "assistant": ("assistant", "final_answer"),
-    "system": ("system", "system_prompt"),
-}
+SPEAKERS = NameMap(
+    {
+        "human": ("user", "user_input"),
+        "user": ("user", "user_input"),
+        "gpt": ("assistant", "final_answer"),
+        "assistant": ("assistant", "final_answer"),
+        "system": ("system", "system_prompt"),
+    }
+)
 CALL_SPEAKERS = ("function_call", "tool_call", "function-call")
 RESULT_SPEAKERS = ("observation", "tool", "function-response")
 HERMES_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)

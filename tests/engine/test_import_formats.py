@@ -11,6 +11,7 @@ import pytest
 from engine.build import build_context
 from engine.importers import (
     ENTRY_POINT_GROUP,
+    EmptyImportError,
     Importer,
     ImportResult,
     UnknownFormatError,
@@ -665,3 +666,35 @@ def test_a_name_set_answers_for_any_json_value():
     kinds = Names({"user", "assistant"})
     assert "user" in kinds and "tool" not in kinds
     assert {"kind": "user"} not in kinds and ["user"] not in kinds and None not in kinds
+
+
+def test_a_name_map_answers_for_any_json_value():
+    from engine.importers._common import NameMap
+
+    roles = NameMap({"human": "user"})
+    assert "human" in roles and roles.get("human") == "user" and roles.get("ai", "?") == "?"
+    assert ["human"] not in roles and roles.get({"k": 1}) is None
+
+
+@pytest.mark.parametrize(
+    ("fmt", "record", "kept"),
+    [
+        ("openai", {"role": ["exit"], "content": "x"}, ["hi"]),
+        ("sharegpt", {"conversations": [{"from": ["gpt"], "value": "x"}, {"from": "human", "value": "hi"}]},
+         ["x", "hi"]),
+        ("kimi-context", {"role": ["_usage"], "content": "x"}, ["hi"]),
+        ("langchain", {"type": ["ai"], "data": {"content": "x"}}, None),
+        ("openai-responses", {"type": ["local_shell_call"], "call_id": "c"}, None),
+    ],
+)  # fmt: skip
+def test_a_list_where_a_role_or_type_belongs_is_no_internal_error(fmt: str, record: dict, kept) -> None:
+    """Each importer looks such names up in a `NameMap`: the record is its own problem or left out, and
+    the rest comes in (`None`: nothing else to read, said as such)."""
+    lines = [record, {"role": "user", "content": "hi"}] if fmt in ("openai", "kimi-context") else [record]
+    text = "\n".join(json.dumps(x) for x in lines)
+    if kept is None:
+        with pytest.raises(EmptyImportError):
+            import_text(text, fmt, name="m.jsonl")
+        return
+    result = import_text(text, fmt, name="m.jsonl")
+    assert [m.content for m in result.messages] == kept
