@@ -401,12 +401,18 @@ def group_conversations(
     items: list[tuple[int | None, Any]], out: Collector, response_message: Any
 ) -> list[Conversation]:
     """Requests (`{messages: [...]}`) open conversations; loose messages and responses join the latest. A
-    request logged with its `response` (a provider response) ends with the response's message.
+    request logged with its `response` (a provider response) ends with the response's message. A list of
+    messages among the items is a conversation of its own.
 
     `response_message(item)` returns the message a provider response carries, or None.
     """
     conversations: list[Conversation] = []
     for line, item in items:
+        if isinstance(item, list) and item and all(isinstance(m, dict) and "role" in m for m in item):
+            conversation = Conversation(line, {})  # a list of messages on its own (AutoCodeRover's `[[...]]`)
+            conversation.entries = [(line, f"[{i}]", m) for i, m in enumerate(item)]
+            conversations.append(conversation)
+            continue
         if not isinstance(item, dict):
             out.problem(line, f"expected a JSON object, found {type(item).__name__}")
             continue

@@ -90,6 +90,8 @@ def _is_chat_message(message: dict[str, Any]) -> bool:
 
 def _messages(samples: list[Any]) -> Iterator[dict[str, Any]]:
     for sample in samples:
+        if isinstance(sample, list):  # a message list inside the document's array (AutoCodeRover)
+            yield from (m for m in sample[:SAMPLE_ITEMS] if isinstance(m, dict) and "role" in m)
         if not isinstance(sample, dict):
             continue
         inner = sample.get("messages", sample.get("chosen_messages"))

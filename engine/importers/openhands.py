@@ -9,6 +9,12 @@ with `tool_call_metadata` → the `tool_output` of that call; `finish` and agent
 named after the action, answered by the observation whose `cause` is that action. State changes, recalls
 and other bookkeeping events are counted, not imported.
 
+An evaluation's `output.jsonl` holds one record a line (`{instance_id, instruction, history, metrics, ...}`):
+each record is a conversation (`conversation` picks one, default the first). OpenDevin's early records
+(2024) hold `history` as `[action, observation]` pairs, without `source`, `id` or `cause`: an action is the
+agent's and the observation in its pair answers it; the task (`instruction`) comes first as the user's
+turn when the history has no user message.
+
 OpenHands V1 (the agent SDK) writes events whose `action`/`observation` is an object and whose `kind` names
 the event (`ActionEvent`, `ObservationEvent`, `MessageEvent`, `SystemPromptEvent`, ...). Detection claims
 them with half a score (a V1 importer, when registered, is preferred); read here, they give what can be
@@ -21,7 +27,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.importers._common import Collector, ImportResult, Names, compact_json, iso_to_ms, read_items
+from engine.importers._common import (
+    Collector,
+    ImportResult,
+    Names,
+    compact_json,
+    iso_to_ms,
+    pick_conversation,
+    read_items,
+)
 from engine.importers.openai_chat import normalize_call
 from engine.messages import AiMessage
 
@@ -46,9 +60,50 @@ def _is_event(item: Any) -> bool:
 
 def detect_openhands(sniff: Any) -> bool:
     """V0 events (`action`/`observation` names); V1 SDK events (objects) are `openhands-v1`'s."""
+    items = [(None, sniff.document)] if sniff.document is not None else [(None, i) for i in sniff.items]
+    runs = _runs(_unwrapped(items))
     events = _events(sniff.document)
+    if runs:
+        events = _flat(runs[0][1]["history"])
     sample = [e for e in (events[:50] if events is not None else list(sniff.items)) if _is_event(e)]
     return any(not _is_v1(e) for e in sample)
+
+
+def _unwrapped(items: list[tuple[int | None, Any]]) -> list[tuple[int | None, Any]]:
+    """The elements of a whole-document array (of events or of records), else the items as they are."""
+    if len(items) == 1 and items[0][0] is None and isinstance(items[0][1], list):
+        return [(None, element) for element in items[0][1]]
+    return items
+
+
+def _runs(items: list[tuple[int | None, Any]]) -> list[tuple[int | None, dict[str, Any]]]:
+    """The records among the items that hold a run's `history` (an evaluation's output.jsonl lines)."""
+    return [
+        (line, item)
+        for line, item in items
+        if isinstance(item, dict) and isinstance(item.get("history"), list)
+    ]
+
+
+def _flat(history: list[Any]) -> list[Any]:
+    """A history's events; OpenDevin's `[action, observation]` pairs given what later streams write: the
+    action's source and id, and the observation's source and cause (the action of its pair)."""
+    if not any(isinstance(event, list) for event in history):
+        return history
+    events: list[Any] = []
+    for n, pair in enumerate(history):
+        if not isinstance(pair, list):
+            events.append(pair)
+            continue
+        action = pair[0] if pair and isinstance(pair[0], dict) else None
+        if action is not None:
+            action = {"source": "agent", "id": f"pair-{n}", **action}
+            events.append(action)
+        for observation in pair[1:]:
+            if isinstance(observation, dict):
+                cause = action.get("id") if action is not None else None
+                events.append({"source": "environment", "cause": cause, **observation})
+    return events
 
 
 def _is_v1(event: dict[str, Any]) -> bool:
@@ -57,10 +112,12 @@ def _is_v1(event: dict[str, Any]) -> bool:
 
 def import_openhands(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
     out = Collector(path)
-    items = read_items(text, out)
-    if len(items) == 1 and items[0][0] is None and _events(items[0][1]) is not None:
-        items = [(None, event) for event in _events(items[0][1]) or []]
+    items = _unwrapped(read_items(text, out))
+    runs = _runs(items)
     reader = _Reader(out)
+    if runs:
+        chosen = pick_conversation(runs, conversation or 0, path)
+        items = _run_items(chosen[1], reader) if chosen is not None else []
     for index, (line, event) in enumerate(items):
         where = line if line is not None else index + 1
         if not isinstance(event, dict):
@@ -73,7 +130,24 @@ def import_openhands(text: str, path: str = "<text>", conversation: int | None =
             reader.action(where, event)
         else:
             out.skip("neither an action nor an observation", where)
-    return out.result(FORMAT, session=reader.session)
+    return out.result(FORMAT, session=reader.session, conversations=max(len(runs), 1))
+
+
+def _run_items(record: dict[str, Any], reader: _Reader) -> list[tuple[int | None, Any]]:
+    """A record's events, its task first when no user message opens them (OpenDevin's records)."""
+    events = _flat(record["history"])
+    if isinstance(record.get("instance_id"), str):
+        reader.session["instanceId"] = record["instance_id"]
+    said = any(
+        isinstance(e, dict) and e.get("action") == "message" and e.get("source") == "user" for e in events
+    )
+    task = record.get("instruction")
+    if not said and isinstance(task, str) and task.strip():
+        events = [
+            {"id": "instruction", "source": "user", "action": "message", "args": {"content": task}},
+            *events,
+        ]
+    return [(None, event) for event in events]
 
 
 class _Reader:

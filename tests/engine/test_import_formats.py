@@ -453,6 +453,40 @@ def test_openhands_groups_a_response_s_parallel_calls_and_pairs_observations() -
     assert result.unpaired == []
 
 
+def test_an_openhands_evaluation_output_is_a_conversation_a_record_and_opendevins_pairs_read_too() -> None:
+    # output.jsonl: one {instance_id, instruction, history} record a line; OpenDevin (2024) wrote history as
+    # [action, observation] pairs without source, id or cause
+    events = [
+        {"id": 1, "source": "user", "action": "message", "args": {"content": "fix it"}},
+        {"id": 2, "source": "agent", "action": "run", "args": {"command": "ls", "thought": "look"}},
+        {"id": 3, "source": "environment", "observation": "run", "content": "a.py", "cause": 2},
+    ]
+    pairs = [
+        [{"action": "run", "args": {"command": "ls", "thought": "look"}, "message": "Running command: ls"},
+         {"observation": "run", "content": "a.py", "extras": {"exit_code": 0}, "message": "Command output"}],
+        [{"action": "finish", "args": {"outputs": {}, "thought": ""}, "message": "All done."},
+         {"observation": "null", "content": "", "extras": {}, "message": "No observation"}],
+    ]  # fmt: skip
+    records = [
+        {"instance_id": "a__a-1", "instruction": "fix it", "history": events, "metrics": {}},
+        {"instance_id": "b__b-2", "instruction": "Solve issue 2.", "history": pairs},
+    ]
+    text = "\n".join(json.dumps(r) for r in records)
+    first = import_text(text, name="output.jsonl")
+    assert (first.format, first.conversations, first.session) == ("openhands", 2, {"instanceId": "a__a-1"})
+    assert [(m.type, m.content) for m in first.messages] == [
+        ("user_input", "fix it"), ("tool_calls", "look"), ("tool_output", "a.py")
+    ]  # fmt: skip
+    second = import_text(text, name="output.jsonl", conversation=1)
+    assert [(m.type, m.content) for m in second.messages] == [
+        ("user_input", "Solve issue 2."),  # the task: the pairs hold no user message
+        ("tool_calls", "look"),
+        ("tool_output", "a.py"),
+        ("final_answer", "All done."),
+    ]
+    assert second.unpaired == [] and second.skipped == {"observation null without a call": 1}
+
+
 def test_letta_agent_file_even_as_a_json_string() -> None:
     wrapped = json.dumps({"type": "user_message", "message": "hi Sam", "time": "now"})
     call = {
@@ -666,6 +700,17 @@ def test_a_name_set_answers_for_any_json_value():
     kinds = Names({"user", "assistant"})
     assert "user" in kinds and "tool" not in kinds
     assert {"kind": "user"} not in kinds and ["user"] not in kinds and None not in kinds
+
+
+def test_a_message_list_inside_the_documents_array_is_a_conversation() -> None:
+    # AutoCodeRover's agent_proxy files: [[{role, content}, ...]]
+    chat = [{"role": "system", "content": "Be exact."}, {"role": "user", "content": "why?"},
+            {"role": "assistant", "content": "Because."}]  # fmt: skip
+    result = import_text(json.dumps([chat]), name="agent_proxy_1.json")
+    assert result.format == "openai" and result.problems == []
+    assert [(m.type, m.content) for m in result.messages] == [
+        ("system_prompt", "Be exact."), ("user_input", "why?"), ("final_answer", "Because.")
+    ]  # fmt: skip
 
 
 def test_a_name_map_answers_for_any_json_value():
