@@ -159,7 +159,7 @@ def _open(
     sniff, unreadable = _sniff(path)
     detected = detect_sniff(sniff) if sniff is not None else LINN_SESSION_KIND
     if detected is None and fmt is None:
-        if any(True for _ in sniff.objects()):  # JSON of no format we know
+        if sniff.document is not None or any(True for _ in sniff.objects()):  # JSON of no format we know
             raise unrecognised(str(path))
         detected = LINN_SESSION_KIND  # not JSON at all: the session loader says, line by line, what is wrong
     if detected == LINN_SESSION_KIND:

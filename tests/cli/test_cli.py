@@ -389,9 +389,13 @@ def test_skipped_lines_are_never_silent_in_build_and_replay(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("command", [["validate"], ["build"], ["replay"], ["import"], []])
-def test_an_unknown_format_is_one_line_and_exit_2(tmp_path, capsys, command):
+@pytest.mark.parametrize(
+    "text", ['{"a": 1}\n{"b": 2}\n', "[\n  [\n    1\n  ],\n  [2]\n]\n"], ids=["lines", "array"]
+)
+def test_an_unknown_format_is_one_line_and_exit_2(tmp_path, capsys, command, text):
+    # an indented JSON array of arrays is one valid document: no line-by-line JSON errors for it
     path = tmp_path / "notes.jsonl"
-    path.write_text('{"a": 1}\n{"b": 2}\n', encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     assert main([*command, str(path)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
