@@ -5,8 +5,8 @@ lines are what the user typed (`/` commands to aider itself are counted, not imp
 aider's console output (shown to the user, never sent as such to the model: counted, not imported) — as are
 `####` lines that only echo the answer to one of aider's own questions (`… (Y)es/(N)o [Yes]: y`) — and the
 other lines are the model's replies. Aider records no structured tool calls (edits are inside the reply
-text) and no system prompt. A file holds many sessions: `conversation` picks one, the last by default; the
-text before the first header is a session too.
+text) and no system prompt. A file holds many sessions: `conversation` picks one, by default the last that
+holds a turn (a run that only started aider holds none); the text before the first header is a session too.
 
 Aider ends every line of a user turn with a Markdown hard break (two spaces): where a file's `####` lines
 have it, a `####` line without it is the model's own heading (`#### Step 1`) inside its reply. A file whose
@@ -42,11 +42,27 @@ def _sessions(lines: list[str]) -> list[tuple[int, str | None]]:
     return starts
 
 
+def _has_turns(lines: list[str], first: int, last: int) -> bool:
+    """Whether `lines[first:last]` hold a user turn or a reply (not only aider's banner and commands)."""
+    for line in lines[first:last]:
+        text = line.strip()
+        if not text or HEADER.match(line) or text.startswith(CONSOLE_PREFIX):
+            continue
+        if not text.startswith("####") or not text.removeprefix("####").strip().startswith("/"):
+            return True
+    return False
+
+
 def import_aider(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
     out = Collector(path)
     lines = text.split("\n")
     sessions = _sessions(lines)
     index = -1 if conversation is None else conversation
+    if conversation is None:  # the last session with a turn: a run that only started aider is none
+        ends = [start for start, _ in sessions[1:]] + [len(lines)]
+        bounds = zip(sessions, ends, strict=True)
+        spoken = [n for n, ((first, _), end) in enumerate(bounds) if _has_turns(lines, first, end)]
+        index = spoken[-1] if spoken else -1
     chosen = pick_conversation(sessions, index, path)
     session: dict[str, Any] = {}
     if chosen is not None:

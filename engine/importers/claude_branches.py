@@ -2,9 +2,11 @@
 
 Two things make a transcript more than a list:
 - **Rewinds.** Going back (esc esc) and sending a new prompt, or regenerating a reply, makes a second child of
-  an earlier line: two user text lines, or two assistant messages with different `message.id`, under the
-  same `parentUuid`. The live conversation keeps the last-written branch; every line under an earlier one is
-  abandoned. (Parallel tool results also share a parent, the calling line: they are not branches.)
+  an earlier line: two user text lines, or two assistant messages, under the same `parentUuid` (no parent,
+  for a rewind to the very start: a second root). The live conversation keeps the last-written branch;
+  every line under an earlier one is abandoned. (Parallel tool results also share a parent, the calling
+  line: they are not branches. Two lines of one assistant message are chained, one the parent of the
+  next: two beside each other are the message written twice, and the later one is live.)
 - **Sidechains.** Sub-agent lines (`isSidechain`) are written between the main ones (older versions); a
   subagent file (`<session>/subagents/agent-*.jsonl`, newer versions) holds nothing else. Conversation 0 is
   the main one (the sidechain itself in a subagent file); then each inline sub-agent, in order of first
@@ -51,16 +53,20 @@ def _branch_key(entry: dict[str, Any]) -> str | None:
 
 def _abandoned(entries: list[Entry]) -> set[int]:
     """Line numbers under branches a rewind left behind."""
-    children: dict[str, list[Entry]] = defaultdict(list)
+    children: dict[str | None, list[Entry]] = defaultdict(list)
     for number, entry in entries:
         parent = entry.get("parentUuid")
-        if isinstance(parent, str):
+        if isinstance(parent, str) or parent is None:  # None: a root; a rewind to the start makes another
             children[parent].append((number, entry))
     roots: list[Entry] = []
     for kids in children.values():
         branches: dict[str, list[Entry]] = {}
         for number, entry in kids:
             key = _branch_key(entry) if _is_turn(entry) else None
+            if key is not None and key in branches and key.startswith("assistant:"):
+                # the same reply written again beside itself (Claude Code rewrites a message whole on a
+                # resume): each line is a branch of its own, the last written the live one
+                key = f"{key}:{entry.get('uuid')}"
             if key is not None:
                 branches.setdefault(key, []).append((number, entry))
         kinds = {key.split(":", 1)[0] for key in branches}

@@ -601,6 +601,17 @@ def test_an_aider_reply_may_hold_a_heading_that_looks_like_a_user_line() -> None
                                                    "user_input"]  # fmt: skip
 
 
+def test_aider_opens_the_last_session_that_holds_a_turn() -> None:
+    lines = ["# aider chat started at 2024-08-05 19:33:02", "#### first question  ", "", "first answer", "",
+             "# aider chat started at 2024-08-06 09:00:00", "> Aider v0.49.1", "> Model: gpt-4o  ",
+             "#### /run make lint  "]  # fmt: skip
+    result = import_text("\n".join(lines), name="chat.md")
+    assert result.conversations == 2 and [m.content for m in result.messages] == [
+        "first question",
+        "first answer",
+    ]
+
+
 def test_an_unknown_file_names_the_supported_formats(tmp_path: Path) -> None:
     path = tmp_path / "notes.json"
     path.write_text('{"hello": "world"}', encoding="utf-8")

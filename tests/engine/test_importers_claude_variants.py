@@ -100,6 +100,26 @@ def test_lines_whose_chain_never_meets_the_live_one_are_kept() -> None:
     assert import_text(cut).skipped_lines == {}
 
 
+def test_a_rewind_to_the_start_and_a_reply_written_twice_beside_itself_keep_the_last_written() -> None:
+    # a second root (no parent) sends the prompt again; later a reply is written a second time beside the
+    # first (the same message id, the same parent: Claude Code rewrote it whole), and the live line follows it
+    rewound = jsonl(
+        user("u1", None, "commit it"),  # 1: abandoned: the second root below starts over
+        assistant("a1", "u1", "msg_1", text("first try")),  # 2: abandoned
+        user("u2", None, "commit it"),  # 3
+        assistant("a2", "u2", "msg_2", text("on it")),  # 4: written again as line 5
+        assistant("a2-again", "u2", "msg_2", text("on it")),  # 5
+        user("u3", "a2-again", "thanks"),  # 6
+    )
+    imported = import_text(rewound)
+    assert shape(imported.messages) == [
+        ("u2", "user_input", "commit it"),
+        ("a2-again", "final_answer", "on it"),
+        ("u3", "user_input", "thanks"),
+    ]
+    assert imported.skipped_lines == {"abandoned branch (rewound)": [1, 2, 4]}
+
+
 def test_a_parent_cycle_ends_the_walk() -> None:
     looped = jsonl(user("u1", "a1", "hi"), assistant("a1", "u1", "msg_1", text("hello")))
     assert [m.id for m in import_text(looped).messages] == ["u1", "a1"]
