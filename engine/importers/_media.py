@@ -1,6 +1,7 @@
-"""Images listed beside a conversation (LLaMA-Factory's `images` column): each `<image>` tag in the turns
-stands for the next image of the list, in order; when no turn has a tag, LLaMA-Factory puts them all before
-the first message's text, and so does this."""
+"""Media listed beside a conversation (LLaMA-Factory's `images`, `videos` and `audios` columns; LLaVA's one
+`image`): each `<image>` (`<video>`, `<audio>`) tag in the turns stands for the next item of its list, in
+order; when no turn has a tag, LLaMA-Factory puts them all before the first message's text, and so does
+this. An image's placeholder is `image_placeholder`'s; a video's or a sound's `[video: path]`."""
 
 from __future__ import annotations
 
@@ -9,25 +10,24 @@ from typing import Any
 
 from engine.importers._common import image_placeholder
 
-IMAGE_TAG = "<image>"
-
 
 class SideImages:
-    """Hands out the listed images to the `<image>` tags of the turns, in order."""
+    """Hands out the listed images (or videos, or sounds: `kind`) to their tags in the turns, in order."""
 
-    def __init__(self, images: Any, texts: Iterable[Any] = ()) -> None:
-        listed = images if isinstance(images, list) else []
+    def __init__(self, images: Any, texts: Iterable[Any] = (), kind: str = "image") -> None:
+        listed = [images] if isinstance(images, str) else images if isinstance(images, list) else []
+        self.kind, self.tag = kind, f"<{kind}>"
         self.notes = [{"url": i} if isinstance(i, str) else {"type": "unknown"} for i in listed]
         self.used = 0
-        self.untagged = bool(self.notes) and not any(isinstance(t, str) and IMAGE_TAG in t for t in texts)
+        self.untagged = bool(self.notes) and not any(isinstance(t, str) and self.tag in t for t in texts)
 
     def fill(self, text: str) -> tuple[str, list[dict[str, Any]]]:
-        """The text with each `<image>` tag replaced by its image's placeholder; the images' notes."""
+        """The text with each tag replaced by its item's placeholder; the items' notes."""
         if self.untagged and self.used == 0:
-            text = IMAGE_TAG * len(self.notes) + text
-        if not self.notes or IMAGE_TAG not in text:
+            text = self.tag * len(self.notes) + text
+        if not self.notes or self.tag not in text:
             return text, []
-        parts = text.split(IMAGE_TAG)
+        parts = text.split(self.tag)
         taken: list[dict[str, Any]] = []
         out = [parts[0]]
         for rest in parts[1:]:
@@ -35,11 +35,14 @@ class SideImages:
                 note = self.notes[self.used]
                 self.used += 1
                 taken.append(note)
-                out.append(image_placeholder(note) if "url" in note else IMAGE_TAG)
+                out.append(self._placeholder(note) if "url" in note else self.tag)
             else:
-                out.append(IMAGE_TAG)
+                out.append(self.tag)
             out.append(rest)
         return "".join(out), taken
+
+    def _placeholder(self, note: dict[str, Any]) -> str:
+        return image_placeholder(note) if self.kind == "image" else f"[{self.kind}: {note['url']}]"
 
     @property
     def unused(self) -> int:

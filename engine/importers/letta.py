@@ -7,10 +7,11 @@ the top (older), each with its `system` prompt and `messages` in Letta's schema 
 message Letta wrapped as JSON (`{"type": "user_message", "message": …}`) is unwrapped to what the user
 wrote. The agent's memory blocks and tools stay in the file (they are in the system message).
 
-An older file (no `in_context_message_ids`, Letta 0.6) holds its messages as stored, in no set order: they
-are read by `created_at` when every one has it. Letta rewrites the system message when memory changes, and
-such a file keeps every version: the latest is the system prompt, the earlier ones are left out (a newer
-file's array is already in order, and its timestamps may disagree by a second: it is read as it is).
+Calls held for a human's approval (newer Letta: `approval` messages, `tool_returns`) read as calls and their
+results (`_chats`). An older file (no `in_context_message_ids`, Letta 0.6) holds its messages as stored, in no
+set order: they are read by `created_at` when every one has it. Letta rewrites the system message when memory
+changes, and such a file keeps every version: the latest is the system prompt, the earlier ones are left out
+(a newer file's array is already in order, and its timestamps may disagree by a second: it is read as it is).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def import_letta(text: str, path: str = "<text>", conversation: int | None = Non
     if agent is None:
         out.problem(line, error or "expected a Letta agent file (an agent with 'messages')")
         return out.result(FORMAT)
-    entries = [(None, f"messages[{i}]", _chat(m)) for i, m in _in_order(agent, out)]
+    entries = [(None, f"messages[{i}]", chat) for i, m in _in_order(agent, out) for chat in _chats(m, i, out)]
     if not any(isinstance(m, dict) and m.get("role") == "system" for m in agent["messages"]):
         if isinstance(agent.get("system"), str) and agent["system"]:
             entries.insert(0, (None, "system", {"role": "system", "content": agent["system"]}))
@@ -85,6 +86,29 @@ def _in_order(agent: dict[str, Any], out: Collector) -> list[tuple[int, Any]]:
         out.skip("an earlier version of the system message (Letta rewrites it as memory changes)", index + 1)
     latest = [(i, m) for i, m in numbered if i == systems[-1]] if systems else []
     return latest + [(i, m) for i, m in numbered if i not in systems]
+
+
+def _chats(message: Any, index: int, out: Collector) -> list[Any]:
+    """The chat messages a Letta message stands for. With human approval (newer Letta), the model's calls
+    come in an `approval` message and the answers in a `tool` message's `tool_returns` (one each); an
+    `approval` message of `approvals` is the user's decision, whose results those returns carry."""
+    if not isinstance(message, dict):
+        return [message]
+    role = message.get("role")
+    if role == "approval" and not message.get("tool_calls"):
+        out.skip("approval decision (the tool returns after it carry its results)", index + 1)
+        return []
+    returns = message.get("tool_returns")
+    if role == "tool" and isinstance(returns, list) and returns:
+        return [
+            {"role": "tool", "tool_call_id": r.get("tool_call_id"), "content": r.get("func_response")}
+            for r in returns
+            if isinstance(r, dict)
+        ]
+    chat = _chat(message)
+    if role == "approval":
+        chat["role"] = "assistant"  # the model's calls, held for the user's approval
+    return [chat]
 
 
 def _chat(message: Any) -> Any:

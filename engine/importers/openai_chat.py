@@ -16,7 +16,8 @@ LLaMA-Factory's `{type, value}` parts (its v1 data format) are read too: `text`,
 `tool_call` (a call; ids made up, as the format has none, and each `tool` message answers the oldest
 unanswered one; a `tool` message whose text is a JSON array of results answers as many calls, in order),
 images by their path. A request's top-level `system_prompt` (Hermes Agent sessions) is the
-system prompt when no message is; a side `images` list (LLaMA-Factory) fills the `<image>` tags in order. A
+system prompt when no message is; a side `images` list (LLaMA-Factory) fills the `<image>` tags in order,
+and `videos` and `audios` their `<video>` and `<audio>` tags. A
 role this importer does not know is drift: with text and before the model's last message it is carried as a
 user-side message (`metadata.generated`), else it is left out; both are named in the report. The records
 agents write for themselves (mini-swe-agent's `exit`, Hermes' `session_meta`, which names the model) are
@@ -166,7 +167,8 @@ class _Converter:
         self.made_up = itertools.count(1)
         self.last_model = -1  # index of the model's last message: unknown roles after it are bookkeeping
         texts = [m.get("content") for _, _, m in conversation.entries if isinstance(m, dict)]
-        self.images = SideImages(conversation.header.get("images"), texts)
+        header = conversation.header  # LLaMA-Factory's side lists of media, filling their tags
+        self.media = [SideImages(header.get(f"{kind}s"), texts, kind) for kind in ("image", "video", "audio")]
 
     def run(self) -> None:
         entries = self.conversation.entries
@@ -200,9 +202,7 @@ class _Converter:
             self._problem(line, label, "content is neither text nor a list of parts")
             return
         text, notes = flat
-        text, side = self.images.fill(text)
-        if side:
-            notes.setdefault("images", []).extend(side)
+        text = self._filled(text, notes)
         reasoning = notes.pop("reasoning", None)
         value_calls = notes.pop("valueToolCalls", None)
         if reasoning and not message.get("reasoning_content"):
@@ -223,6 +223,14 @@ class _Converter:
             self._tool(message, index, line, label, text, _meta(notes, extras))
         else:
             self._unknown_role(message, index, line, text)
+
+    def _filled(self, text: str, notes: dict[str, Any]) -> str:
+        """`text` with the side-listed media its tags stand for, noted in `notes` (`images`, ...)."""
+        for media in self.media:
+            text, side = media.fill(text)
+            if side:
+                notes.setdefault(f"{media.kind}s", []).extend(side)
+        return text
 
     def _bookkeeping(self, message: dict[str, Any], where: int) -> None:
         """A record the agent wrote for itself (never sent): left out; Hermes' names the session's model."""

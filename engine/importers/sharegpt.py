@@ -11,8 +11,9 @@ header, not as messages.
 
 Preference items (`chosen` / `rejected` beside the conversation, as in LLaMA-Factory's DPO data) are two
 conversations: the turns with the `chosen` answer, then the same turns with the `rejected` one (the next
-`conversation` index; the import report names it). A side `images` list fills the `<image>` tags of the
-turns, in order, as image placeholders (`metadata.images`).
+`conversation` index; the import report names it). A side `images` list (LLaVA: one `image`) fills the
+`<image>` tags of the turns, in order, as image placeholders (`metadata.images`); `videos` and `audios`
+fill `<video>` and `<audio>` tags alike (`metadata.videos`, `metadata.audios`).
 """
 
 from __future__ import annotations
@@ -77,7 +78,9 @@ def import_sharegpt(text: str, path: str = "<text>", conversation: int | None = 
         line, record, answer = chosen
         turns = record.get("conversations") if isinstance(record.get("conversations"), list) else []
         texts = [t.get("value") for t in turns if isinstance(t, dict)]
-        reader = _Reader(out, line, SideImages(record.get("images"), texts))
+        listed = [("image", record.get("images", record.get("image"))), ("video", record.get("videos")),
+                  ("audio", record.get("audios"))]  # fmt: skip
+        reader = _Reader(out, line, [SideImages(items, texts, kind) for kind, items in listed])
         reader.read(record)
         if answer is not None:
             session["preference"] = answer
@@ -87,8 +90,10 @@ def import_sharegpt(text: str, path: str = "<text>", conversation: int | None = 
                 out.skip(
                     f"rejected answer: conversation {where} of the file (--conversation {where})", line or 1
                 )
-        if reader.images.unused:
-            out.problem(line, f"{reader.images.unused} of the listed images have no <image> tag in the turns")
+        for media in reader.media:
+            if media.unused:
+                kind = media.kind
+                out.problem(line, f"{media.unused} of the listed {kind}s have no <{kind}> tag in the turns")
         if record.get("tools"):
             session["tools"] = record["tools"]
     return out.result(FORMAT, session=session, conversations=len(found))
@@ -101,10 +106,10 @@ def _answers(item: dict[str, Any]) -> list[str | None]:
 
 
 class _Reader:
-    def __init__(self, out: Collector, line: int | None, images: SideImages) -> None:
+    def __init__(self, out: Collector, line: int | None, media: list[SideImages]) -> None:
         self.out = out
         self.line = line
-        self.images = images
+        self.media = media  # the images, videos and sounds listed beside the turns
         self.open_calls: list[tuple[str, str]] = []  # (id, name) of calls not yet answered
         self.calls = 0
 
@@ -134,8 +139,12 @@ class _Reader:
             self._calls(index, calls, HERMES_CALL.sub("", value).strip())
         elif speaker in SPEAKERS:
             role, kind = SPEAKERS[speaker]
-            text, images = self.images.fill(value)
-            self._add(f"sg-{index}", role, kind, text, {"images": images} if images else None)
+            notes = {}
+            for media in self.media:
+                value, taken = media.fill(value)
+                if taken:
+                    notes[f"{media.kind}s"] = taken
+            self._add(f"sg-{index}", role, kind, value, notes or None)
         elif speaker in CALL_SPEAKERS:
             self._call(index, value)
         elif speaker in RESULT_SPEAKERS:

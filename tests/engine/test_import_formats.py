@@ -549,6 +549,38 @@ def test_an_older_letta_file_is_read_by_time_with_its_latest_system_message() ->
     assert [m.id for m in import_text(json.dumps(newer)).messages][:2] == ["m4", "m5"]
 
 
+def test_letta_calls_held_for_approval_and_their_tool_returns_are_calls_and_results() -> None:
+    def call(n: int) -> dict:
+        return {"id": f"c{n}", "type": "function", "function": {"name": "Bash", "arguments": "{}"}}
+
+    def returned(n: int, said: str) -> dict:
+        return {"tool_call_id": f"c{n}", "status": "success", "func_response": said}
+
+    agent = {
+        "name": "coder",
+        "llm_config": {"model": "claude"},
+        "in_context_message_ids": [],
+        "messages": [
+            {"role": "system", "content": [{"type": "text", "text": "You code."}]},
+            {"role": "user", "content": [{"type": "text", "text": "run both"}]},
+            {"role": "approval", "content": [], "tool_calls": [call(1), call(2)]},
+            {"role": "approval", "approvals": [{"tool_call_id": "c1", "approve": True}], "tool_calls": None},
+            {"role": "tool", "content": [], "tool_call_id": "c1",
+             "tool_returns": [returned(1, "one"), returned(2, "denied: stop")]},
+        ],
+    }  # fmt: skip
+    result = import_text(json.dumps({"agents": [agent]}))
+    assert result.format == "letta" and result.unpaired == []
+    assert [(m.type, m.content) for m in result.messages] == [
+        ("system_prompt", "You code."),
+        ("user_input", "run both"),
+        ("tool_calls", ""),
+        ("tool_output", "one"),
+        ("tool_output", "denied: stop"),
+    ]
+    assert result.skipped_lines == {"approval decision (the tool returns after it carry its results)": [4]}
+
+
 def test_aider_sessions_default_to_the_last_and_skip_console_and_commands() -> None:
     text = "\n".join(
         [

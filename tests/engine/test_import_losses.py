@@ -88,6 +88,20 @@ def test_side_images_without_tags_go_before_the_first_message_as_llama_factory_p
     assert result.messages[0].meta("images") == [{"url": "a.jpg"}, {"url": "b.jpg"}]
 
 
+def test_side_listed_videos_sounds_and_llavas_one_image_fill_their_tags():
+    messages = [{"role": "user", "content": "<video><audio>What happens?"},
+                {"role": "assistant", "content": "A cat jumps."}]  # fmt: skip
+    result = import_text(json.dumps([{"messages": messages, "videos": ["v/1.mp4"], "audios": ["a/1.mp3"]}]))
+    first = result.messages[0]
+    assert first.content == "[video: v/1.mp4][audio: a/1.mp3]What happens?"
+    assert (first.meta("videos"), first.meta("audios")) == ([{"url": "v/1.mp4"}], [{"url": "a/1.mp3"}])
+    llava = {"image": "coco/1.jpg", "conversations": [{"from": "human", "value": "<image>\nColour?"},
+                                                      {"from": "gpt", "value": "Red."}]}  # fmt: skip
+    result = import_text(json.dumps([llava]))
+    assert result.format == "sharegpt" and result.messages[0].content == "[image: coco/1.jpg]\nColour?"
+    assert result.came_in()["images"] == 1
+
+
 # -- LLaMA-Factory {type, value} parts ---------------------------------------------------------------
 
 
