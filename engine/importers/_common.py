@@ -308,9 +308,18 @@ def find_unpaired(messages: list[AiMessage]) -> list[str]:
     return [cid for cid in declared if cid not in answered] + orphans
 
 
-# the message lists one item may hold: a request's, or LLaMA-Factory's preference pair (v1 DPO data)
-CONVERSATION_KEYS = ("messages", "chosen_messages", "rejected_messages")
-PREFERENCE = {"chosen_messages": {"preference": "chosen"}, "rejected_messages": {"preference": "rejected"}}
+# the message lists one item may hold: a request's, or a preference pair (LLaMA-Factory's v1 DPO data; an
+# UltraFeedback item, whose `messages` are its `chosen` ones and whose `rejected` list is the other answer)
+CONVERSATION_KEYS = ("messages", "chosen_messages", "rejected_messages", "rejected")
+PREFERENCE = {
+    "chosen_messages": {"preference": "chosen"},
+    "rejected_messages": {"preference": "rejected"},
+    "rejected": {"preference": "rejected"},
+}
+
+
+def _messages_list(value: list[Any]) -> bool:
+    return bool(value) and all(isinstance(m, dict) and "role" in m for m in value)
 
 
 def read_transcript(path: Path) -> tuple[str, list[Problem]]:
@@ -417,6 +426,8 @@ def group_conversations(
             out.problem(line, f"expected a JSON object, found {type(item).__name__}")
             continue
         lists = [key for key in CONVERSATION_KEYS if isinstance(item.get(key), list)]
+        if "rejected" in lists and ("messages" not in lists or not _messages_list(item["rejected"])):
+            lists.remove("rejected")  # a `rejected` list is a conversation only beside `messages`
         if lists:  # a request, or a preference pair: the chosen, then the rejected conversation
             header = {k: v for k, v in item.items() if k not in CONVERSATION_KEYS}
             reply = response_message(item["response"]) if isinstance(item.get("response"), dict) else None

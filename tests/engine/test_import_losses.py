@@ -102,6 +102,17 @@ def test_side_listed_videos_sounds_and_llavas_one_image_fill_their_tags():
     assert result.came_in()["images"] == 1
 
 
+def test_an_ultrafeedback_items_rejected_answer_is_the_next_conversation():
+    asked = {"role": "user", "content": "how?"}
+    good, bad = {"role": "assistant", "content": "Like this."}, {"role": "assistant", "content": "No idea."}
+    item = {"prompt": "how?", "messages": [asked, good], "chosen": [asked, good], "rejected": [asked, bad]}
+    text = json.dumps(item)
+    chosen, rejected = import_text(text), import_text(text, conversation=1)
+    assert chosen.conversations == 2 and [m.content for m in chosen.messages] == ["how?", "Like this."]
+    assert [m.content for m in rejected.messages] == ["how?", "No idea."]
+    assert rejected.session["preference"] == "rejected"
+
+
 # -- LLaMA-Factory {type, value} parts ---------------------------------------------------------------
 
 
