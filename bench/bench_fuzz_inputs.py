@@ -80,7 +80,10 @@ class Mutator:
             at = rng.randrange(len(text))
             return text[:at] + "".join(chr(rng.randrange(32, 0x3000)) for _ in range(4)) + text[at:]
         if not jsonl:
-            document = json.loads(text)
+            try:
+                document = json.loads(text)
+            except ValueError:  # a source that is not JSON already: cut it somewhere
+                return text[: rng.randrange(len(text))]
             for _ in range(rng.randint(1, 3)):
                 document = self.value(document)
             return json.dumps(document, ensure_ascii=False)
