@@ -80,7 +80,7 @@ def main() -> None:
     print(f"replay --json, {args.size} messages, policy {args.policy}: exit {child.returncode}, "
           f"{steps} records in {seconds:.1f} s ({steps / seconds:.0f}/s), totals line: {totals is not None}")
     print(f"first record after {first_at if first_at is not None else float('nan'):.2f} s · peak RSS "
-          f"{peak:.0f} MB · bytes per record, first {edge}: {sum(sizes[:edge]) / max(edge, 1):.0f}, last "
+          f"{peak:.1f} MiB · bytes per record, first {edge}: {sum(sizes[:edge]) / max(edge, 1):.0f}, last "
           f"{edge}: {sum(sizes[-edge:]) / max(edge, 1):.0f} · output {sum(sizes) / 1e6:.1f} MB")
 
 
