@@ -4,7 +4,8 @@ A stream is a list of events (a JSON array, JSONL, or `{"history": [...]}`): act
 `source` (`user`, `agent`, `environment`). A user `message` action → `user_input`; an agent action with
 `tool_call_metadata` → the model response it came from (`model_response.choices[0].message`: its text and
 every tool call of that response, parallel calls together) as one `tool_calls` message; an observation
-with `tool_call_metadata` → the `tool_output` of that call; `finish` and agent `message` actions →
+with `tool_call_metadata` → the `tool_output` of that call (each model response's `usage`, litellm's, is its
+call's usage, once); `finish` and agent `message` actions →
 `final_answer`; a `system` action → `system_prompt`. Actions without metadata (older streams) become a call
 named after the action, answered by the observation whose `cause` is that action. State changes, recalls
 and other bookkeeping events are counted, not imported.
@@ -25,6 +26,7 @@ Other V1 event kinds are left out by kind.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from engine.importers._common import (
@@ -38,6 +40,7 @@ from engine.importers._common import (
 )
 from engine.importers.openai_chat import normalize_call
 from engine.messages import AiMessage
+from engine.usage import UsageProblem, openai_usage
 
 FORMAT = "openhands"
 SOURCES = Names({"user", "agent", "environment"})
@@ -208,6 +211,7 @@ class _Reader:
         elif kind in ("message", "finish"):
             final = event.get("message") or args.get("final_thought") or args.get("thought") or text
             self._add(where, event, "assistant", "final_answer", final)
+            self._usage(where, event.get("tool_call_metadata"))
         elif kind in BOOKKEEPING:
             self.out.skip(f"{kind} (bookkeeping)", where)
         elif isinstance(event.get("tool_call_metadata"), dict):
@@ -242,6 +246,26 @@ class _Reader:
             self.names[calls[0]["id"]] = calls[0]["function"]["name"]
         content = message.get("content") if isinstance(message.get("content"), str) else ""
         self._add(where, event, "assistant", "tool_calls", content, {"tool_calls": calls})
+        self._usage(where, meta)
+
+    def _usage(self, where: int, meta: Any) -> None:
+        """The usage of the model response an action came from (litellm's: OpenAI's counts, and Anthropic's
+        cache writes inside the prompt), on the message just added for it."""
+        response = meta.get("model_response") if isinstance(meta, dict) else None
+        usage = response.get("usage") if isinstance(response, dict) else None
+        if not isinstance(usage, dict):
+            return
+        model = response.get("model") if isinstance(response.get("model"), str) else None
+        parsed = openai_usage(
+            usage, model, response.get("id") if isinstance(response.get("id"), str) else None
+        )
+        written = usage.get("cache_creation_input_tokens")
+        if not isinstance(parsed, UsageProblem) and isinstance(written, int) and written > 0:
+            parsed = replace(parsed, cache_write_tokens=written)
+        recorded = self.out.usage(where, parsed)
+        if recorded is not None:
+            end = len(self.out.messages)
+            self.out.attach_usage(end - 1, end, recorded, where, "a response with no message")
 
     def observation(self, where: int, event: dict[str, Any]) -> None:
         meta = event.get("tool_call_metadata")

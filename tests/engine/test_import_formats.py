@@ -453,6 +453,24 @@ def test_openhands_groups_a_response_s_parallel_calls_and_pairs_observations() -
     assert result.unpaired == []
 
 
+def test_openhands_takes_each_model_responses_usage_once_with_anthropics_cache_writes() -> None:
+    usage = {"prompt_tokens": 4646, "completion_tokens": 177, "cache_creation_input_tokens": 1158,
+             "prompt_tokens_details": {"cached_tokens": 3482}}  # fmt: skip
+    call = {"id": "t1", "type": "function", "function": {"name": "run", "arguments": "{}"}}
+    response = {"id": "r1", "model": "claude-x", "usage": usage,
+                "choices": [{"message": {"content": "", "tool_calls": [call]}}]}  # fmt: skip
+    meta = {"tool_call_id": "t1", "function_name": "run", "model_response": response}
+    events = [
+        {"id": 1, "source": "user", "action": "message", "args": {"content": "go"}},
+        {"id": 2, "source": "agent", "action": "run", "args": {}, "tool_call_metadata": meta},
+        {"id": 3, "source": "agent", "observation": "run", "content": "ok", "tool_call_metadata": meta},
+    ]
+    result = import_text(json.dumps(events))
+    recorded = [m.meta("usage") for m in result.messages if m.meta("usage")]
+    assert [(u["promptTokens"], u["cacheReadTokens"], u["cacheWriteTokens"], u["outputTokens"])
+            for u in recorded] == [(4646, 3482, 1158, 177)]  # fmt: skip
+
+
 def test_an_openhands_evaluation_output_is_a_conversation_a_record_and_opendevins_pairs_read_too() -> None:
     # output.jsonl: one {instance_id, instruction, history} record a line; OpenDevin (2024) wrote history as
     # [action, observation] pairs without source, id or cause
