@@ -23,7 +23,7 @@ from typing import TypeVar
 T = TypeVar("T")
 COLLECT_EVERY = 2_000  # steps between two looks at whether a step loop's collector should run
 GROWTH = 0.25  # a full collection once the tracked objects grew by this share since the last one
-TRIM_EVERY = 200  # steps between two returns of the C heap's free pages to the system
+TRIM_EVERY = 100  # steps between two returns of the C heap's free pages to the system
 
 
 def _heap_trimmer() -> Callable[[int], int] | None:
