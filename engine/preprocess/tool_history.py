@@ -58,7 +58,9 @@ class _Plan:
     made: tuple[list[Entry], list[Entry]] | None = None
 
 
-_PLANS: LaneLists[_Plan] = LaneLists(4)
+# Two a lane: the latest (a replay's next step, a rebuild) and the one before it (a step back over a user
+# input). Each holds lists of the history's length: four held 12 MB at 100,000 messages.
+_PLANS: LaneLists[_Plan] = LaneLists(2)
 
 
 def compress_tool_history(entries: list[Entry], tool_history: Any, checkpoint_tool: str) -> StageOutput:
