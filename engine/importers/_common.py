@@ -417,7 +417,7 @@ def group_conversations(
     """
     conversations: list[Conversation] = []
     for line, item in items:
-        if isinstance(item, list) and item and all(isinstance(m, dict) and "role" in m for m in item):
+        if isinstance(item, list) and _messages_list(item):
             conversation = Conversation(line, {})  # a list of messages on its own (AutoCodeRover's `[[...]]`)
             conversation.entries = [(line, f"[{i}]", m) for i, m in enumerate(item)]
             conversations.append(conversation)
