@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterator
+from operator import attrgetter
 from typing import Any
 
 from engine.dropped_count import dropped_count
@@ -29,6 +30,8 @@ from engine.session_index import position_of_id, positions_of_type
 from engine.ticks import TickState
 from engine.trace import decision_reason
 
+_MESSAGE = attrgetter("message")
+
 
 def assemble_result(
     run: Pipeline,
@@ -45,7 +48,7 @@ def assemble_result(
     trace = None
     if detail and run.trace.enabled:
         run.trace.decisions(run.states)
-        trace = run.trace.finish(len(run.preprocessed), final, final_tokens, run.states)
+        trace = run.trace.finish(len(run.entries), final, final_tokens, run.states)
     if trace is not None:
         trace["tokenizerBackend"] = ctx.tokenizer.backend  # which tokenizer served: tiktoken, bundle, ratio
     wire_positions, wire = out.positions, out.wire
@@ -60,7 +63,7 @@ def assemble_result(
         wire=tuple(wire),
         cards=Deferred(lambda: _cards(final, wire, wire_positions, run, reminder)) if detail else (),
         messages=tuple(out.messages),
-        preprocessed=tuple(run.preprocessed),
+        preprocessed=_preprocessed(run),
         decisions=Deferred(lambda: _decisions(run, final, wire_positions)) if detail else (),
         decide=(
             lambda field, value: tuple(_decisions(run, final, wire_positions, _picked(run, field, value)))
@@ -80,6 +83,13 @@ def assemble_result(
     )
 
 
+def _preprocessed(run: Pipeline) -> Deferred[AiMessage]:
+    """The messages the providers received, made on first read: a replay step's build of 64,000 messages
+    made two lists of them that most steps never read."""
+    entries = run.entries
+    return Deferred(lambda: map(_MESSAGE, entries))
+
+
 def _overflow_event(final: list[State], final_tokens: int, total_budget: int) -> Event:
     """Over budget is no error in linnkit (spec §5.4): must-keep and forced groups are never dropped."""
     core = sum(s.tokens for s in final if s.action == KEEP_CORE)
@@ -97,7 +107,7 @@ def failed_result(run: Pipeline, failure: BuildFailure) -> BuildResult:
         wire=(),
         cards=(),
         messages=(),
-        preprocessed=tuple(run.preprocessed) if run.preprocess_done else (),
+        preprocessed=_preprocessed(run) if run.preprocess_done else (),
         decisions=(),
         tokens=_budget_numbers(run, 0, {}),
         events=tuple(run.events) + (Event("error", f"build failed: {failure.code}: {failure.message}"),),

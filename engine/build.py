@@ -40,7 +40,7 @@ from engine.preprocess.replay_guard import guard_tool_replay
 from engine.preprocess.tool_history import compress_tool_history
 from engine.providers.checkpoint import run_checkpoint
 from engine.providers.core import run_core
-from engine.providers.state import ProviderReport, State, States
+from engine.providers.state import ProviderReport, State, States, kept_states
 from engine.providers.summarization import run_summarization
 from engine.providers.working_memory import run_working_memory
 from engine.reminders import ReminderRegistry
@@ -53,7 +53,7 @@ from engine.tokens import DefaultTokenizer, TokenizerPort, tokenizer_from_policy
 from engine.trace import TraceRecorder
 
 DEFAULT_MODEL_ID = "default"
-_MESSAGE = attrgetter("message")
+_TOKENS = attrgetter("tokens")
 
 Fences = FenceRegistry | Iterable[FenceDescriptor] | Mapping[str, Any] | None
 
@@ -202,7 +202,6 @@ def _preprocess(run: Pipeline, observation_store: ObservationPreviewPort | None)
             run.strategies.append(output.strategy)
     run.unscoped = entries
     run.entries, run.scope = STAGE_CACHE.scoped(entries), ID_SCOPE.get()
-    run.preprocessed = list(map(_MESSAGE, run.entries))
     run.preprocess_done = True
 
 
@@ -261,7 +260,7 @@ def _initial_states(run: Pipeline) -> list[State]:
     counted = run.unscoped if isinstance(inner, DefaultTokenizer) and run.unscoped else run.entries
     tokens = STAGE_CACHE.tokens(counted, tokenizer, run.ctx.model_id)
     states = STAGE_CACHE.starting_states(run.entries, tokens)
-    return States(states, tokens, STAGE_CACHE.grown_from(tokens))
+    return States(states, tokens, STAGE_CACHE.grown_from(tokens), starting=True)
 
 
 _UNTRACED = (0, 0)  # a build whose trace is not made does not count what each provider kept
@@ -269,8 +268,8 @@ _UNTRACED = (0, 0)  # a build whose trace is not made does not count what each p
 
 def _kept(states: list[State]) -> tuple[int, int]:
     """Kept tokens and kept count, for the trace's provider event."""
-    kept = [s.tokens for s in states if s.kept]
-    return sum(kept), len(kept)
+    kept = kept_states(states)
+    return sum(map(_TOKENS, kept)), len(kept)
 
 
 def _run_one(

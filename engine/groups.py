@@ -75,13 +75,20 @@ def build_groups(
 
     The returned groups are shared between calls with the same messages: treat them as read-only.
     """
+    return group_scan(messages, checkpoint_tool, max_pairing_distance).groups
+
+
+def group_scan(
+    messages: Sequence[AiMessage], checkpoint_tool: str, max_pairing_distance: int | None
+) -> GroupScan:
+    """The scan `build_groups` reads its groups from, which can go on when `messages` grows."""
     frozen = tuple(messages)
     start = _longest_start(frozen, checkpoint_tool, max_pairing_distance)
     if start.length == len(frozen):
-        return start.groups
+        return start
     scan = start.extend(frozen, checkpoint_tool, max_pairing_distance)
     _SCANS.add((frozen, checkpoint_tool, max_pairing_distance, scan))
-    return scan.groups
+    return scan
 
 
 def _longest_start(messages: tuple[AiMessage, ...], checkpoint_tool: str, distance: int | None) -> GroupScan:

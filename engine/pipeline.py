@@ -9,7 +9,7 @@ both import this module and neither imports the other's internals.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import chain, compress
+from itertools import chain
 from operator import attrgetter
 from typing import Any, Protocol
 
@@ -18,7 +18,7 @@ from engine.fences import FenceRegistry
 from engine.messages import AiMessage
 from engine.policy.model import ContextPolicy
 from engine.preprocess.base import Entry, Removal, created_renames
-from engine.providers.state import ProviderReport, State
+from engine.providers.state import ProviderReport, State, kept_states
 from engine.removal_index import RemovedBy
 from engine.result import Event
 from engine.summarizer import SummarizerPort
@@ -116,7 +116,6 @@ class Pipeline:
     strategies: list[str] = field(default_factory=list)
     summary_events: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    preprocessed: list[AiMessage] = field(default_factory=list)
     preprocess_done: bool = False
     trace: TraceRecorder | None = None
     traced: bool = True  # the trace will be made: each provider's event counts what it kept
@@ -141,14 +140,14 @@ class Pipeline:
         return self.renames
 
 
-_KEPT, _INDEX, _TYPE = attrgetter("kept"), attrgetter("index"), attrgetter("message.type")
+_INDEX, _TYPE = attrgetter("index"), attrgetter("message.type")
 
 
 def final_order(states: list[State]) -> list[State]:
     """Kept states: system_prompt, then summaries, then the rest, each by originalIndex (spec §5.5). The
     usual case is read in C: the kept states already in index order, the system prompts and summaries
     first (a long default-policy build keeps thousands)."""
-    kept = list(compress(states, map(_KEPT, states)))
+    kept = kept_states(states)
     indices = list(map(_INDEX, kept))
     if indices != sorted(indices):
         kept.sort(key=_INDEX)  # stable, as the sort by (block, index) is

@@ -174,7 +174,7 @@ class BuildResult:
     wire: tuple[dict[str, Any], ...]
     cards: Sequence[WireCard]  # a tuple, or a Deferred one made on first read
     messages: tuple[AiMessage, ...]  # final context messages, before wire formatting
-    preprocessed: tuple[AiMessage, ...]  # what the providers received
+    preprocessed: Sequence[AiMessage]  # what the providers received: a tuple, or a Deferred one
     decisions: Sequence[Decision]  # a tuple, or a Deferred one made on first read
     tokens: TokenAccount
     events: tuple[Event, ...]

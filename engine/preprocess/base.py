@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from itertools import compress, islice
+from itertools import compress
 from operator import attrgetter
 from typing import Any
 
@@ -121,14 +121,21 @@ def distinct_created(entries: list[Entry]) -> list[Entry]:
     groups whose anchors repeat an id (messy input) would give two messages one id, where linnkit makes a
     fresh id for each. The second and later get `#2`, `#3`, …; `entries` itself when no id repeats."""
     global _checked
-    checked, start, known = _checked, 0, frozenset()
+    checked, start, known = _checked, 0, None
     if checked is not None and shared_at_least(checked[0], entries) == len(checked[0]):
         start, known = len(checked[0]), checked[1]  # a replay's next step: only its new entries are read
-    created = list(compress(range(start, len(entries)), map(_CREATED, islice(entries, start, None))))
+    created = list(compress(range(start, len(entries)), map(_CREATED, entries[start:])))
     ids = list(map(_MESSAGE_ID, map(entries.__getitem__, created)))  # in C: thousands in a long build
     fresh = set(ids)
-    if len(fresh) == len(ids) and known.isdisjoint(fresh):
-        _checked = (entries, known | fresh if fresh else known)  # most steps create nothing new
+    if len(fresh) == len(ids) and (known is None or known.isdisjoint(fresh)):
+        # The checked list's ids grow in place (a copy of them cost 1.4 ms at 24,000): they are read only for
+        # a list that extends the checked one, and ids another thread added meanwhile can only make such a
+        # read see a repeat that is not there, which the pass over the whole list below then clears.
+        if known is None:
+            known = fresh
+        else:
+            known |= fresh
+        _checked = (entries, known)
         return entries
     if start:  # a new id repeats one of the checked list's: rename over the whole list
         _checked = None
@@ -149,7 +156,7 @@ def distinct_created(entries: list[Entry]) -> list[Entry]:
 
 # the last list `distinct_created` found without a repeated created id, and those ids (one list: a replay's
 # steps each extend the last one's)
-_checked: tuple[list[Entry], frozenset[str]] | None = None
+_checked: tuple[list[Entry], set[str]] | None = None
 
 
 def forget_checked() -> None:

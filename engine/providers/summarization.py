@@ -10,7 +10,15 @@ from engine.jsvalues import js_trim
 from engine.messages import AiMessage
 from engine.pipeline import BuildContext, ProviderOutcome, TriggerCheck
 from engine.preprocess.base import new_id
-from engine.providers.state import KEEP_CORE, SUMMARIZATION, ProviderReport, State, kept_tokens
+from engine.providers.state import (
+    KEEP_CORE,
+    SUMMARIZATION,
+    ProviderReport,
+    State,
+    States,
+    kept_states,
+    kept_tokens,
+)
 from engine.result import Event
 from engine.shared_ids import folded_ids
 from engine.summarizer import SummaryRequest
@@ -31,7 +39,7 @@ def check_trigger(states: list[State], available: int, ctx: BuildContext) -> Tri
     if used < 0.9 * check.threshold:
         return check
     # linnkit counts the states' own message content (not a truncated version), by the model's encoding
-    check.content_tokens = ctx.content_tokens([s.message.content for s in states if s.kept])
+    check.content_tokens = ctx.content_tokens([s.message.content for s in kept_states(states)])
     check.fired = check.content_tokens >= check.threshold
     return check
 
@@ -70,6 +78,8 @@ def run_summarization(states: list[State], available: int, ctx: BuildContext) ->
     remaining = [s for s in states if id(s) not in gone]
     remaining.insert(min(3, len(remaining)), summary_state)
     states[:] = remaining
+    if isinstance(states, States):
+        states.owned = None  # positions moved: `kept_states` reads every state from here on
     report.tokens_used = summary_state.tokens
     report.strategies.append(STRATEGY)
     persisted = _persist_event(summary, ctx)
@@ -87,9 +97,8 @@ def run_summarization(states: list[State], available: int, ctx: BuildContext) ->
 
 
 def _candidates(states: list[State], oldest_percentage: float) -> list[State]:
-    core = [
-        s for s in states if s.kept and s.message.type in ("user_input", "final_answer", "history_summary")
-    ]
+    kinds = ("user_input", "final_answer", "history_summary")
+    core = [s for s in kept_states(states) if s.message.type in kinds]
     if len(core) <= 4:
         return []
     core.sort(key=lambda s: (s.message.type != "history_summary", s.index))

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from operator import attrgetter
 
-from engine.groups import ToolGroup, build_groups
+from engine.groups import GroupScan, ToolGroup, group_scan
 from engine.lanes import LaneLists
 from engine.messages import AiMessage
 from engine.pipeline import BuildContext, ProviderOutcome
+from engine.preprocess.base import ID_SCOPE
 from engine.providers.state import (
     KEEP_CORE,
     KEEP_WM,
@@ -126,15 +127,10 @@ def run_working_memory(states: list[State], available: int, ctx: BuildContext) -
     fill = _Fill(states, ctx, budget, core, [], report.strategies)
     if budget - core <= 0 and wm.min_tool_interactions_to_keep <= 0:
         return ProviderOutcome(report)
-    messages = list(map(_MESSAGE, states))
-    groups = build_groups(
-        messages,
-        checkpoint_tool=ctx.policy.checkpoint.trigger_tool_name,
-        max_pairing_distance=wm.tool_pairing_search_range,
-    )
+    groups = _grouping(states, ctx.policy.checkpoint.trigger_tool_name, wm.tool_pairing_search_range)
     last_user = next(
-        (i for i in range(len(messages) - 1, -1, -1) if messages[i].type == "user_input"
-         and messages[i].role == "user"), None,
+        (i for i in range(len(states) - 1, -1, -1) if states[i].message.type == "user_input"
+         and states[i].message.role == "user"), None,
     )  # fmt: skip
     _p1_recent_groups(fill, groups, last_user)
     if fill.total < budget:
@@ -143,6 +139,38 @@ def run_working_memory(states: list[State], available: int, ctx: BuildContext) -
         _p3_historical_tools(fill, groups, last_user)
     report.tokens_used = fill.total - core
     return ProviderOutcome(report, tuple(fill.events))
+
+
+# per set of starting states, checkpoint tool, pairing range and id scope (`derived`): their grouping
+_SCANS: LaneLists[tuple[list[int], tuple[str, int | None, str], GroupScan]] = LaneLists(4)
+
+
+def _grouping(states: list[State], checkpoint_tool: str, distance: int | None) -> list[ToolGroup]:
+    """The states' tool groups. A replay's next step goes on from the last step's scan over its new states
+    only (a list of every message and a look at the last scan's were a tenth of a long default-policy
+    step). Groups hold ids, and a created message's id depends on the id scope: it is part of the key."""
+
+    def make(start: int, base: GroupScan | None) -> GroupScan:
+        if base is not None and base.length == start:
+            return base.extend(_MessagesOf(states), checkpoint_tool, distance)
+        return group_scan(list(map(_MESSAGE, states)), checkpoint_tool, distance)
+
+    return derived(_SCANS, states, (checkpoint_tool, distance, ID_SCOPE.get()), make).groups
+
+
+class _MessagesOf(Sequence[AiMessage]):
+    """The states' messages, read where asked (a scan going on reads only the new ones)."""
+
+    __slots__ = ("_states",)
+
+    def __init__(self, states: list[State]) -> None:
+        self._states = states
+
+    def __getitem__(self, index):  # type: ignore[override]  # an int only: a scan never slices
+        return self._states[index].message
+
+    def __len__(self) -> int:
+        return len(self._states)
 
 
 def _p1_recent_groups(fill: _Fill, groups: list[ToolGroup], last_user: int | None) -> None:
@@ -179,6 +207,7 @@ def _p2_text(fill: _Fill) -> None:
     floor, states, processed, budget = floors.text, fill.states, fill.processed, fill.budget
     noted, total = fill.strategies, fill.total
     strategies = floors.text_strategies
+    owned = states.owned if isinstance(states, States) else None
     try:
         for at in range(len(floors.text_indices) - 1, -1, -1):
             index = floors.text_indices[at]
@@ -197,6 +226,8 @@ def _p2_text(fill: _Fill) -> None:
             if total + state.tokens <= budget:
                 if state.shared:  # `own`, inline: this loop is the hot path
                     state = states[index] = State(state.message, state.index, state.origins, state.tokens)
+                    if owned is not None:
+                        owned.append(index)
                 state.action, state.phase, state.strategy = KEEP_WM, WORKING_MEMORY, strategy
                 state.kept = True
                 total += state.tokens
