@@ -161,6 +161,10 @@ class ItemConverter:
         self.calls: list[_Call] = []
         self.open_call: _Call | None = None  # the call whose items are being read
         self.pending: tuple[int, RecordedUsage] | None = None  # usage recorded before its call's items
+        # Where a user turn's usage records sit: before each call's items (Codex 0.39-0.40), or after them
+        # (later versions; from 0.140 even after the call's tool outputs). Told by the turn's first record.
+        self.turn_start = 0  # the index in `calls` of the user turn's first call
+        self.usage_after: bool | None = None
 
     def system(self, text: str, line: int, ts: int, source: dict[str, Any] | None = None) -> None:
         if not self.seen_user:
@@ -199,10 +203,17 @@ class ItemConverter:
 
     def usage(self, line: int, usage: RecordedUsage) -> None:
         """What the provider counted for a model call: the call being read if it has none yet (usage
-        written after its items), else the next call to begin (usage written before them, as Codex 0.40
-        does)."""
+        written after its items), or the turn's last call when the turn writes usage after its calls and
+        that one has none (Codex 0.140+ writes it after the call's tool outputs), else the next call to
+        begin (usage written before its items, as Codex 0.40 does)."""
+        if self.usage_after is None:
+            self.usage_after = len(self.calls) > self.turn_start
         if self.open_call is not None and self.open_call.usage is None:
             self.open_call.usage = (line, usage)
+            return
+        last = self.calls[-1] if self.usage_after and len(self.calls) > self.turn_start else None
+        if last is not None and last.usage is None:  # written after the call's outputs (Codex 0.140+)
+            last.usage = (line, usage)
             return
         if self.pending is not None:
             self.out.other_call(self.pending[1], self.pending[0], "usage no model call's items followed")
@@ -275,6 +286,7 @@ class ItemConverter:
             self.system(text, line, ts, {"role": role})
         elif role == "user":
             self.seen_user = True
+            self.turn_start, self.usage_after = len(self.calls), None
             self._add(line, "user", "user_input", text, ts, {"images": images} if images else None)
         else:
             self.out.problem(line, f"message with unknown role {role!r}")

@@ -145,17 +145,21 @@ USER = {"type": "message", "role": "user", "content": [{"type": "input_text", "t
 ANSWER = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}
 
 
-@pytest.mark.parametrize("before", [True, False], ids=["token_count-first (0.40)", "token_count-after"])
-def test_codex_token_count_is_its_calls_usage_either_side_of_the_items(before: bool) -> None:
+@pytest.mark.parametrize(
+    "layout", ["before", "after", "after the output"], ids=["0.40", "0.104-0.125", "0.140+"]
+)
+def test_codex_token_count_is_its_calls_usage_either_side_of_the_items(layout: str) -> None:
     tokens2 = json.loads(json.dumps(TOKENS))
     tokens2["info"]["last_token_usage"]["input_tokens"] = 1000
     tokens2["info"]["total_token_usage"]["input_tokens"] = 1900
     context = ("turn_context", {"model": "gpt-5-codex"})
-    first = [("event_msg", TOKENS), ("response_item", CALL)]
+    first = [("event_msg", TOKENS), ("response_item", CALL), ("response_item", OUTPUT)]
     second = [("event_msg", tokens2), ("response_item", ANSWER)]
-    if not before:
-        first, second = first[::-1], second[::-1]
-    text = _codex(("response_item", USER), context, *first, ("response_item", OUTPUT), context, *second)
+    if layout == "after":
+        first, second = [first[1], first[0], first[2]], second[::-1]
+    elif layout == "after the output":  # the call's tool ran before its response's count was written
+        first, second = first[1:] + first[:1], second[::-1]
+    text = _codex(("response_item", USER), context, *first, context, *second)
     result = import_text(text, "codex", name="r.jsonl")
     marked = [
         (m.type, m.meta("usage")["promptTokens"], m.meta("usage")["model"])
@@ -164,6 +168,7 @@ def test_codex_token_count_is_its_calls_usage_either_side_of_the_items(before: b
     ]
     assert marked == [("tool_calls", 900, "gpt-5-codex"), ("final_answer", 1000, "gpt-5-codex")]
     assert result.messages[1].meta("usage")["cacheReadTokens"] == 512
+    assert result.other_calls == []
 
 
 def test_codex_repeated_token_count_is_no_new_call() -> None:
