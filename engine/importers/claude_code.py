@@ -155,6 +155,22 @@ def _import_lines(
     return reader.finish(selection.conversations)
 
 
+def _microcompacted(entry: dict[str, Any]) -> str:
+    """The report's line for a `microcompact_boundary` (2.1.x): from there on Claude Code sent the tool
+    results it names with their content cleared. A session message has one content for every step, so they
+    come in whole, and the calls recorded after the boundary were smaller than their replay."""
+    meta = entry.get("microcompactMetadata")
+    meta = meta if isinstance(meta, dict) else {}
+    ids = meta.get("compactedToolIds")
+    saved = meta.get("tokensSaved")
+    cleared = f"{len(ids)} earlier tool results" if isinstance(ids, list) else "earlier tool results"
+    tokens = f" ({saved} tokens)" if isinstance(saved, int) and not isinstance(saved, bool) else ""
+    return (
+        f"system:microcompact_boundary: Claude Code cleared {cleared}{tokens} from here on; imported whole, "
+        "so the calls recorded after it are smaller than their replay"
+    )
+
+
 def _rendered(entry: dict[str, Any]) -> str | None:
     """An attachment line's `rendered` text (the `<system-reminder>`s Claude Code sent for it), or None when
     the line has no `rendered` list."""
@@ -248,6 +264,9 @@ class _Reader:
             meta = entry.get("compactMetadata")
             self.compact_metadata = meta if isinstance(meta, dict) else {}
             self.boundary = (number, entry)
+        elif subtype == "microcompact_boundary":
+            self.out.skip(_microcompacted(entry), number)
+            return
         self.out.skip(f"system:{subtype}" if subtype else "system", number)
 
     def _attachment(self, number: int, entry: dict[str, Any], attachment: dict[str, Any]) -> None:

@@ -128,6 +128,33 @@ def test_claude_code_bad_usage_is_a_named_problem_and_no_usage() -> None:
     assert not any(m.meta("usage") for m in result.messages)
 
 
+def test_claude_code_microcompact_boundary_is_reported_with_what_it_cleared() -> None:
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "a.py"}}
+    result_block = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "x = 1\n" * 200}
+    boundary = {
+        "type": "system",
+        "subtype": "microcompact_boundary",
+        "uuid": "b1",
+        "parentUuid": "u2",
+        "content": "Context microcompacted",
+        "microcompactMetadata": {"trigger": "auto", "tokensSaved": 1200, "compactedToolIds": ["toolu_1"]},
+    }
+    text = jsonl(
+        cc_line("u1", None, {"role": "user", "content": "read a.py"}),
+        cc_line("a1", "u1", {"role": "assistant", "id": "m1", "content": [call], "usage": usage(10)}),
+        cc_line("u2", "a1", {"role": "user", "content": [result_block]}),
+        boundary,
+        cc_line("a2", "b1", {"role": "assistant", "id": "m2", "content": [{"type": "text", "text": "ok"}]}),
+    )
+    result = import_text(text, "claude-code", name="t.jsonl")
+    assert result.skipped_lines == {
+        "system:microcompact_boundary: Claude Code cleared 1 earlier tool results (1200 tokens) from here "
+        "on; imported whole, so the calls recorded after it are smaller than their replay": [4]
+    }
+    assert [m.type for m in result.messages] == ["user_input", "tool_calls", "tool_output", "final_answer"]
+    assert result.messages[2].content == "x = 1\n" * 200
+
+
 def _codex(*lines: tuple[str, dict]) -> str:
     return jsonl(*({"timestamp": "2025-09-25T21:12:14Z", "type": t, "payload": p} for t, p in lines))
 
