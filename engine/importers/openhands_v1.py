@@ -40,6 +40,7 @@ from engine.importers._common import (
     image_note,
     image_placeholder,
     iso_to_ms,
+    pick_conversation,
     read_items,
     summary_metadata,
     with_usage,
@@ -81,11 +82,15 @@ def detect_openhands_v1(sniff: Any) -> bool:
     items = sniff.items
     if len(items) == 1 and isinstance(items[0], dict) and isinstance(items[0].get("events"), list):
         items = tuple(items[0]["events"][:50])
+    records = _records([(None, item) for item in items])
+    if records:
+        items = tuple(records[0][1]["history"][:50])
     return any(is_v1_event(i) and i["kind"] in KNOWN_KINDS for i in items)
 
 
 def import_openhands_v1(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
-    """Events as JSONL, a JSON array, one event, or `{"events": [...]}`."""
+    """Events as JSONL, a JSON array, one event, or `{"events": [...]}`; or an evaluation's output.jsonl,
+    one record a line, each a conversation (`conversation` picks one, default the first)."""
     out = Collector(path)
     items = read_items(text, out)
     if len(items) == 1 and items[0][0] is None:
@@ -94,9 +99,43 @@ def import_openhands_v1(text: str, path: str = "<text>", conversation: int | Non
         if isinstance(events, list):
             items = [(None, e) for e in events]
     reader = EventReader(out)
+    records = _records(items)
+    if records:
+        chosen = pick_conversation(records, conversation or 0, path)
+        items = _record_events(chosen[1], reader) if chosen is not None else []
     for index, (line, event) in enumerate(items):
         reader.event(event, line if line is not None else index + 1, None)
-    return reader.finish()
+    return reader.finish(conversations=max(len(records), 1))
+
+
+def _records(items: list[tuple[int | None, Any]]) -> list[tuple[int | None, dict[str, Any]]]:
+    """An evaluation's records (`{instance_id, instruction, history: [events], metrics, ...}`) whose history
+    holds SDK events (the benchmarks harness of SDK 1.0 writes them)."""
+    return [
+        (line, item)
+        for line, item in items
+        if isinstance(item, dict)
+        and isinstance(item.get("history"), list)
+        and any(is_v1_event(e) for e in item["history"][:50])
+    ]
+
+
+_USER_MESSAGE = ("MessageEvent", "user")
+
+
+def _record_events(record: dict[str, Any], reader: EventReader) -> list[tuple[int | None, Any]]:
+    """A record's events, its task (`instruction`) first as the user's turn when no user message opens them:
+    the harness sends it as the first message and does not write it to the history."""
+    events = record["history"]
+    if isinstance(record.get("instance_id"), str):
+        reader.session["instanceId"] = record["instance_id"]
+    said = any(isinstance(e, dict) and (e.get("kind"), e.get("source")) == _USER_MESSAGE for e in events)
+    task = record.get("instruction")
+    if not said and isinstance(task, str) and task.strip():
+        message = {"role": "user", "content": [{"type": "text", "text": task}]}
+        opening = {"kind": "MessageEvent", "source": "user", "id": "instruction", "llm_message": message}
+        events = [opening, *events]
+    return [(None, event) for event in events]
 
 
 class EventReader:
@@ -243,10 +282,13 @@ class EventReader:
         else:
             observation = event.get("observation") if isinstance(event.get("observation"), dict) else {}
             content = observation.get("content")
+            if content is None:  # SDK 1.0: a command's `output`, a finish's `message`
+                texts = (observation[k] for k in _OLD_TEXT if isinstance(observation.get(k), str))
+                content = next(texts, None)
             text, notes = _content(content if isinstance(content, list) else [content])
             more, _ = _content(_list(event, "extended_content"))
             text = SEPARATOR.join(t for t in (text, more) if t)
-            if observation.get("is_error"):
+            if observation.get("is_error") or observation.get("error") is True:
                 notes["is_error"] = True
         name = str(event.get("tool_name") or self.names.get(call_id, ""))
         meta = {"tool_call_id": call_id, "raw_output": text, "tool_name": name, **notes}
@@ -323,6 +365,9 @@ class EventReader:
         self.by_event.setdefault(event_id, []).append(message_id)
         ts = iso_to_ms(event.get("timestamp"))
         self.out.add(AiMessage(message_id, role, kind, text, where if ts is None else ts, meta))
+
+
+_OLD_TEXT = ("output", "message", "text")  # where SDK 1.0's observations hold their text, by kind
 
 
 def _list(event: dict[str, Any], key: str) -> list[Any]:

@@ -231,3 +231,56 @@ def test_a_symlinked_events_folder_is_never_entered(tmp_path: Path, target: str,
     with pytest.raises(FolderError) as caught:
         import_file(root)
     assert str(caught.value) == f"{root / 'events'}: {reason}; no event can be read"
+
+
+def _sdk10_call(n: int) -> list[dict]:
+    """An SDK 1.0 call and its observation: the text sits in `output` (a command) or `message` (a finish)."""
+    call_id = f"call_{n}"
+    bash = {"kind": "ExecuteBashObservation", "output": f"out {n}", "exit_code": 0, "error": n == 2}
+    finish = {"kind": "FinishObservation", "message": "all done"}
+    name, observation = ("execute_bash", bash) if n < 3 else ("finish", finish)
+    action = {
+        "id": f"act-{n}",
+        "kind": "ActionEvent",
+        "source": "agent",
+        "thought": [],
+        "action": {"kind": "ExecuteBashAction", "command": f"echo {n}"},
+        "tool_name": name,
+        "tool_call_id": call_id,
+        "tool_call": {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}},
+        "llm_response_id": f"resp-{n}",
+    }
+    result = {
+        "id": f"obs-{n}",
+        "kind": "ObservationEvent",
+        "source": "environment",
+        "tool_name": name,
+        "tool_call_id": call_id,
+        "observation": observation,
+    }
+    return [action, result]
+
+
+def test_an_evaluation_output_jsonl_of_sdk_events_is_one_conversation_a_record() -> None:
+    history = [*_sdk10_call(1), *_sdk10_call(2)]
+    records = [
+        {"instance_id": f"task-{r}", "instruction": f"Do task {r}", "history": list(history)} for r in (0, 1)
+    ]
+    records[1]["history"] += _sdk10_call(3)
+    text = "\n".join(json.dumps(r) for r in records)
+    assert detect_format(text) == "openhands-v1"
+    first = import_text(text, "openhands-v1", name="output.jsonl")
+    assert first.conversations == 2
+    assert [(m.type, m.content) for m in first.messages] == [
+        ("user_input", "Do task 0"),
+        ("tool_calls", ""),
+        ("tool_output", "out 1"),
+        ("tool_calls", ""),
+        ("tool_output", "out 2"),
+    ]
+    assert first.messages[4].meta("is_error") is True and first.messages[2].meta("is_error") is None
+    assert first.session["instanceId"] == "task-0"
+    last = import_text(text, "openhands-v1", name="output.jsonl", conversation=-1)
+    assert last.messages[0].content == "Do task 1"
+    assert last.messages[-1].content == "all done"
+    assert last.problems == []
