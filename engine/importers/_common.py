@@ -262,6 +262,17 @@ def summary_metadata(summary: str, replaced: list[AiMessage], seq: int) -> dict[
     }
 
 
+def leading_reasoning(text: str, tag: str = "think") -> tuple[str, str] | None:
+    """`(reasoning, answer)` of a reply that opens with a `<tag>…</tag>` block, the convention of reasoning
+    models served as plain text (DeepSeek-R1, Qwen3, Hermes: `<think>`); None when it does not open so."""
+    stripped = text.lstrip()
+    opening, closing = f"<{tag}>", f"</{tag}>"
+    end = stripped.find(closing) if stripped.startswith(opening) else -1
+    if end < 0:
+        return None
+    return stripped[len(opening) : end].strip(), stripped[end + len(closing) :].strip()
+
+
 def iso_to_ms(value: Any) -> int | None:
     """An ISO-8601 string (or epoch seconds/ms number) as epoch milliseconds; None if unreadable."""
     if isinstance(value, bool):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from engine.importers._common import Collector, ImportResult, iso_to_ms, pick_conversation
+from engine.importers._common import Collector, ImportResult, iso_to_ms, leading_reasoning, pick_conversation
 from engine.messages import AiMessage
 
 FORMAT = "aider"
@@ -26,6 +26,7 @@ HEADER = re.compile(r"^# aider chat started at (.+?)\s*$")
 MODEL = re.compile(r"^> Models?: (\S+)")
 USER_PREFIX = "#### "
 CONSOLE_PREFIX = ">"
+REASONING_TAG = "thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b"  # aider's own wrapper of model reasoning
 # aider's answer to its own question, echoed as a `####` line (`Add file to the chat? (Y)es/(N)o [Yes]: y`)
 PROMPT_ECHO = re.compile(r"\(Y\)es/\(N\)o|\[(Yes|No)\]:\s*\S*\s*$|\? - (all|skip|yes|no)\s*$", re.IGNORECASE)
 
@@ -84,15 +85,7 @@ def _read(
     marked = any(line.startswith("####") and line.endswith("  ") for line in lines[first:last])
 
     def flush() -> None:
-        text = "\n".join(block).strip("\n")
-        if kind == "user" and text.startswith("/"):  # /add, /diff, /run…: commands to aider itself
-            out.skip("aider command (not sent to the model)", block_line + 1)
-        elif kind == "user" and _is_prompt_echo(text):
-            out.skip("aider console output: answer to its own prompt (not sent to the model)", block_line + 1)
-        elif kind and text.strip():
-            role, type_ = ("user", "user_input") if kind == "user" else ("assistant", "final_answer")
-            stamp = (start_ms or 0) + len(out.messages)
-            out.add(AiMessage(out.unique_id(f"ad-{block_line + 1}"), role, type_, text, stamp))
+        _block(out, kind, "\n".join(block).strip("\n"), block_line + 1, start_ms)
         block.clear()
 
     for number in range(first, last):
@@ -113,6 +106,27 @@ def _read(
             line = line[len(USER_PREFIX) :] if line.startswith(USER_PREFIX) else line.removeprefix("####")
         block.append(line)
     flush()
+
+
+def _block(out: Collector, kind: str | None, text: str, line: int, start_ms: int | None) -> None:
+    """One block of the history: a user's `####` lines or the model's reply."""
+    if kind == "user" and text.startswith("/"):  # /add, /diff, /run…: commands to aider itself
+        out.skip("aider command (not sent to the model)", line)
+    elif kind == "user" and _is_prompt_echo(text):
+        out.skip("aider console output: answer to its own prompt (not sent to the model)", line)
+    elif kind == "user" and text.strip():
+        _add(out, f"ad-{line}", "user", "user_input", text, start_ms)
+    elif kind == "assistant" and text.strip():
+        reasoning = leading_reasoning(text, REASONING_TAG)
+        if reasoning is not None:  # a reasoning model's thinking, as aider writes it
+            thought, text = reasoning
+            _add(out, f"ad-{line}-think", "assistant", "thought", thought, start_ms)
+        if text:
+            _add(out, f"ad-{line}", "assistant", "final_answer", text, start_ms)
+
+
+def _add(out: Collector, base: str, role: str, kind: str, text: str, start_ms: int | None) -> None:
+    out.add(AiMessage(out.unique_id(base), role, kind, text, (start_ms or 0) + len(out.messages)))
 
 
 def _is_prompt_echo(text: str) -> bool:

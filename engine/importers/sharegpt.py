@@ -27,6 +27,7 @@ from engine.importers._common import (
     ImportResult,
     NameMap,
     compact_json,
+    leading_reasoning,
     pick_conversation,
     read_items,
 )
@@ -134,6 +135,11 @@ class _Reader:
             self.out.problem(self.line, "a preference answer without a text value")
 
     def _turn(self, index: int, speaker: Any, value: str) -> None:
+        reasoning = leading_reasoning(value) if speaker in ("gpt", "assistant") else None
+        if reasoning is not None:  # a `<think>` block opening the reply: the model's reasoning
+            thought, value = reasoning
+            if thought:
+                self._add(f"sg-{index}-think", "assistant", "thought", thought, None)
         calls = _hermes_calls(value) if speaker in ("gpt", "assistant") else None
         if calls:
             self._calls(index, calls, HERMES_CALL.sub("", value).strip())

@@ -651,6 +651,34 @@ def test_an_aider_reply_may_hold_a_heading_that_looks_like_a_user_line() -> None
                                                    "user_input"]  # fmt: skip
 
 
+def test_reasoning_opening_a_reply_is_a_thought_in_aider_and_sharegpt() -> None:
+    tag = "thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b"  # aider's wrapper of a reasoning model's output
+    lines = ["# aider chat started at 2026-04-01 10:00:00", "#### hi  ", "", f"<{tag}>",
+             "The user greets me.", f"</{tag}>", "", "Hello!", "", "#### bye  ", "", "Bye."]  # fmt: skip
+    aider = import_text("\n".join(lines), name="chat.md")
+    assert [(m.type, m.content) for m in aider.messages] == [
+        ("user_input", "hi"),
+        ("thought", "The user greets me."),
+        ("final_answer", "Hello!"),
+        ("user_input", "bye"),
+        ("final_answer", "Bye."),
+    ]
+    item = {"conversations": [
+        {"from": "human", "value": "Say hi"},
+        {"from": "gpt", "value": "<think>\nThey want a greeting.\n</think>\nHi!"},
+        {"from": "human", "value": "Why <think>?"},
+        {"from": "gpt", "value": "It is a tag: <think> opens reasoning."},
+    ]}  # fmt: skip
+    sharegpt = import_text(json.dumps([item]))
+    assert [(m.type, m.content) for m in sharegpt.messages] == [
+        ("user_input", "Say hi"),
+        ("thought", "They want a greeting."),
+        ("final_answer", "Hi!"),
+        ("user_input", "Why <think>?"),
+        ("final_answer", "It is a tag: <think> opens reasoning."),
+    ]
+
+
 def test_aider_opens_the_last_session_that_holds_a_turn() -> None:
     lines = ["# aider chat started at 2024-08-05 19:33:02", "#### first question  ", "", "first answer", "",
              "# aider chat started at 2024-08-06 09:00:00", "> Aider v0.49.1", "> Model: gpt-4o  ",
