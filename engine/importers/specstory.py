@@ -5,7 +5,8 @@ comments and a `# title (time)` line, then role headers `_**User (time)**_` and 
 X)**_` (older exports: `_**User**_`, `_**Assistant**_`), sections separated by `---`. In an agent section,
 `<think><details><summary>Thought Process</summary>…</details></think>` is a thought, each
 `<tool-use data-tool-type="T" data-tool-name="N">…</tool-use>` (older: a bare `<details><summary>Tool use:
-**N**…</summary>…</details>`) is one tool call and its result, and the text between them is the answer.
+**N**…</summary>…</details>`; a resumed session's: a "Tool use: **N** summary" line and the fenced block
+after it) is one tool call and its result, and the text between them is the answer.
 
 What the export cannot give: the tool calls' arguments and ids (the call keeps the export's one-line summary
 as its arguments, the id is made up), and often their results (Cursor's exports show a read file as a
@@ -29,6 +30,12 @@ TITLE = re.compile(r"^# (.+?)(?: \((\d{4}-\d{2}-\d{2}[^)]*)\))?\s*$")
 THINK = re.compile(r"<think><details><summary>Thought Process</summary>(.*?)</details></think>", re.S)
 TOOL = re.compile(r'<tool-use data-tool-type="([^"]*)" data-tool-name="([^"]*)">(.*?)</tool-use>', re.S)
 BARE_TOOL = re.compile(r"<details><summary>Tool use: \*\*([^*]+)\*\*(.*?)</summary>(.*?)</details>", re.S)
+# a tool use written without a wrapper (a resumed session's export): its line, then its output's fenced block
+PLAIN_TOOL = re.compile(
+    r"^Tool use: \*\*([^*\n]+)\*\*[ \t]*([^\n]*)\n"  # the name, and the summary after it
+    r"(?:[ \t]*\n)*(?:(`{3,})[^\n]*\n(.*?)\n\3[ \t]*$)?",  # blank lines, then the output's fenced block
+    re.M | re.S,
+)
 SUMMARY = re.compile(
     r"<summary>\s*Tool use: \*\*([^*]+)\*\*(?:\s*•\s*(.*?))?\s*</summary>(.*)</details>", re.S
 )
@@ -98,7 +105,8 @@ class _Reader:
         pieces = sorted(
             [(m.start(), m.end(), "think", m) for m in THINK.finditer(body)]
             + [(m.start(), m.end(), "tool", m) for m in TOOL.finditer(body)]
-            + [(m.start(), m.end(), "bare", m) for m in BARE_TOOL.finditer(body)],
+            + [(m.start(), m.end(), "bare", m) for m in BARE_TOOL.finditer(body)]
+            + [(m.start(), m.end(), "plain", m) for m in PLAIN_TOOL.finditer(body)],
             key=lambda piece: piece[0],
         )
         position = 0
@@ -110,8 +118,11 @@ class _Reader:
                 self._add(base, "assistant", "thought", html.unescape(match.group(1)).strip(), line, None)
             elif kind == "tool":
                 self._tool(base, match.group(2), match.group(3), line, {"toolType": match.group(1)})
-            else:
+            elif kind == "bare":
                 self._tool(base, match.group(1), match.group(0), line, {})
+            else:
+                summary = match.group(2).strip().strip("`").strip()
+                self._call(base, match.group(1).strip(), summary, (match.group(4) or "").strip(), line, {})
             position = end
         self._text(base, body[position:], line)
 
@@ -124,6 +135,9 @@ class _Reader:
         found = SUMMARY.search(inner)
         summary = html.unescape(found.group(2) or "").strip() if found else ""
         result = html.unescape(found.group(3)).strip() if found else ""
+        self._call(base, name, summary, result, line, meta)
+
+    def _call(self, base: str, name: str, summary: str, result: str, line: int, meta: dict[str, Any]) -> None:
         self.calls += 1
         call_id = f"specstory-call-{self.calls}"
         arguments = compact_json({"summary": summary} if summary else {})
