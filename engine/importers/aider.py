@@ -28,6 +28,10 @@ USER_PREFIX = "#### "
 CONSOLE_PREFIX = ">"
 REASONING_TAG = "thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b"  # aider's own wrapper of model reasoning
 # aider's answer to its own question, echoed as a `####` line (`Add file to the chat? (Y)es/(N)o [Yes]: y`)
+# aider asking to add a file the reply named (the line before names it), and the user's answer
+ADD_FILE = re.compile(r"^> Add file to the chat\?.*\[(Yes|No)\]:\s*(\S*)\s*$", re.IGNORECASE)
+# the user turn aider sends by itself once files were added (aider's `added_files` prompt): not in the file
+ADDED_FILES = "I added these files to the chat: {}\nLet me know if there are others we should add."
 PROMPT_ECHO = re.compile(r"\(Y\)es/\(N\)o|\[(Yes|No)\]:\s*\S*\s*$|\? - (all|skip|yes|no)\s*$", re.IGNORECASE)
 
 
@@ -83,9 +87,12 @@ def _read(
     kind: str | None = None  # "user" or "assistant"
     block_line = first
     marked = any(line.startswith("####") and line.endswith("  ") for line in lines[first:last])
+    added: list[str] = []  # files the user let aider add since the last reply
+    adding: list[str] = []  # and those added while the block being read was open (after it)
+    console = ""  # the last console line
 
     def flush() -> None:
-        _block(out, kind, "\n".join(block).strip("\n"), block_line + 1, start_ms)
+        _block(out, kind, "\n".join(block).strip("\n"), block_line + 1, start_ms, added)
         block.clear()
 
     for number in range(first, last):
@@ -96,27 +103,49 @@ def _read(
         if line.startswith(CONSOLE_PREFIX):
             if (model := MODEL.match(line)) and "model" not in session:
                 session["model"] = model.group(1)
+            if _accepted(line) and console and not ADD_FILE.match(console):
+                adding.append(console[2:].strip())
+            console = line
             out.skip("aider console output (not sent to the model)", number + 1)
             continue
         now = "user" if line.startswith("####") and (raw.endswith("  ") or not marked) else "assistant"
         if now != kind:
             flush()
             kind, block_line = now, number
+            added.extend(name for name in adding if name not in added)
+            adding.clear()
         if now == "user":
             line = line[len(USER_PREFIX) :] if line.startswith(USER_PREFIX) else line.removeprefix("####")
         block.append(line)
     flush()
 
 
-def _block(out: Collector, kind: str | None, text: str, line: int, start_ms: int | None) -> None:
-    """One block of the history: a user's `####` lines or the model's reply."""
+def _accepted(line: str) -> bool:
+    """An `Add file to the chat?` console line answered yes (or all; an empty answer takes the default)."""
+    found = ADD_FILE.match(line)
+    if found is None:
+        return False
+    answer = found.group(2).lower()
+    return answer in ("y", "yes", "a", "all") or (not answer and found.group(1).lower() == "yes")
+
+
+def _block(
+    out: Collector, kind: str | None, text: str, line: int, start_ms: int | None, added: list[str]
+) -> None:
+    """One block of the history: a user's `####` lines or the model's reply. A reply after files were added
+    answers the turn aider sent by itself: it comes first, marked `generated`."""
     if kind == "user" and text.startswith("/"):  # /add, /diff, /run…: commands to aider itself
         out.skip("aider command (not sent to the model)", line)
     elif kind == "user" and _is_prompt_echo(text):
         out.skip("aider console output: answer to its own prompt (not sent to the model)", line)
     elif kind == "user" and text.strip():
+        added.clear()
         _add(out, f"ad-{line}", "user", "user_input", text, start_ms)
     elif kind == "assistant" and text.strip():
+        if added:
+            said = ADDED_FILES.format(", ".join(added))
+            _add(out, f"ad-{line}-added", "user", "user_input", said, start_ms, {"generated": "aider"})
+            added.clear()
         reasoning = leading_reasoning(text, REASONING_TAG)
         if reasoning is not None:  # a reasoning model's thinking, as aider writes it
             thought, text = reasoning
@@ -125,8 +154,10 @@ def _block(out: Collector, kind: str | None, text: str, line: int, start_ms: int
             _add(out, f"ad-{line}", "assistant", "final_answer", text, start_ms)
 
 
-def _add(out: Collector, base: str, role: str, kind: str, text: str, start_ms: int | None) -> None:
-    out.add(AiMessage(out.unique_id(base), role, kind, text, (start_ms or 0) + len(out.messages)))
+def _add(
+    out: Collector, base: str, role: str, kind: str, text: str, start_ms: int | None, meta: dict | None = None
+) -> None:
+    out.add(AiMessage(out.unique_id(base), role, kind, text, (start_ms or 0) + len(out.messages), meta))
 
 
 def _is_prompt_echo(text: str) -> bool:

@@ -298,6 +298,26 @@ def test_aider_echoes_of_its_own_prompts_are_console_output_not_user_turns():
     assert result.skipped_lines[echo] == [12]
 
 
+def test_files_aider_was_let_add_give_the_turn_it_sent_by_itself_before_the_next_reply():
+    lines = ["# aider chat started at 2026-04-22 23:13:03", "#### which files?  ", "", "Maybe a.py and b.py.",
+             "", "> Tokens: 1.8k sent, 40 received.  ", "> a.py  ",
+             "> Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: a  ", "> b.py  ",
+             "", "#### Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: all  ",
+             "> Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: a  ", "> c.py  ",
+             "> Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: n  ", "",
+             "Thanks, both are here.", "", "#### good  ", "", "Done."]  # fmt: skip
+    result = import_text("\n".join(lines), name="chat.md")
+    assert [(m.type, m.content) for m in result.messages] == [
+        ("user_input", "which files?"),
+        ("final_answer", "Maybe a.py and b.py."),
+        ("user_input", "I added these files to the chat: a.py, b.py\nLet me know if there are others we should add."),  # noqa: E501
+        ("final_answer", "Thanks, both are here."),
+        ("user_input", "good"),
+        ("final_answer", "Done."),
+    ]
+    assert result.messages[2].meta("generated") == "aider"
+
+
 def test_llama_factory_v1_preference_pairs_are_chosen_then_rejected_conversations():
     path = DATA / "openai" / "llamafactory-v1_dpo_demo.jsonl"
     chosen, rejected = import_file(path), import_file(path, conversation=1)
