@@ -107,6 +107,24 @@ def file_kind_problem(path: Path) -> str | None:
     return f"is {kind}, not a regular file"
 
 
+def output_kind_problem(path: Path) -> str | None:
+    """Why `path` cannot take an output, or None (it does not exist, or is a regular file). An output is
+    written whole to a temporary file, then moved over the path: over a device or a FIFO that would put
+    a plain file in its place (as root, /dev/null), and writing into one could block."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot write: {exc.strerror or exc}"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return f"is {kind}, not a regular file: an output goes to a new or regular file"
+
+
 def read_regular_file(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of a regular file of at most `max_bytes`; anything else raises InputError.
 

@@ -28,7 +28,14 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from engine.messages import AiMessage
-from engine.safe_input import JsonLimitError, LoadProblem, decode_json, file_kind_problem, where_json_failed
+from engine.safe_input import (
+    JsonLimitError,
+    LoadProblem,
+    decode_json,
+    file_kind_problem,
+    output_kind_problem,
+    where_json_failed,
+)
 from engine.session_lines import (
     DECODER,
     SESSION_VERSION,
@@ -438,8 +445,9 @@ def save_session(
     target = Path(path)
     if target.is_symlink():
         target = target.resolve()
-    if target.is_dir():
-        raise SessionSaveError(f"{target}: is a directory")
+    problem = output_kind_problem(target)
+    if problem is not None:
+        raise SessionSaveError(f"{target}: {problem}")
     if not overwrite:
         if source_path is not None and _same_file(target, Path(source_path)):
             raise SessionSaveError(

@@ -40,6 +40,7 @@ from engine.safe_input import (
     decode_json,
     decode_utf8,
     load_yaml,
+    output_kind_problem,
     read_regular_file,
 )
 
@@ -188,6 +189,9 @@ def write_atomic(path: PathLike, text: str, *, protected: PathLike | Iterable[Pa
     for other in guarded:
         if _same_file(target, Path(other)):
             raise PolicyFileError(str(target), "refusing to overwrite a protected file (the open session?)")
+    problem = output_kind_problem(target)
+    if problem is not None:
+        raise PolicyFileError(str(target), problem)
     try:
         mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o644
         fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")

@@ -141,21 +141,28 @@ def run_working_memory(states: list[State], available: int, ctx: BuildContext) -
     return ProviderOutcome(report, tuple(fill.events))
 
 
-# per set of starting states, checkpoint tool, pairing range and id scope (`derived`): their grouping
-_SCANS: LaneLists[tuple[list[int], tuple[str, int | None, str], GroupScan]] = LaneLists(4)
+# per set of starting states, checkpoint tool, pairing range and id scope (`derived`): their grouping, and
+# the scans of up to ANCESTORS shorter sets of their line, newest first
+_Scans = tuple[GroupScan, tuple[GroupScan, ...]]
+_SCANS: LaneLists[tuple[list[int], tuple[str, int | None, str], _Scans]] = LaneLists(4)
+ANCESTORS = 8
 
 
 def _grouping(states: list[State], checkpoint_tool: str, distance: int | None) -> list[ToolGroup]:
-    """The states' tool groups. A replay's next step goes on from the last step's scan over its new states
-    only (a list of every message and a look at the last scan's were a tenth of a long default-policy
-    step). Groups hold ids, and a created message's id depends on the id scope: it is part of the key."""
+    """The states' tool groups. A replay's next step goes on over its new states only, from the last step's
+    scan, or at a user input (where the compressor replaced a group a few messages back) from the scan of
+    an earlier step that ends before that (a list of every message and a look at the last scan's were a
+    tenth of a long default-policy step). Groups hold ids, and a created message's id depends on the id
+    scope: it is part of the key."""
 
-    def make(start: int, base: GroupScan | None) -> GroupScan:
-        if base is not None and base.length == start:
-            return base.extend(_MessagesOf(states), checkpoint_tool, distance)
-        return group_scan(list(map(_MESSAGE, states)), checkpoint_tool, distance)
+    def make(start: int, base: _Scans | None) -> _Scans:
+        if base is not None:
+            line = tuple(scan for scan in (base[0], *base[1]) if scan.length <= start)
+            if line:
+                return line[0].extend(_MessagesOf(states), checkpoint_tool, distance), line[:ANCESTORS]
+        return group_scan(list(map(_MESSAGE, states)), checkpoint_tool, distance), ()
 
-    return derived(_SCANS, states, (checkpoint_tool, distance, ID_SCOPE.get()), make).groups
+    return derived(_SCANS, states, (checkpoint_tool, distance, ID_SCOPE.get()), make)[0].groups
 
 
 class _MessagesOf(Sequence[AiMessage]):

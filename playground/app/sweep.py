@@ -33,7 +33,7 @@ from engine.errors import EngineError
 from engine.policy import ContextPolicy, PolicyValidationError, control_for, set_value, write_atomic
 from engine.prices import BUILTIN_PRICES, PriceTable, resolve_price
 from engine.recorded import recorded_cost
-from engine.safe_input import MAX_TRANSCRIPT_BYTES, InputError, read_text_file
+from engine.safe_input import MAX_TRANSCRIPT_BYTES, InputError, output_kind_problem, read_text_file
 from engine.tokens import set_count_threads
 from engine.truth import Calibration
 from playground.app.inputs import LOAD_ERRORS, find_sessions, load_inputs
@@ -444,6 +444,9 @@ def _write_parquet(path: Path, rows: list[dict[str, Any]], names: Sequence[str])
     except ImportError:
         hint = "pip install 'linn-playground[pandas]'"
         raise SweepError(f"a .parquet output needs pandas and pyarrow: {hint}") from None
+    problem = output_kind_problem(path)
+    if problem is not None:
+        raise SweepError(f"{path}: {problem}")
     frame = pd.DataFrame([{k: row.get(k) for k in names} for row in rows], columns=list(names))
     temporary = path.with_name(path.name + ".tmp")
     frame.to_parquet(temporary, index=False)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from engine import EXPORT_FORMATS, PolicyFileError, build_at_step, export_session, export_wire, write_atomic
+from engine.safe_input import output_kind_problem
 from playground.app.inputs import LOAD_ERRORS, load_inputs
 from playground.cli.report import printable
 
@@ -42,6 +43,10 @@ def run_export(args: argparse.Namespace) -> int:
         print(f"error: {args.session}: no message to export", file=sys.stderr)
         return 2
     output = Path(args.output)
+    problem = output_kind_problem(output)
+    if problem is not None:
+        print(f"error: {printable(str(output))}: {problem}", file=sys.stderr)
+        return 2
     if output.exists() and not args.force:
         print(f"error: {output}: already exists; pass --force to replace it", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from engine.safe_input import output_kind_problem
 from playground.app.inputs import LOAD_ERRORS
 from playground.cli.report import print_import_report
 
@@ -50,6 +51,9 @@ def _output_refusal(source: Path, output: Path, *, force: bool) -> str | None:
     """Why `import -o` must not write: never over the transcript, over another file only with --force."""
     if output.exists() and output.resolve() == source.resolve():
         return f"{output}: is the transcript being imported; write the session elsewhere"
+    problem = output_kind_problem(output)
+    if problem is not None:
+        return f"{output}: {problem}"
     if output.exists() and not force:
         return f"{output}: already exists; pass --force to replace it"
     return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 from html import escape
@@ -138,6 +139,32 @@ def test_a_fifo_is_refused_before_it_is_opened(tmp_path, run):
     assert done.returncode == 2, done.stderr
     field = dict(FIFO_RUNS)[run]
     assert done.stderr.splitlines()[-1] == f"error: {fifo}: {field}is a FIFO (named pipe), not a regular file"
+
+
+# every option that writes a file, with a FIFO as that file: an output is made whole, then moved over the
+# path, which would put a plain file in a device's or a FIFO's place (as root, /dev/null)
+FIFO_OUTPUTS = [
+    "export good_session.jsonl --to openai -o {fifo}",
+    "export good_session.jsonl --to openai -o {fifo} --force",
+    "import ../data/real-sessions/codex/test_conversation_oai.jsonl -o {fifo} --force",
+    "build good_session.jsonl --html {fifo}",
+    "replay good_session.jsonl --html {fifo}",
+    "diff good_session.jsonl good_session.jsonl --html {fifo}",
+    "sweep good_session.jsonl --out {fifo}.csv",
+]
+
+
+@pytest.mark.parametrize("run", FIFO_OUTPUTS)
+def test_an_output_over_a_fifo_is_refused_and_the_fifo_stays(tmp_path, run):
+    fifo = tmp_path / "pipe"
+    target = Path(run.format(fifo=fifo).split()[-2 if run.endswith("--force") else -1])
+    os.mkfifo(target)
+    done = _cli(*run.format(fifo=fifo).split())
+    assert done.returncode == 2, done.stderr
+    # (a sweep first reads an existing --out to resume it, and says so as an input)
+    refusal = f"error: {target}: is a FIFO (named pipe), not a regular file"
+    assert done.stderr.splitlines()[-1].startswith(refusal)
+    assert stat.S_ISFIFO(os.stat(target).st_mode)
 
 
 @pytest.mark.parametrize("device", ["/dev/null", "/dev/zero"])

@@ -160,6 +160,23 @@ def test_created_ids_are_checked_from_where_the_last_checked_list_ended():
     assert [e.message.id for e in distinct_created(repeated)] == [e.message.id for e in out]
 
 
+def test_created_ids_of_a_list_forked_near_the_checked_ones_end_drop_its_tail():
+    from engine.lineage import forked, grown
+    from engine.preprocess.base import distinct_created, forget_checked
+
+    forget_checked()
+    plain = [Entry(m, (i,)) for i, m in enumerate(_session(2))]
+    checked = grown([], [*plain, _created("compressed:a1", 8), _created("compressed:a2", 9)])
+    assert distinct_created(checked) is checked
+    # the compressor replaced the last group: a fork whose new entry takes the id only the dropped tail held
+    replaced = forked(checked, len(checked) - 1, [_created("compressed:a2", 10)])
+    assert distinct_created(replaced) is replaced
+    # a fork whose new entry repeats an id of the shared part: renamed, as from nothing
+    repeated = forked(replaced, len(replaced) - 1, [_created("compressed:a1", 11)])
+    out = distinct_created(repeated)
+    assert [e.message.id for e in out if e.created] == ["compressed:a1", "compressed:a1#2"]
+
+
 def _calls(message_id: str, call: str) -> AiMessage:
     tool_call = {"id": call, "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
     return AiMessage(message_id, "assistant", "tool_calls", "", 0, {"tool_calls": [tool_call]})

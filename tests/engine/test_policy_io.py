@@ -221,5 +221,5 @@ def test_a_failed_write_names_the_target_not_the_temporary_file(tmp_path):
     target.mkdir()
     with pytest.raises(PolicyFileError) as into_dir:
         write_atomic(target, "budget: {}\n")
-    assert str(into_dir.value) == f"{target}: cannot write: Is a directory"
+    assert str(into_dir.value) == f"{target}: is a directory"
     assert [p.name for p in target.parent.iterdir()] == ["dir"]  # no temporary file left behind
