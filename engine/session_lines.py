@@ -87,6 +87,11 @@ def check_header(data: dict[str, Any]) -> list[tuple[str, str]]:
         found.append(
             ("contextPolicy", f"must be an object, got {json_type(data['contextPolicy'])}; ignored")
         )
+    tools = data.get("availableTools", [])
+    odd = [t for t in tools if not isinstance(t, str)] if isinstance(tools, list) else [tools]
+    if odd:
+        what = f"an array holding {json_type(odd[0])}" if isinstance(tools, list) else json_type(tools)
+        found.append(("availableTools", f"must be an array of tool names, got {what}; ignored"))
     if "fences" in data:
         try:
             skipped = parse_fences_skipping(data["fences"], "fences")[1]
@@ -100,6 +105,15 @@ def check_header(data: dict[str, Any]) -> list[tuple[str, str]]:
             else:
                 found.append(("fences", f"{reason}; ignored"))
     return found
+
+
+def available_tools(header: dict[str, Any]) -> tuple[str, ...]:
+    """The header's `availableTools` (the tools a replay's reminders see), or none when it is not an array
+    of names (`check_header` warns)."""
+    tools = header.get("availableTools")
+    if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
+        return ()
+    return tuple(tools)
 
 
 def _scalar(value: Any) -> str:

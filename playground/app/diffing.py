@@ -17,6 +17,7 @@ from engine.lanes import memory_lane
 from engine.policy import ContextPolicy
 from engine.prices import Price, PriceTable
 from engine.safe_input import InputError
+from engine.session_lines import available_tools
 from engine.ticks import step_points
 from playground.app.building import BuildOptions
 from playground.app.costing import CostRequest, cost_rows, cost_stream, money, price_choice, price_table
@@ -80,7 +81,7 @@ def replay_source(
     run = record_of(inputs)
     request = CostRequest(
         tuple(inputs.session.messages), inputs.policy, BuildOptions(**inputs.build_options), inputs.max_steps,
-        tuple(inputs.header.get("availableTools") or ()), shape, price, run if run.own_calls else None,
+        available_tools(inputs.header), shape, price, run if run.own_calls else None,
         prices, inputs.calibration, inputs.given_offset,
     )  # fmt: skip
     return ReplaySource(label, request, lane)

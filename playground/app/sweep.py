@@ -34,6 +34,7 @@ from engine.policy import ContextPolicy, PolicyValidationError, control_for, set
 from engine.prices import BUILTIN_PRICES, PriceTable, resolve_price
 from engine.recorded import recorded_cost
 from engine.safe_input import MAX_TRANSCRIPT_BYTES, InputError, output_kind_problem, read_text_file
+from engine.session_lines import available_tools
 from engine.tokens import set_count_threads
 from engine.truth import Calibration
 from playground.app.inputs import LOAD_ERRORS, find_sessions, load_inputs
@@ -248,7 +249,7 @@ def _replay(
     `RunCapture`) is given every step."""
     options = inputs.build_options
     price, _ = resolve_price(job.prices, options["model_id"], job.model)
-    steps_of = {"max_steps": inputs.max_steps, "available_tools": inputs.header.get("availableTools") or (),
+    steps_of = {"max_steps": inputs.max_steps, "available_tools": available_tools(inputs.header),
                 "checkpoint_tool_name": policy.checkpoint.trigger_tool_name}  # fmt: skip
     run = record_of(inputs)
     recorded = bool(run.own_calls)

@@ -53,6 +53,7 @@ from engine.reminders import DEFAULT_MAX_STEPS
 from engine.replay import build_at_step, iter_session_steps, with_persisted
 from engine.result import BuildResult
 from engine.session import SessionHeader
+from engine.session_lines import available_tools
 from engine.summarizer import SummarizerPort
 from engine.ticks import StepPoint, step_points, tick_for
 from engine.tokens import TokenizerPort
@@ -161,8 +162,7 @@ class Workspace:
 
     @property
     def available_tools(self) -> tuple[str, ...]:
-        tools = self.header.data.get("availableTools")
-        return tuple(t for t in tools if isinstance(t, str)) if isinstance(tools, list) else ()
+        return available_tools(self.header.data)
 
     @property
     def honour_fence_descriptors(self) -> bool:

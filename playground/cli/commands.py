@@ -29,6 +29,7 @@ from engine import (
     to_anthropic,
     tokenizer_from_policy,
 )
+from engine.session_lines import available_tools
 from playground.app.costing import price_choice, price_table
 from playground.app.explain import ordinary_warnings
 from playground.app.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs, loading_points
@@ -181,7 +182,7 @@ def run_build(args) -> int:
         options = {**inputs.build_options, **calibration_options(setup, record_of(inputs), None)}
         if args.step is not None:
             max_steps = args.max_steps or inputs.max_steps
-            tools = header.get("availableTools") or ()
+            tools = available_tools(header)
             _, _, result = build_at_step(
                 messages,
                 args.step,
@@ -405,7 +406,7 @@ def _replay_options(args, inputs: PlaygroundInputs) -> dict[str, Any]:
     return {
         **inputs.build_options,
         "max_steps": args.max_steps or inputs.max_steps,
-        "available_tools": header.get("availableTools") or (),
+        "available_tools": available_tools(header),
         "checkpoint_tool_name": inputs.policy.checkpoint.trigger_tool_name,
     }
 

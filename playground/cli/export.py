@@ -13,6 +13,7 @@ from pathlib import Path
 
 from engine import EXPORT_FORMATS, PolicyFileError, build_at_step, export_session, export_wire, write_atomic
 from engine.safe_input import output_kind_problem
+from engine.session_lines import available_tools
 from playground.app.inputs import LOAD_ERRORS, load_inputs
 from playground.cli.report import printable
 
@@ -60,7 +61,7 @@ def run_export(args: argparse.Namespace) -> int:
                 args.step,
                 inputs.policy,
                 max_steps=inputs.max_steps,
-                available_tools=inputs.header.get("availableTools") or (),
+                available_tools=available_tools(inputs.header),
                 checkpoint_tool_name=inputs.policy.checkpoint.trigger_tool_name,
                 **inputs.build_options,
             )

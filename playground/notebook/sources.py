@@ -25,6 +25,7 @@ from engine import (
     load_fences,
     read_policy_layer,
 )
+from engine.session_lines import available_tools
 from playground.app.inputs import PlaygroundInputs, header_dict, header_fences, load_inputs
 from playground.app.recording import stored_inputs
 
@@ -72,7 +73,7 @@ class Sources:
 
     @property
     def available_tools(self) -> tuple[str, ...]:
-        return tuple(self.header.get("availableTools") or ())
+        return available_tools(self.header)
 
     @property
     def export_path(self) -> Path:
