@@ -25,6 +25,7 @@ EXPORT_VERSION = 1
 NATIVE_META = ("tool_calls",)
 OTEL_SCOPE = {"name": "linn-playground", "version": "1"}
 TRACE_ID = "4c696e6e706c617967726f756e640001"  # fixed: an export is a document, not a live trace
+_LAST_OTLP_MS = (2**64 - 1) // 1_000_000  # the last time in milliseconds OTLP's nanoseconds can hold
 SPAN_ID = "6c696e6e00000001"
 
 
@@ -258,7 +259,9 @@ def otlp_document(
         "kind": 3,  # SPAN_KIND_CLIENT
         "attributes": attributes,
     }
-    if times_ms is not None:  # the session's first and last message times, as the span's (nanoseconds)
+    # the session's first and last message times, as the span's (nanoseconds, an unsigned 64-bit number in
+    # OTLP: a time it cannot hold, before 1970 or after 2554, leaves them out)
+    if times_ms is not None and all(0 <= t <= _LAST_OTLP_MS for t in times_ms):
         span["startTimeUnixNano"], span["endTimeUnixNano"] = (str(int(t * 1_000_000)) for t in times_ms)
     document: dict[str, Any] = {
         "resourceSpans": [

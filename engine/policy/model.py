@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
-from pydantic_core import PydanticCustomError
+from pydantic_core import PydanticCustomError, PydanticKnownError
 
 from engine.messages import MESSAGE_TYPES
 
@@ -58,9 +58,23 @@ def _json_record(value: dict[str, Any]) -> dict[str, Any]:
 
 
 # Constraints first, then the before-validator, so that the JSON Schema keeps standard keywords.
-Int = Annotated[int, BeforeValidator(_js_int)]
-PosInt = Annotated[int, Field(gt=0), BeforeValidator(_js_int)]
-NonNegInt = Annotated[int, Field(ge=0), BeforeValidator(_js_int)]
+# Integers stay within JavaScript's safe range: past it linnkit's counts lose their units, and ours would
+# overflow the floats they meet (a `toolCallOverhead` of 1e308 ended a replay in an internal error).
+# (checked after the constraints, so that the controls and the JSON Schema keep their own bounds)
+SAFE = 2**53 - 1
+
+
+def _safe_int(value: int) -> int:
+    if value > SAFE:
+        raise PydanticKnownError("less_than_equal", {"le": SAFE})
+    if value < -SAFE:
+        raise PydanticKnownError("greater_than_equal", {"ge": -SAFE})
+    return value
+
+
+Int = Annotated[int, BeforeValidator(_js_int), AfterValidator(_safe_int)]
+PosInt = Annotated[int, Field(gt=0), BeforeValidator(_js_int), AfterValidator(_safe_int)]
+NonNegInt = Annotated[int, Field(ge=0), BeforeValidator(_js_int), AfterValidator(_safe_int)]
 Fraction = Annotated[float, Field(ge=0, le=1)]
 PosFloat = Annotated[float, Field(gt=0)]
 NonEmptyStr = Annotated[str, Field(min_length=1)]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import build_at_step, effective_policy, export_session, export_wire, load_session
+from engine import AiMessage, build_at_step, effective_policy, export_session, export_wire, load_session
 from engine.importers import import_file, import_text
 from engine.importers._common import find_unpaired
 from playground.cli.main import main
@@ -17,6 +17,15 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = sorted((ROOT / "sample_sessions").glob("*.jsonl"))
 CLAUDE = ROOT / "tests" / "data" / "real-sessions" / "claude-code" / "session-3fe1b6bc.jsonl"
 FORMATS = ("openai", "anthropic", "otel")
+
+
+def test_an_otel_span_leaves_out_times_its_nanoseconds_cannot_hold() -> None:
+    answer = AiMessage("a", "assistant", "final_answer", "hello", 2)
+    for first in (1e308, -5):
+        messages = [AiMessage("u", "user", "user_input", "hi", first), answer]
+        document = json.loads(export_session(messages, {}, "otel"))
+        (span,) = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        assert "startTimeUnixNano" not in span and "endTimeUnixNano" not in span
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
