@@ -80,8 +80,9 @@ from engine.result import (
     TokenAccount,
     WireCard,
 )
-from engine.safe_input import InputError, LoadProblem
+from engine.safe_input import InputError, LoadProblem, output_kind_problem
 from engine.session import Session, SessionLoadError, SessionSaveError, load_session, save_session
+from engine.session_lines import available_tools
 from engine.summarizer import FailingSummarizer, FixedSummarizer, OfflineSummarizer, SummarizerPort
 from engine.ticks import StepPoint, step_points
 from engine.tokens import DefaultTokenizer, TokenizerPort, tokenizer_from_policy
@@ -152,6 +153,7 @@ __all__ = [
     "WireCard",
     "WireProblem",
     "as_registry",
+    "available_tools",
     "build_at_step",
     "build_context",
     "call_arguments",
@@ -181,6 +183,7 @@ __all__ = [
     "load_price_table",
     "load_session",
     "merge_context_policy",
+    "output_kind_problem",
     "policy_controls",
     "policy_diff",
     "policy_groups",

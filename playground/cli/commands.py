@@ -18,6 +18,7 @@ from engine import (
     RecordedRun,
     SessionLoadError,
     StepTruth,
+    available_tools,
     build_at_step,
     build_context,
     check_invariants,
@@ -29,7 +30,6 @@ from engine import (
     to_anthropic,
     tokenizer_from_policy,
 )
-from engine.session_lines import available_tools
 from playground.app.costing import price_choice, price_table
 from playground.app.explain import ordinary_warnings
 from playground.app.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs, loading_points

@@ -11,9 +11,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from engine import EXPORT_FORMATS, PolicyFileError, build_at_step, export_session, export_wire, write_atomic
-from engine.safe_input import output_kind_problem
-from engine.session_lines import available_tools
+from engine import (
+    EXPORT_FORMATS,
+    PolicyFileError,
+    available_tools,
+    build_at_step,
+    export_session,
+    export_wire,
+    output_kind_problem,
+    write_atomic,
+)
 from playground.app.inputs import LOAD_ERRORS, load_inputs
 from playground.cli.report import printable
 

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from engine.safe_input import output_kind_problem
+from engine import output_kind_problem
 from playground.app.inputs import LOAD_ERRORS
 from playground.cli.report import print_import_report
 

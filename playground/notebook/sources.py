@@ -20,12 +20,12 @@ from engine import (
     FenceRegistry,
     Session,
     as_registry,
+    available_tools,
     check_copy,
     effective_policy,
     load_fences,
     read_policy_layer,
 )
-from engine.session_lines import available_tools
 from playground.app.inputs import PlaygroundInputs, header_dict, header_fences, load_inputs
 from playground.app.recording import stored_inputs
 
