@@ -204,6 +204,8 @@ def anthropic_usage(
                 "cache_creation", f"the 5m and 1h parts ({five_min} + {one_hour}) do not add up to {written}"
             )
     output = r.count("output_tokens", required=True)
+    thinking_path = ("output_tokens_details", "thinking_tokens")  # Claude Code 2.1.233+ writes it
+    thinking = r.count(*thinking_path) if _present(data, thinking_path) else None
     result = RecordedUsage(
         "anthropic",
         uncached + read + written,
@@ -211,7 +213,7 @@ def anthropic_usage(
         read,
         written,
         one_hour,
-        None,
+        thinking,
         model,
         call_id,
         dict(data),

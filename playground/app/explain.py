@@ -103,16 +103,33 @@ def incomplete_groups(messages: Sequence[AiMessage]) -> dict[str, str]:
     return found
 
 
+HIDDEN_REASONING = "thought recorded without its text (only its signature): it counts 0 tokens here"
+
+
+def _sealed(message: AiMessage) -> bool:
+    """A thought that carries its provider's signature or encrypted data (`reasoning_details`)."""
+    details = message.meta("reasoning_details")
+    return isinstance(details, list) and any(
+        isinstance(d, dict) and (d.get("signature") or d.get("data")) for d in details
+    )
+
+
 def ordinary_warnings(messages: Sequence[AiMessage]) -> dict[str, str]:
     """The hygiene warnings (by their text) that real sessions show in normal use, each with the line to
-    print as a warning instead of a problem: an empty tool result (a command that printed nothing), and a
-    call awaiting its result because the session ends on it (a transcript saved mid-call)."""
+    print as a warning instead of a problem: an empty tool result (a command that printed nothing), a
+    thought whose text the agent did not record, only its signature or encrypted data (Claude Code 2.1.170+
+    writes every thinking block so), and a call awaiting its result because the session ends on it (a
+    transcript saved mid-call)."""
     last_other = max((i for i, m in enumerate(messages) if m.type != "tool_output"), default=-1)
     position = {m.id: i for i, m in enumerate(messages)}
     found: dict[str, str] = {}
     for warning in hygiene_checks(messages):
         if warning.kind == "empty" and warning.text == "empty tool_output message":
             found[str(warning)] = f"{warning.message_id}: empty tool result"
+        elif warning.kind == "empty" and warning.text == "empty thought message" and _sealed(
+            messages[position[warning.message_id]]
+        ):
+            found[str(warning)] = f"{warning.message_id}: {HIDDEN_REASONING}"
         elif warning.kind == "orphan_call" and position.get(warning.message_id, -1) >= last_other:
             cid = warning.text.removeprefix("orphan tool call ").split(": ")[0]
             found[str(warning)] = f"{warning.message_id}: call {cid} {AWAITS}"

@@ -38,6 +38,15 @@ def test_anthropic_input_excludes_the_cache_read_and_write() -> None:
     )
 
 
+def test_anthropic_thinking_tokens_claude_code_records_are_the_reasoning_part_of_the_output() -> None:
+    details = {"input_tokens": 5, "output_tokens": 900, "output_tokens_details": {"thinking_tokens": 750}}
+    usage = anthropic_usage(details)
+    assert isinstance(usage, RecordedUsage)
+    assert (usage.output_tokens, usage.reasoning_tokens) == (900, 750)
+    bad = anthropic_usage({**details, "output_tokens_details": {"thinking_tokens": -1}})
+    assert isinstance(bad, UsageProblem) and bad.field == "output_tokens_details.thinking_tokens"
+
+
 def test_anthropic_without_a_split_writes_at_the_five_minute_tier() -> None:
     usage = anthropic_usage({"input_tokens": 10, "cache_creation_input_tokens": 90, "output_tokens": 1})
     assert isinstance(usage, RecordedUsage)
