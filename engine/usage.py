@@ -291,7 +291,9 @@ _COUNTS = ("promptTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"
 def inspect_usage(
     usage: Any, model: str | None = None, call_id: str | None = None
 ) -> RecordedUsage | UsageProblem:
-    """Inspect AI's `ModelUsage`: `input_tokens` excludes `input_tokens_cache_read` and `_cache_write`."""
+    """Inspect AI's `ModelUsage`: `input_tokens` excludes `input_tokens_cache_read` and `_cache_write`, except
+    in logs of OpenAI and Grok models before Inspect 0.3.184 (2026-02), whose `input_tokens` is the
+    provider's and holds the cached part: there `input_tokens + output_tokens` is `total_tokens`."""
     data = _mapping(usage)
     if isinstance(data, UsageProblem):
         return data
@@ -301,9 +303,10 @@ def inspect_usage(
     written = r.count("input_tokens_cache_write")
     output = r.count("output_tokens", required=True)
     reasoning = r.count("reasoning_tokens") if _present(data, ("reasoning_tokens",)) else None
-    result = RecordedUsage(
-        "inspect", uncached + read + written, output, read, written, 0, reasoning, model, call_id, dict(data)
-    )
+    total = data.get("total_tokens")
+    cached_inside = (read or written) and type(total) is int and uncached + output == total
+    prompt = uncached if cached_inside else uncached + read + written
+    result = RecordedUsage("inspect", prompt, output, read, written, 0, reasoning, model, call_id, dict(data))
     return _finish(r, result, model)
 
 

@@ -9,6 +9,7 @@ from engine.usage import (
     UsageProblem,
     anthropic_usage,
     gemini_usage,
+    inspect_usage,
     openai_usage,
     otel_usage,
     read_usage,
@@ -45,6 +46,18 @@ def test_anthropic_thinking_tokens_claude_code_records_are_the_reasoning_part_of
     assert (usage.output_tokens, usage.reasoning_tokens) == (900, 750)
     bad = anthropic_usage({**details, "output_tokens_details": {"thinking_tokens": -1}})
     assert isinstance(bad, UsageProblem) and bad.field == "output_tokens_details.thinking_tokens"
+
+
+def test_inspect_input_holds_the_cache_read_only_when_the_total_says_so() -> None:
+    # Inspect before 0.3.184 kept OpenAI's and Grok's input_tokens (cache read inside); later logs exclude it
+    old = inspect_usage({"input_tokens": 1568, "output_tokens": 17, "total_tokens": 1585,
+                         "input_tokens_cache_read": 1024})  # fmt: skip
+    new = inspect_usage({"input_tokens": 544, "output_tokens": 17, "total_tokens": 1585,
+                         "input_tokens_cache_read": 1024})  # fmt: skip
+    untold = inspect_usage({"input_tokens": 544, "output_tokens": 17, "input_tokens_cache_read": 1024})
+    for usage in (old, new, untold):
+        assert isinstance(usage, RecordedUsage)
+        assert (usage.prompt_tokens, usage.cache_read_tokens, usage.uncached_tokens) == (1568, 1024, 544)
 
 
 def test_anthropic_without_a_split_writes_at_the_five_minute_tier() -> None:
