@@ -118,6 +118,9 @@ def _request(text: str) -> str:
     return "" if text.lstrip().startswith(("<", "# AGENTS.md", "# Context from my IDE")) else text.strip()
 
 
+ENCRYPTED_COMPACTION = ("compaction", "compaction_summary")  # a replacement history's last item, when remote
+
+
 class _Rollout:
     def __init__(self, out: Collector, *, usage_records: bool = False) -> None:
         self.out = out
@@ -185,7 +188,14 @@ class _Rollout:
             if isinstance(item, dict) and item.get("type") == "message" and item.get("role") == "user"
         ]
         summary = payload.get("message") if isinstance(payload.get("message"), str) else ""
-        if not summary and user_texts:
-            summary = user_texts.pop()  # Codex puts the summary last, as a user message
+        sealed = history[-1] if history and isinstance(history[-1], dict) else {}
+        if not summary and sealed.get("type") in ENCRYPTED_COMPACTION:
+            # a remote compaction (OpenAI models): the summary is the provider's encrypted item, and every
+            # user message the history lists is retained
+            encrypted = sealed.get("encrypted_content")
+            size = len(encrypted) if isinstance(encrypted, str) else 0
+            summary = f"[encrypted compaction summary: {size} characters the transcript cannot show]"
+        elif not summary and user_texts:
+            summary = user_texts.pop()  # a local compaction: Codex puts the summary last, as a user message
         source = {"line": number, "type": "compacted", "replacementHistoryItems": len(history)}
         self.converter.compaction(summary, set(user_texts), number, ts, source)

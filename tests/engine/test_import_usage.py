@@ -226,6 +226,21 @@ def test_codex_token_usage_records_are_the_calls_usage_and_token_counts_then_ech
     assert counted == [900]  # a message that quotes the line type is no such line
 
 
+def test_codex_remote_compaction_keeps_every_listed_user_message_and_a_sealed_summary() -> None:
+    first = {**USER, "content": [{"type": "input_text", "text": "first ask"}]}
+    last = {**USER, "content": [{"type": "input_text", "text": "latest ask"}]}
+    sealed = {"type": "compaction", "encrypted_content": "gAAAA" + "x" * 95}
+    compacted = {"message": "", "replacement_history": [first, last, sealed]}
+    text = _codex(("response_item", first), ("response_item", ANSWER), ("response_item", last),
+                  ("compacted", compacted), ("response_item", ANSWER))  # fmt: skip
+    result = import_text(text, "codex", name="r.jsonl")
+    summary = next(m for m in result.messages if m.type == "history_summary")
+    assert summary.content == "[encrypted compaction summary: 100 characters the transcript cannot show]"
+    replaced = set(summary.meta("replacedMessageIds"))
+    kept_users = [m.content for m in result.messages if m.type == "user_input" and m.id not in replaced]
+    assert kept_users == ["first ask", "latest ask"]
+
+
 @pytest.mark.parametrize("encrypted", ["gAAAAB...", None], ids=["encrypted", "summary only"])
 def test_codex_reasoning_returned_encrypted_is_carried(encrypted: str | None) -> None:
     reasoning = {
