@@ -28,6 +28,7 @@ returns a `UsageProblem` naming the field, never a guess.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,6 +127,9 @@ class _Reader:
             return 0
         if isinstance(value, bool) or not isinstance(value, int | float):
             self._fail(name, f"not a number ({type(value).__name__})")
+            return 0
+        if isinstance(value, float) and not math.isfinite(value):  # NaN and ±Infinity (1e999)
+            self._fail(name, f"not a finite number ({value})")
             return 0
         if value != int(value):
             self._fail(name, f"not a whole number ({value})")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from engine.usage import (
@@ -58,6 +60,13 @@ def test_inspect_input_holds_the_cache_read_only_when_the_total_says_so() -> Non
     for usage in (old, new, untold):
         assert isinstance(usage, RecordedUsage)
         assert (usage.prompt_tokens, usage.cache_read_tokens, usage.uncached_tokens) == (1568, 1024, 544)
+
+
+@pytest.mark.parametrize("count", [math.inf, -math.inf, math.nan], ids=["1e999", "-1e999", "NaN"])
+def test_a_count_that_is_no_finite_number_is_a_named_problem(count: float) -> None:
+    problem = anthropic_usage({"input_tokens": 5, "output_tokens": count})
+    assert isinstance(problem, UsageProblem) and problem.field == "output_tokens"
+    assert problem.reason == f"not a finite number ({count})"
 
 
 def test_anthropic_without_a_split_writes_at_the_five_minute_tier() -> None:
