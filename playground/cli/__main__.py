@@ -1,7 +1,5 @@
 """`python -m playground.cli ...`, as the `linn-playground` command."""
 
-import sys
+from playground.cli import run
 
-from playground.cli.main import main
-
-sys.exit(main(sys.argv[1:]))
+run()

@@ -29,7 +29,7 @@ def _say(line: str) -> None:
 
 def run_guarded(handler: Callable[[Any], int], args: Any) -> int:
     """`handler(args)`, with its output flushed; a closed pipe, a full disk or an unexpected failure
-    ends with one line on stderr and exit code 1."""
+    ends with one line on stderr and exit code 1, Ctrl-C with `interrupted` and 130."""
     try:
         code = handler(args)
         sys.stdout.flush()
@@ -42,6 +42,9 @@ def run_guarded(handler: Callable[[Any], int], args: Any) -> int:
         _quiet_stdout()
         _say(f"error: cannot write the output: {exc.strerror or exc}")
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: what was written stays (outputs are atomic), no traceback
+        _say("interrupted")
+        return 130
     except RecursionError:
         _say("error: input nested too deeply to process")
         return 1

@@ -9,7 +9,10 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
@@ -87,3 +90,17 @@ def test_a_terminal_shows_a_progress_bar_and_a_piped_stdout_stays_plain_records(
     assert len(records) == 241 and records[-1]["totals"]["steps"] == 240
     terminal = shown.decode(errors="replace")
     assert "steps/s" in terminal and "/240" in terminal  # the bar: rate and steps done of the count
+
+
+@pytest.mark.parametrize("delay", [0.4, 2.0], ids=["while loading", "while running"])
+def test_ctrl_c_ends_any_command_with_one_line_and_130(tmp_path, delay):
+    session = write_session(tmp_path / "long.jsonl", turns=1_200)
+    tight = tmp_path / "tight.yaml"
+    tight.write_text("budget:\n  maxTokens: 8000\n")
+    command = [sys.executable, "-m", "playground.cli", "diff", str(session), "--policy-b", str(tight)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    _, errors = process.communicate(timeout=120)
+    assert process.returncode == 130, errors
+    assert errors.splitlines()[-1] == "interrupted" and "Traceback" not in errors
