@@ -438,10 +438,13 @@ def test_defaults_profile_decides_whether_fence_descriptors_count(defaults, trun
 
 
 def test_the_installed_command_runs_the_cli_main():
-    """The `linn-playground` script pip writes calls `playground.cli.main:main` (an older install's
-    `playground.cli:main` names the module `main` once it is imported, and the script then fails)."""
+    """The `linn-playground` script pip writes calls `playground.cli:run`, which imports and runs
+    `playground.cli.main:main` (a function: an older install's `playground.cli:main` named the module `main`
+    once it was imported, and the script then failed)."""
     from importlib.metadata import entry_points
 
+    from playground.cli import run
+
     (script,) = [e for e in entry_points(group="console_scripts") if e.name == "linn-playground"]
-    assert script.value == "playground.cli.main:main"
-    assert script.load() is main
+    assert script.value == "playground.cli:run"
+    assert script.load() is run and callable(main)
