@@ -47,6 +47,19 @@ def test_a_file_that_is_not_a_database_is_refused_and_kept(tmp_path, capsys):
     assert path.read_bytes() == before
 
 
+@pytest.mark.parametrize("name", ["session.jsonl", "results.csv"])
+def test_a_session_or_a_csv_as_the_store_is_refused_before_a_run_is_lost(tmp_path, capsys, name):
+    # DuckDB opens such a file as an empty database in memory: the run would be "recorded" and gone
+    path = tmp_path / name
+    path.write_bytes(SHORT.read_bytes())
+    assert main(["replay", str(SHORT), "--record", "--store", str(path)]) == 1
+    refusal = f"error: not recorded: {path}: not a readable DuckDB store"
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith(refusal)
+    assert main(["runs", "--store", str(path)]) == 2
+    assert one_error_line(capsys).startswith(f"error: {path}: not a readable DuckDB store")
+    assert path.read_bytes() == SHORT.read_bytes()
+
+
 def test_a_truncated_store_is_one_line(tmp_path, capsys):
     path = tmp_path / "runs.duckdb"
     record_sample(path, capsys)

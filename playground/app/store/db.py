@@ -47,6 +47,11 @@ def default_store_path() -> Path:
     return Path(data) / "linn-playground" / "runs.duckdb"
 
 
+def _not_a_store(path: Path) -> StoreError:
+    what = "not a readable DuckDB store (corrupt, truncated or another kind of file)"
+    return StoreError(f"{path}: {what}; move it aside or {_ELSEWHERE}")
+
+
 def _explain(path: Path, error: BaseException) -> StoreError:
     """DuckDB's error on opening, as one line naming the file and what to do."""
     text = " ".join(str(error).split())
@@ -55,8 +60,7 @@ def _explain(path: Path, error: BaseException) -> StoreError:
         held = f" (PID {pid.group(1)})" if pid else ""
         return StoreError(f"{path}: the store is in use by another process{held}; close it or {_ELSEWHERE}")
     if any(sign in text.lower() for sign in _DAMAGED):
-        what = "not a readable DuckDB store (corrupt, truncated or another kind of file)"
-        return StoreError(f"{path}: {what}; move it aside or {_ELSEWHERE}")
+        return _not_a_store(path)
     return StoreError(f"{path}: cannot use the store: {text[:200]}")
 
 
@@ -261,10 +265,23 @@ def rollback(connection: duckdb.DuckDBPyConnection) -> None:
 def _connect(path: Path, read_only: bool, config: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
     if path.exists() and not path.is_file():
         raise StoreError(f"{path}: not a regular file; a store is one DuckDB file")
+    if path.is_file() and not _duckdb_file(path):
+        # DuckDB opens a .jsonl or .csv as an empty database in memory: a run recorded there is gone at exit
+        raise _not_a_store(path)
     try:
         return duckdb.connect(str(path), read_only=read_only, config={**_CONFIG, **(config or {})})
     except duckdb.Error as error:
         raise _explain(path, error) from None
+
+
+def _duckdb_file(path: Path) -> bool:
+    """`path` is empty (a new store) or starts as a DuckDB database does (its magic bytes at offset 8)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(16)
+    except OSError:
+        return True  # let DuckDB say why it cannot open it
+    return not head or head[8:12] == b"DUCK"
 
 
 def _version(path: Path, connection: duckdb.DuckDBPyConnection) -> int:
