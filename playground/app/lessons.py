@@ -1,6 +1,6 @@
 """Lessons as data: a title, a goal and steps whose checks the engine evaluates on a build. No UI import.
 
-A lesson is a YAML mapping (a side file `SESSION.lesson.yaml`, read with `yaml.safe_load`):
+A lesson is a YAML mapping (a side file `SESSION.lesson.yaml`, read within the bounds of every YAML file):
 
     title: Working memory under a small budget
     goal: See which messages drop first when the budget shrinks.
@@ -29,19 +29,18 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from engine.build import build_context
 from engine.policy import ContextPolicy, effective_policy
 from engine.replay import StepBuild, replay_session
 from engine.result import BuildResult
-from engine.safe_input import InputError, read_text_file
+from engine.safe_input import InputError, load_yaml, read_text_file
 from engine.session import Session
 
 __all__ = [
     "Check",
     "Lesson",
     "LessonError",
+    "side_lesson",
     "LessonStep",
     "LessonRun",
     "StepView",
@@ -132,6 +131,15 @@ def load_lesson_for(session_path: str | Path) -> Lesson | None:
     return load_lesson(path) if path.is_file() else None
 
 
+def side_lesson(session_path: str | Path) -> tuple[Lesson | None, str | None]:
+    """The side lesson of a session and None, or None and why it could not be read: a bad lesson beside a
+    session never keeps the session from opening."""
+    try:
+        return load_lesson_for(session_path), None
+    except LessonError as exc:
+        return None, f"lesson not opened: {exc}"
+
+
 def load_lesson(path: str | Path) -> Lesson:
     try:
         text = read_text_file(path)  # a regular file only: a FIFO would block
@@ -142,11 +150,9 @@ def load_lesson(path: str | Path) -> Lesson:
 
 def parse_lesson(text: str, source: str = "<lesson>") -> Lesson:
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        raise LessonError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        data = load_yaml(text, source).data  # bounded: an alias bomb or a deep nest is refused
+    except InputError as exc:
+        raise LessonError(str(exc)) from None
     return lesson_from_dict(data, source)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import warnings
 from collections.abc import Iterator
 from html import escape
 from pathlib import Path
@@ -41,7 +42,7 @@ from engine import (
 from playground.app.building import run_build, series_steps
 from playground.app.compare import compare_builds
 from playground.app.explain import summarization_verdict
-from playground.app.lessons import load_lesson_for
+from playground.app.lessons import side_lesson
 from playground.app.recorded import AS_RECORDED_POLICY, RecordSetup
 from playground.app.views import StepSample
 from playground.app.workspace import Workspace
@@ -111,7 +112,9 @@ class Playground(PlaygroundLayout):
         self._later = scheduler or (loop_scheduler if _loop_running() else None)  # no loop: all at once
         self._series = SeriesRunner(self._series_steps, self._show_series, self._later, chunk=64)
         path = self.workspace.inputs.session.path
-        found = load_lesson_for(path) if path is not None else None
+        found, problem = side_lesson(path) if path is not None else (None, None)
+        if problem is not None:
+            warnings.warn(problem, stacklevel=2)  # shown under the cell; the session opens without it
         self.lesson = LessonView(found, self.workspace, self._lesson_reset) if found is not None else None
         self._make_widgets(show_dropped)
         self.refresh()

@@ -94,7 +94,8 @@ steps:
         ("title: T\nsteps: [{instruction: '', check: {summarization: none}}]",
          "x.yaml: steps[0].instruction: must be a non-empty string"),
         ("title: T\nsteps:\n  - {instruction: a, check: !!python/object/apply:os.system [ls]}",
-         "x.yaml:3: not valid YAML"),
+         "x.yaml:3: unsafe or unknown YAML tag"),
+        ("title: T\nsteps: [", "x.yaml:2: bad YAML"),
     ],
 )
 def test_bad_lessons_name_file_and_field(text, message):

@@ -63,3 +63,34 @@ def test_each_samples_lesson_completes_by_doing_what_it_asks(name):
             assert app.main.workspace.policy == start
 
     asyncio.run(main())
+
+
+def _alias_bomb(levels: int = 7) -> str:
+    """Each level lists the one before ten times: 10**levels values from a few lines."""
+    lines = ["l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 10)}]" for n in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+BAD_CHECK = "title: t\ngoal: g\nsteps:\n- instruction: i\n  check: nonsense\n"
+
+
+@pytest.mark.parametrize(
+    "lesson, problem",
+    [(BAD_CHECK, "steps[0].check: must be a mapping"), (_alias_bomb(), "aliases expand to more than 200000")],
+    ids=["bad check", "alias bomb"],
+)
+def test_a_bad_lesson_beside_a_session_is_a_notice_and_the_session_opens(tmp_path, lesson, problem):
+    session = tmp_path / "s.jsonl"
+    session.write_bytes((SAMPLES / "short_chat.jsonl").read_bytes())
+    (tmp_path / "s.lesson.yaml").write_text(lesson)
+    app = make_app(load_inputs(session))
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            notices = [n.message for n in app._notifications]
+            assert any(n.startswith("lesson not opened: ") and problem in n for n in notices), notices
+            assert app.screen.lesson is None and app.screen.result is not None
+
+    asyncio.run(main())

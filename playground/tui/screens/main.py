@@ -21,7 +21,7 @@ from playground.app.compare import compare_builds
 from playground.app.costing import CostRequest, price_choice
 from playground.app.diffing import policy_sources
 from playground.app.explain import summarization_verdict
-from playground.app.lessons import LessonRun, StepView, build_view, load_lesson_for, start_policy
+from playground.app.lessons import LessonRun, StepView, build_view, side_lesson, start_policy
 from playground.app.views import StepSample, tokens_long
 from playground.app.workspace import Workspace
 from playground.tui.builder import Builder
@@ -67,7 +67,7 @@ class MainScreen(Screen[None]):
         # the running series' steps and summaries so far, as its progress messages bring them
         self._series: tuple[list[StepSample], list[Persisted]] = ([], [])
         path = workspace.inputs.session.path
-        self.lesson = load_lesson_for(path) if path is not None else None
+        self.lesson, self._lesson_problem = side_lesson(path) if path is not None else (None, None)
 
     def compose(self) -> ComposeResult:
         yield TopBar(id="top-bar")
@@ -101,6 +101,8 @@ class MainScreen(Screen[None]):
         self._show_placeholder_timeline()
         self._policy_changed()
         self.query_one(WireView).query_one("WireList").focus()
+        if self._lesson_problem is not None:
+            self.notify(self._lesson_problem, severity="warning", timeout=10)
         calls = len(self.workspace.record.own_calls)
         if calls and self.workspace.inputs.calibration is None:
             self.notify(
