@@ -184,6 +184,8 @@ def write_atomic(path: PathLike, text: str, *, protected: PathLike | Iterable[Pa
 
     Refuses to write over any path in `protected` (the playground passes the open session file).
     """
+    if not os.fspath(path):  # Path("") is the current folder
+        raise PolicyFileError("''", "an empty output path")
     target = Path(path)
     guarded = [protected] if isinstance(protected, str | os.PathLike) else list(protected)
     for other in guarded:
@@ -198,7 +200,9 @@ def write_atomic(path: PathLike, text: str, *, protected: PathLike | Iterable[Pa
     except OSError as err:  # name the file the user asked for, never our temporary one
         raise PolicyFileError(str(target), f"cannot write: {err.strerror or err}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        # a lone surrogate (half an emoji a cut left) cannot be UTF-8: written as its \u escape, which a JSON
+        # reader reads back as it was
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())

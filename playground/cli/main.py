@@ -201,6 +201,31 @@ def _sweep_parser(commands) -> None:
     _cost_arguments(sweep)
 
 
+# every argument that names a file or folder: an empty one is refused (Path("") is the current folder, and an
+# empty session meant the bundled sample)
+PATH_ARGUMENTS = frozenset(
+    {"a", "b", "calibration", "cases", "directory", "fences", "file", "html", "out", "output", "parquet_runs",
+     "policy", "policy_a", "policy_b", "prices", "session", "sessions", "store", "system_prompt", "test",
+     "tools"}
+)  # fmt: skip
+
+
+def _path(text: str) -> str:
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path")
+    return text
+
+
+def _refuse_empty_paths(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    for action in parser._actions:  # argparse keeps them here; it has no public walk
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _refuse_empty_paths(sub)
+        elif action.dest in PATH_ARGUMENTS and action.type is None:
+            action.type = _path
+    return parser
+
+
 def make_open_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="linn-playground", description="Open the Textual playground.")
     _inputs_arguments(parser, session_optional=True)
@@ -219,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in SUBCOMMANDS:
-        parser = make_parser()
+        parser = _refuse_empty_paths(make_parser())
         args = parser.parse_args(args_list)
         if getattr(args, "record", False) and getattr(args, "html", None):
             parser.error("--record keeps a text or --json replay; leave out --html")
@@ -230,6 +255,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             "\nWith no subcommand: linn-playground [SESSION] [--policy P] [--fences F] opens the playground."
         )
         return 0
-    args = make_open_parser().parse_args(args_list)
+    args = _refuse_empty_paths(make_open_parser()).parse_args(args_list)
     return commands.run_open(args)
 

@@ -275,3 +275,34 @@ def test_a_call_answered_nowhere_but_not_last_is_named_as_such():
     later = AiMessage("u9", "user", "user_input", "next", 1)
     why = "call c0 has no result; a call is sent only with its result"
     assert incomplete_groups([orphan, later]) == {"a0": why}
+
+
+EMPTY_PATHS = [
+    ["validate", ""],
+    [""],
+    ["build", "good_session.jsonl", "--html", ""],
+    ["export", "good_session.jsonl", "--to", "openai", "-o", ""],
+    ["replay", "good_session.jsonl", "--policy", ""],
+    ["conformance", ""],
+    ["sweep", "good_session.jsonl", "--out", ""],
+]
+
+
+@pytest.mark.parametrize("argv", EMPTY_PATHS, ids=[" ".join(a) or "''" for a in EMPTY_PATHS])
+def test_an_empty_path_is_refused_not_read_as_another(argv):
+    done = _cli(*argv)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1].endswith(": an empty path")
+
+
+def test_half_an_emoji_is_written_as_its_escape(tmp_path):
+    lines = (CORPUS / "good_session.jsonl").read_text(encoding="utf-8").splitlines()
+    lines[2] = lines[2].replace('"list files"', '"list \\ud83d files"')  # a lone high surrogate
+    session = tmp_path / "half.jsonl"
+    session.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    exported, page = tmp_path / "out.json", tmp_path / "page.html"
+    assert _cli("export", str(session), "--to", "openai", "-o", str(exported)).returncode == 0
+    assert "list \ud83d files" in json.loads(exported.read_text(encoding="utf-8"))["messages"][1]["content"]
+    done = _cli("build", str(session), "--html", str(page))
+    assert done.returncode == 0, done.stderr
+    assert "list \\ud83d files" in page.read_text(encoding="utf-8")
