@@ -223,6 +223,11 @@ _FIELDS = {
 }
 
 
+# USD per million tokens: far above any model's, and low enough that a cost over a billion tokens stays a
+# finite number (1e308 made every cost Infinity, which no JSON reader takes)
+MAX_PRICE = 1_000_000
+
+
 def load_price_table(path: str | Path, base: PriceTable | None = BUILTIN_PRICES) -> PriceTable:
     """A price file's rows over `base` (the built-in table; None: the file alone). Raises `InputError`
     naming file, line and field."""
@@ -260,9 +265,9 @@ def _row(name: str, row: Any, source: str, line: int | None) -> Price:
             isinstance(value, bool)
             or not isinstance(value, (int, float))
             or not math.isfinite(value)
-            or value < 0
+            or not 0 <= value <= MAX_PRICE
         ):
-            raise InputError(source, "a price is a number ≥ 0 (USD per million tokens)",
+            raise InputError(source, f"a price is a number from 0 to {MAX_PRICE:,} (USD per million tokens)",
                              line=line, field=f"{where}.{key}")  # fmt: skip
         values[attr] = float(value)
     return replace(Price(name.lower(), 0, 0, 0, 0, str(row.get("source", ""))), **values)
