@@ -7,6 +7,7 @@ the result record, `compare` says where the two differ.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,11 +47,17 @@ class CaseOutcome:
 
 
 def case_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Each path given, and each folder's `*.json` files."""
+    """Each path given, and the `*.json` files in each folder and its subfolders (the shared cases sit in
+    `cases/` and `replay/`), symlinked folders not followed."""
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
-        files.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
+        if not path.is_dir():
+            files.append(path)
+            continue
+        for folder, subfolders, names in os.walk(path):
+            subfolders.sort()
+            files.extend(sorted(Path(folder) / name for name in names if name.endswith(".json")))
     return files
 
 

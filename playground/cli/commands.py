@@ -433,6 +433,9 @@ def run_conformance(args) -> int:
     from engine import case_files, read_case, run_all
 
     files, cases, unreadable = case_files(args.cases), [], 0
+    if not files:
+        print(f"error: {', '.join(args.cases)}: no conformance case (a .json file) in it", file=sys.stderr)
+        return 2
     for path in files:  # a malformed case file is named; the other cases still run
         try:
             cases.append((path, read_case(path)))

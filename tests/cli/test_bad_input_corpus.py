@@ -306,3 +306,15 @@ def test_half_an_emoji_is_written_as_its_escape(tmp_path):
     done = _cli("build", str(session), "--html", str(page))
     assert done.returncode == 0, done.stderr
     assert "list \\ud83d files" in page.read_text(encoding="utf-8")
+
+
+def test_conformance_reads_subfolders_and_names_a_folder_without_a_case(tmp_path):
+    nested = tmp_path / "suite" / "cases"
+    nested.mkdir(parents=True)
+    (nested / "one.json").write_bytes((CORPUS / "c_good.json").read_bytes())
+    (tmp_path / "empty").mkdir()
+    found = _cli("conformance", str(tmp_path / "suite"))
+    assert found.returncode == 0 and found.stdout.splitlines()[-1] == "1 passed, 0 failed"
+    empty = _cli("conformance", str(tmp_path / "empty"))
+    assert empty.returncode == 2
+    assert empty.stderr == f"error: {tmp_path / 'empty'}: no conformance case (a .json file) in it\n"
