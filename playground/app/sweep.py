@@ -389,11 +389,15 @@ class ResultStore:
                 if None not in row and all(k in row for k in ("session", "policy")):  # a cut last line
                     yield {k: _from_csv(v) for k, v in row.items()}
             return
-        for line in text.splitlines():
+        for number, line in enumerate(text.splitlines(), 1):
             try:
-                yield json.loads(line)
+                row = json.loads(line)
             except ValueError:
                 continue  # the last line of an interrupted run may be cut short
+            if not isinstance(row, dict) or not all(k in row for k in ("session", "policy")):
+                # a session, or any other JSON lines: never resumed from, never appended to
+                raise SweepError(f"{self.journal}:{number}: not a sweep's results row; choose another --out")
+            yield row
 
     def append(self, row: dict[str, Any]) -> None:
         new = not self.journal.exists() or self.journal.stat().st_size == 0

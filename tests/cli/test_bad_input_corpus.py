@@ -318,3 +318,13 @@ def test_conformance_reads_subfolders_and_names_a_folder_without_a_case(tmp_path
     empty = _cli("conformance", str(tmp_path / "empty"))
     assert empty.returncode == 2
     assert empty.stderr == f"error: {tmp_path / 'empty'}: no conformance case (a .json file) in it\n"
+
+
+def test_a_sweep_never_resumes_from_nor_appends_to_a_session(tmp_path):
+    out = tmp_path / "results.jsonl"
+    out.write_bytes((CORPUS / "good_session.jsonl").read_bytes())
+    vary = ("--vary", "budget.maxTokens=20000")
+    done = _cli("sweep", "good_session.jsonl", *vary, "--out", str(out), "--jobs", "1")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[-1] == f"error: {out}:1: not a sweep's results row; choose another --out"
+    assert out.read_bytes() == (CORPUS / "good_session.jsonl").read_bytes()
