@@ -338,7 +338,10 @@ def _on_dask(jobs: Sequence[SweepJob], scheduler: str | Any) -> Iterator[dict[st
         from distributed import Client, as_completed
     except ImportError:
         raise SweepError("--scheduler needs Dask distributed: pip install 'linn-playground[scale]'") from None
-    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    try:
+        client = scheduler if isinstance(scheduler, Client) else Client(scheduler, timeout="10s")
+    except (OSError, ValueError, TimeoutError) as error:  # a bad address, a cluster that does not answer
+        raise SweepError(f"--scheduler {scheduler}: cannot reach a Dask scheduler ({error})") from None
     try:
         futures = client.map(run_job, list(jobs), pure=False)
         for future in as_completed(futures):

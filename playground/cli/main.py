@@ -145,7 +145,7 @@ def make_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the playground as a web page (textual-serve)")
     _inputs_arguments(serve, session_optional=True)
     _missing_context_arguments(serve)
-    serve.add_argument("--port", type=int, help="port to listen on (default: a free one)")
+    serve.add_argument("--port", type=_port, help="port to listen on (default: a free one)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     _sweep_parser(commands)
     calibrate = commands.add_parser(
@@ -208,6 +208,16 @@ PATH_ARGUMENTS = frozenset(
      "policy", "policy_a", "policy_b", "prices", "session", "sessions", "store", "system_prompt", "test",
      "tools"}
 )  # fmt: skip
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {port}")
+    return port
 
 
 def _path(text: str) -> str:

@@ -107,8 +107,11 @@ def _since(text: str) -> datetime:
     relative = re.fullmatch(r"(\d+)([dhm])", text.strip())
     if relative:
         amount, unit = int(relative.group(1)), relative.group(2)
-        delta = {"d": timedelta(days=amount), "h": timedelta(hours=amount), "m": timedelta(minutes=amount)}
-        return datetime.now(UTC).replace(tzinfo=None) - delta[unit]
+        units = {"d": "days", "h": "hours", "m": "minutes"}
+        try:
+            return datetime.now(UTC).replace(tzinfo=None) - timedelta(**{units[unit]: amount})
+        except OverflowError:  # further back than year 1
+            raise ValueError(f"--since {text!r}: further back than any date") from None
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:

@@ -328,3 +328,22 @@ def test_a_sweep_never_resumes_from_nor_appends_to_a_session(tmp_path):
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines()[-1] == f"error: {out}:1: not a sweep's results row; choose another --out"
     assert out.read_bytes() == (CORPUS / "good_session.jsonl").read_bytes()
+
+
+def test_plain_bad_arguments_end_with_one_line_not_an_internal_error(tmp_path):
+    store = tmp_path / "runs.duckdb"
+    assert _cli("replay", "good_session.jsonl", "--record", "--store", str(store)).returncode == 0
+    said = {
+        ("serve", "--port", "-1"): (
+            2, "linn-playground serve: error: argument --port: a port is 0 to 65535, got -1"
+        ),
+        ("runs", "--store", str(store), "query", " "): (1, "error: query failed: the query is empty"),
+        ("runs", "--store", str(store), "--since", "99999999d"): (
+            2, "error: --since '99999999d': further back than any date"
+        ),
+    }  # fmt: skip
+    for argv, (code, line) in said.items():
+        done = _cli(*argv)
+        assert (done.returncode, done.stderr.splitlines()[-1]) == (code, line), argv
+    done = _cli("sweep", "good_session.jsonl", "--scheduler", "bogus")
+    assert done.stderr.splitlines()[-1].startswith("error: --scheduler") and "internal" not in done.stderr

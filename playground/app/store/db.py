@@ -241,9 +241,11 @@ class RunStore:
 
     def query(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Any SQL over the store: column names and rows (a read-only store refuses writes)."""
+        if not sql.strip():
+            raise StoreError("query failed: the query is empty")
         try:
             cursor = self.connection.execute(sql)
-            if cursor.description is None:
+            if cursor is None or cursor.description is None:  # a comment alone runs nothing
                 return [], []
             return [d[0] for d in cursor.description], cursor.fetchall()
         except duckdb.Error as error:
