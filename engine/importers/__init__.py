@@ -329,7 +329,14 @@ def import_text(
             fmt = found[0].importer.name
     if fmt == LINN_SESSION_KIND:
         raise ValueError(f"{name} is already a linn session: open it with engine.session.load_session")
-    result = find(fmt).read(text, name, conversation)
+    try:
+        result = find(fmt).read(text, name, conversation)
+    except (KeyError, TypeError, AttributeError, IndexError) as error:
+        if found is not None:  # a format that claimed the text fails on it: a defect, reported as one
+            raise
+        # `--from` named a format whose shape the text does not have: its importer reads only such text
+        what = f"{type(error).__name__}: {error}"
+        raise ValueError(f"{name}: not in the {fmt} format (read as {fmt}, it stopped at {what})") from None
     others = [c.importer.name for c in (found or []) if c.importer.name != fmt]
     result.runner_up = others[0] if others else None
     if not result.messages and text.strip():

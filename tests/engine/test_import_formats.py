@@ -832,3 +832,12 @@ def test_a_list_where_a_role_or_type_belongs_is_no_internal_error(fmt: str, reco
         return
     result = import_text(text, fmt, name="m.jsonl")
     assert [m.content for m in result.messages] == kept
+
+
+@pytest.mark.parametrize("fmt, key", [("atif", "'steps'"), ("opencode", "'opencodeStorage'")])
+def test_a_format_named_for_text_of_another_shape_is_refused_by_name(fmt, key) -> None:
+    with pytest.raises(ValueError) as refused:
+        import_text('{"info": {"id": "ses_1"}, "messages": []}', fmt, name="export.json")
+    assert str(refused.value) == (
+        f"export.json: not in the {fmt} format (read as {fmt}, it stopped at KeyError: {key})"
+    )
