@@ -132,8 +132,26 @@ def subagent_files(path: str) -> list[Path]:
     return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
 
 
+def _written_again(entries: list[Entry]) -> dict[int, str]:
+    """Turn lines whose uuid an earlier line has: a compaction (2.1.2xx) writes the messages it keeps again,
+    verbatim, after its summary. The first is read; read as a sibling, the copy made every line under the
+    first an abandoned branch."""
+    seen: set[str] = set()
+    again: dict[int, str] = {}
+    for number, entry in entries:
+        uuid = entry.get("uuid")
+        if not _is_turn(entry) or not isinstance(uuid, str):
+            continue
+        if uuid in seen:
+            again[number] = "written again with its uuid (a compaction keeps it; the first is read)"
+        seen.add(uuid)
+    return again
+
+
 def select(entries: list[Entry], conversation: int | None, path: str) -> Selection:
     """Decide which lines the reader imports; raises ValueError for a conversation the file lacks."""
+    again = _written_again(entries)
+    entries = [(n, e) for n, e in entries if n not in again]
     turns = [(n, e) for n, e in entries if _is_turn(e)]
     subagent_file = bool(turns) and all(e.get("isSidechain") for _, e in turns)
     runs = [] if subagent_file else _sidechains(entries)
@@ -143,7 +161,7 @@ def select(entries: list[Entry], conversation: int | None, path: str) -> Selecti
     if not -total <= chosen < total:
         raise ValueError(f"conversation {chosen} is out of range: {path} holds {total} conversation(s)")
     chosen %= total
-    selection = Selection(conversations=total)
+    selection = Selection(left_out=dict(again), conversations=total)
     if chosen > len(runs):
         selection.subagent_file = files[chosen - 1 - len(runs)]
         return selection

@@ -155,6 +155,13 @@ def _import_lines(
     return reader.finish(selection.conversations)
 
 
+def _preserved(metadata: dict[str, Any] | None) -> set[str]:
+    """The uuids a compaction keeps after its summary (`compactMetadata.preservedMessages.uuids`, 2.1.2xx)."""
+    kept = (metadata or {}).get("preservedMessages")
+    uuids = kept.get("uuids") if isinstance(kept, dict) else None
+    return {u for u in uuids if isinstance(u, str)} if isinstance(uuids, list) else set()
+
+
 def _microcompacted(entry: dict[str, Any]) -> str:
     """The report's line for a `microcompact_boundary` (2.1.x): from there on Claude Code sent the tool
     results it names with their content cleared. A session message has one content for every step, so they
@@ -350,7 +357,10 @@ class _Reader:
         self._close_turn()
         self.boundary = None
         text, notes = flatten_blocks(blocks)
-        replaced = [m for m in self.out.messages if m.type != "system_prompt"]
+        kept = _preserved(self.compact_metadata)  # a partial compaction keeps its last messages after it
+        replaced = [
+            m for m in self.out.messages if m.type != "system_prompt" and m.id.split("#")[0] not in kept
+        ]
         self.summary_seq += 1
         source: dict[str, Any] = self._source(number, entry)
         if self.compact_metadata is not None:

@@ -318,3 +318,28 @@ def test_real_transcripts_carry_every_call() -> None:
     assert long.header("long_session.jsonl")["recordedCalls"] == long.other_calls
     rollout = import_file(SHARED / "codex" / "rollout-small.jsonl")
     assert sum(1 for m in rollout.messages if m.meta("usage")) == 35  # 35 token_count events with info
+
+
+def test_claude_code_partial_compaction_keeps_its_preserved_messages_and_reads_their_copies_once() -> None:
+    answer = {"role": "assistant", "id": "m2", "content": [{"type": "text", "text": "9"}]}
+    kept = {"anchorUuid": "s1", "uuids": ["u2", "a2"]}
+    boundary = {"type": "system", "subtype": "compact_boundary", "uuid": "b1", "parentUuid": None,
+                "compactMetadata": {"trigger": "manual", "preservedMessages": kept}}  # fmt: skip
+    summary = cc_line("s1", "b1", {"role": "user", "content": "Summary: facts 1-8"}, isCompactSummary=True)
+    text = jsonl(
+        cc_line("u1", None, {"role": "user", "content": "remember 1-8"}),
+        cc_line("a1", "u1", {"role": "assistant", "id": "m1", "content": [{"type": "text", "text": "ok"}]}),
+        cc_line("u2", "a1", {"role": "user", "content": "and 9"}),
+        cc_line("a2", "u2", answer),
+        boundary,
+        summary,
+        cc_line("u2", "a1", {"role": "user", "content": "and 9"}),  # the preserved lines, written again
+        cc_line("a2", "u2", answer),
+        cc_line("u3", "a2", {"role": "user", "content": "what now?"}),
+        cc_line("a3", "u3", {"role": "assistant", "id": "m3", "content": [{"type": "text", "text": "done"}]}),
+    )
+    result = import_text(text, "claude-code", name="t.jsonl")
+    assert [m.id for m in result.messages] == ["u1", "a1", "u2", "a2", "s1", "u3", "a3"]
+    assert result.messages[4].meta("replacedMessageIds") == ["u1", "a1"]
+    again = "written again with its uuid (a compaction keeps it; the first is read)"
+    assert result.skipped_lines[again] == [7, 8] and "abandoned branch (rewound)" not in result.skipped_lines
