@@ -51,11 +51,12 @@ def run_export(args: argparse.Namespace) -> int:
         print(f"error: {args.session}: no message to export", file=sys.stderr)
         return 2
     output = Path(args.output)
-    problem = output_kind_problem(output)
+    to_stdout = args.output == "-"  # `-o -`: the export on stdout, the report on stderr
+    problem = None if to_stdout else output_kind_problem(output)
     if problem is not None:
         print(f"error: {printable(str(output))}: {problem}", file=sys.stderr)
         return 2
-    if output.exists() and not args.force:
+    if not to_stdout and output.exists() and not args.force:
         print(f"error: {output}: already exists; pass --force to replace it", file=sys.stderr)
         return 2
     model = inputs.header.get("modelId")
@@ -77,11 +78,15 @@ def run_export(args: argparse.Namespace) -> int:
                 export_wire(result.wire, args.to, model),
                 f"step {args.step}: {len(result.wire)} wire messages",
             )
-        write_atomic(output, text, protected=[Path(args.session)])
+        if not to_stdout:
+            write_atomic(output, text, protected=[Path(args.session)])
     except (IndexError, PolicyFileError, *LOAD_ERRORS) as error:
         print(f"error: {printable(str(error))}", file=sys.stderr)
         return 2
-    print(f"wrote {output} ({args.to}, {what})")
+    if to_stdout:
+        sys.stdout.write(text)
+    report = sys.stderr if to_stdout else sys.stdout
+    print(f"wrote {'stdout' if to_stdout else output} ({args.to}, {what})", file=report)
     for problem in inputs.session.problems:
         print(printable(str(problem)), file=sys.stderr)
     return 1 if inputs.session.problems else 0

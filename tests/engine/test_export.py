@@ -123,3 +123,12 @@ def test_cli_export_writes_atomically_and_refuses_to_overwrite(tmp_path: Path, c
     assert main(["export", str(sample), "--to", "anthropic", "--step", "99", "-o", str(step)]) == 2
     assert capsys.readouterr().err.startswith("error: step 99 is outside 1..")
     assert not step.exists()
+
+
+def test_export_to_dash_writes_stdout_and_reports_on_stderr(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    session = ROOT / "sample_sessions" / "short_chat.jsonl"
+    assert main(["export", str(session), "--to", "openai", "-o", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert len(json.loads(out)["messages"]) == 9 and err == "wrote stdout (openai, 9 messages)\n"
+    assert list(tmp_path.iterdir()) == []  # no file named "-"
