@@ -278,15 +278,17 @@ def run_sweep(
     on_row: Progress | None = None,
     on_run: Callable[[Any], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run the jobs not already in `out` and return every row in plan order. `workers` processes
+    """Run the jobs not already in `out` and return every row of the plan in plan order (`out` keeps the
+    rows it held of other jobs too). `workers` processes
     (default: every core; 1 runs here), or the Dask cluster at `scheduler`. Jobs capturing with `RETURN`
     give each finished run (a `CapturedRun`) to `on_run`, as it comes (`sweep --record` records it)."""
     store = ResultStore(out, [field for field, _ in jobs[0].overrides] if jobs else []) if out else None
     done = store.read() if store else {}
     todo = [job for job in jobs if job.key not in done]
     rows = dict(done)
-    count = len(done)
-    if on_row is not None and done:
+    planned = {job.key for job in jobs}
+    count = len(planned & done.keys())
+    if on_row is not None and count:
         on_row({}, count, len(jobs))
     for row in _execute(todo, workers, scheduler):
         captured = row.pop(RUN_KEY, None)
@@ -299,8 +301,8 @@ def run_sweep(
         if on_row is not None:
             on_row(row, count, len(jobs))
     ordered = [rows[job.key] for job in jobs]
-    if store:
-        store.finish(ordered)
+    if store:  # an earlier sweep's rows of other sessions or policies stay in the file, after this plan's
+        store.finish(ordered + [row for key, row in done.items() if key not in planned])
     return ordered
 
 

@@ -130,6 +130,18 @@ def test_an_interrupted_sweep_continues_from_what_it_wrote(tmp_path, suffix):
     assert not out.with_name(out.name + ".partial.jsonl").exists()
 
 
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_a_sweep_of_other_sessions_into_the_same_out_keeps_the_rows_there(tmp_path, suffix):
+    out = tmp_path / f"r{suffix}"
+    first = run_sweep(plan_sweep([SHORT], GRID), out=out, workers=1)
+    seen = []
+    second = run_sweep(plan_sweep([SUMMARIZING], GRID), out=out, workers=1,
+                       on_row=lambda row, done, total: seen.append((done, total)))  # fmt: skip
+    assert seen == [(1, 2), (2, 2)]  # the first sweep's rows are not this plan's progress
+    both = run_sweep(plan_sweep([SUMMARIZING, SHORT], GRID), out=out, workers=1)  # nothing left to replay
+    assert both == second + first
+
+
 def test_a_csv_of_another_grid_is_not_mixed_in(tmp_path):
     out = tmp_path / "r.csv"
     run_sweep(_jobs(), out=out, workers=1)
