@@ -47,7 +47,9 @@ def run_sweep(args) -> int:
         print(f"{printable(session)}: {printable(error)}", file=sys.stderr)
     if args.out:
         print(f"rows written to {args.out}; per-policy summary to {sweep.write_summary(args.out, summary)}")
-    return 0 if any(not row.get("error") for row in rows) else 1
+    if not any(not row.get("error") for row in rows):
+        return 2  # nothing could load: the README's code for it
+    return 1 if failed else 0  # a session that failed is a problem found, as in every other command
 
 
 def _with_progress(run, total: int):

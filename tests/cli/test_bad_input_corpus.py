@@ -347,3 +347,13 @@ def test_plain_bad_arguments_end_with_one_line_not_an_internal_error(tmp_path):
         assert (done.returncode, done.stderr.splitlines()[-1]) == (code, line), argv
     done = _cli("sweep", "good_session.jsonl", "--scheduler", "bogus")
     assert done.stderr.splitlines()[-1].startswith("error: --scheduler") and "internal" not in done.stderr
+
+
+def test_a_sweep_says_with_its_exit_code_whether_a_session_failed(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    partly = _cli("sweep", "good_session.jsonl", str(fifo), "--vary", "budget.maxTokens=20000", "--jobs", "1")
+    assert partly.returncode == 1, partly.stderr
+    assert f"{fifo}: " in partly.stderr and "is a FIFO (named pipe), not a regular file" in partly.stderr
+    nothing = _cli("sweep", str(fifo), "--vary", "budget.maxTokens=20000", "--jobs", "1")
+    assert nothing.returncode == 2, nothing.stderr
