@@ -30,7 +30,14 @@ import yaml
 from engine.cache_breaks import MECHANISMS
 from engine.cost import CostTracker, SessionCost, iter_step_costs
 from engine.errors import EngineError
-from engine.policy import ContextPolicy, PolicyValidationError, control_for, set_value, write_atomic
+from engine.policy import (
+    ContextPolicy,
+    PolicyValidationError,
+    control_for,
+    runtime_problems,
+    set_value,
+    write_atomic,
+)
 from engine.prices import BUILTIN_PRICES, PriceTable, resolve_price
 from engine.recorded import recorded_cost
 from engine.safe_input import MAX_TRANSCRIPT_BYTES, InputError, output_kind_problem, read_text_file
@@ -156,11 +163,15 @@ def plan_sweep(
     if not sessions:
         raise SweepError("no session files found")
     grid = policy_grid(vary)
-    for policy_id, overrides in grid:  # fail before any replay: the engine's own check of each value
+    for policy_id, overrides in grid:  # fail before any replay: the engine's own checks of each value
         try:
-            _apply(ContextPolicy(), overrides)
+            varied = _apply(ContextPolicy(), overrides)
         except PolicyValidationError as error:
             raise SweepError(f"--vary {policy_id}: {'; '.join(str(i) for i in error.issues)}") from None
+        problems = runtime_problems(varied)  # across fields, on the defaults: reservedForResponse < maxTokens
+        if problems:
+            said = "; ".join(f"{'.'.join(p.path)}: {p.message}" for p in problems)
+            raise SweepError(f"--vary {policy_id}: {said}")
     base = str(base_policy) if base_policy is not None else None
     record = record or RecordSetup()
     return [
