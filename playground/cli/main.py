@@ -116,7 +116,7 @@ def make_parser() -> argparse.ArgumentParser:
     build = commands.add_parser("build", help="build the context once and explain every decision")
     _inputs_arguments(build)
     build.add_argument("--step", type=int, help="build at step N (1-based LLM call of the session)")
-    build.add_argument("--max-steps", type=int, help="maxSteps for the tick (default: header or 80)")
+    build.add_argument("--max-steps", type=_positive, help="maxSteps for the tick (default: header or 80)")
     build.add_argument("--wire", choices=("openai", "anthropic"), default="openai")
     build.add_argument("--json", action="store_true", help="one JSON object: wire, decisions, tokens, ...")
     build.add_argument("--html", metavar="OUT", help="write a self-contained HTML report")
@@ -127,7 +127,7 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--system-prompt", metavar="FILE", help="the system prompt the transcript lacks")
     replay = commands.add_parser("replay", help="the context the model saw at each step")
     _inputs_arguments(replay)
-    replay.add_argument("--max-steps", type=int)
+    replay.add_argument("--max-steps", type=_positive, help="maxSteps for the ticks (default: header or 80)")
     replay.add_argument("--json", action="store_true")
     replay.add_argument("--html", metavar="OUT", help="write a self-contained HTML report of the replay")
     _cost_arguments(replay)
@@ -208,6 +208,17 @@ PATH_ARGUMENTS = frozenset(
      "policy", "policy_a", "policy_b", "prices", "session", "sessions", "store", "system_prompt", "test",
      "tools"}
 )  # fmt: skip
+
+
+def _positive(text: str) -> int:
+    """A step count: a session header's `maxSteps` is refused below 1 too."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {number}")
+    return number
 
 
 def _port(text: str) -> int:

@@ -338,6 +338,9 @@ def test_plain_bad_arguments_end_with_one_line_not_an_internal_error(tmp_path):
             2, "linn-playground serve: error: argument --port: a port is 0 to 65535, got -1"
         ),
         ("runs", "--store", str(store), "query", " "): (1, "error: query failed: the query is empty"),
+        ("replay", "good_session.jsonl", "--max-steps", "-1"): (
+            2, "linn-playground replay: error: argument --max-steps: must be 1 or more, got -1"
+        ),
         ("runs", "--store", str(store), "--since", "99999999d"): (
             2, "error: --since '99999999d': further back than any date"
         ),
