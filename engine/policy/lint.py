@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from engine.encodings import SUPPORTED_ENCODINGS, resolve_encoding
 from engine.policy.merge import _fields
 from engine.policy.model import ContextPolicy
 from engine.reminders.policy import reminder_policy_warnings
@@ -78,10 +79,21 @@ def layer_warnings(
     for path, where, first in document.duplicates if document is not None else ():
         reason = f"written twice (first on line {first}); the last value is used"
         warnings.append(LoadProblem(source, where, prefix + dotted(path), reason, WARNING))
-    for path, reason in dropped_rules(data):
+    for path, reason in [*dropped_rules(data), *_encoding_read_as_model(data)]:
         where = document.line_of(path) if document is not None else line
         warnings.append(LoadProblem(source, where, prefix + dotted(path), reason, WARNING))
     return sorted(warnings, key=lambda w: (w.line or 0, w.field))
+
+
+def _encoding_read_as_model(data: Any) -> list[tuple[tuple[Any, ...], str]]:
+    """An `encoding` that names no tiktoken encoding: linnkit reads it as a model name (a typo too)."""
+    group = data.get("tokenEstimation") if isinstance(data, Mapping) else None
+    name = group.get("encoding") if isinstance(group, Mapping) else None
+    if not isinstance(name, str) or not name.strip() or name.strip().lower() in SUPPORTED_ENCODINGS:
+        return []
+    chosen = resolve_encoding(name)
+    reason = f"{name!r} names no encoding; read as a model name, it counts with {chosen}, as linnkit does"
+    return [(("tokenEstimation", "encoding"), reason)]
 
 
 _RULE_FIELD = re.compile(r"systemReminder\.extraRules\[(\d+)\]\.([\w.]+)")
