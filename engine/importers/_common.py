@@ -154,6 +154,8 @@ class ImportResult:
             "modelId": model if isinstance(model, str) else None,
             "importedFrom": origin,
             "recordedCalls": self.other_calls or None,
+            # an agent that writes no tool results (Cursor): its calls without one are no problem of the file
+            "toolResultsRecorded": False if self.session.get("toolResultsRecorded") is False else None,
         }
         return {k: v for k, v in fields.items() if v is not None}
 

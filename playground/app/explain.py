@@ -114,12 +114,16 @@ def _sealed(message: AiMessage) -> bool:
     )
 
 
-def ordinary_warnings(messages: Sequence[AiMessage]) -> dict[str, str]:
+UNRECORDED_RESULT = "has no result: the transcript records none (Cursor's)"
+
+
+def ordinary_warnings(messages: Sequence[AiMessage], *, results_recorded: bool = True) -> dict[str, str]:
     """The hygiene warnings (by their text) that real sessions show in normal use, each with the line to
     print as a warning instead of a problem: an empty tool result (a command that printed nothing), a
     thought whose text the agent did not record, only its signature or encrypted data (Claude Code 2.1.170+
-    writes every thinking block so), and a call awaiting its result because the session ends on it (a
-    transcript saved mid-call)."""
+    writes every thinking block so), a call awaiting its result because the session ends on it (a
+    transcript saved mid-call), and any call without a result when the header says the agent records none
+    (`toolResultsRecorded: false`, Cursor's transcripts)."""
     last_other = max((i for i, m in enumerate(messages) if m.type != "tool_output"), default=-1)
     position = {m.id: i for i, m in enumerate(messages)}
     found: dict[str, str] = {}
@@ -133,4 +137,7 @@ def ordinary_warnings(messages: Sequence[AiMessage]) -> dict[str, str]:
         elif warning.kind == "orphan_call" and position.get(warning.message_id, -1) >= last_other:
             cid = warning.text.removeprefix("orphan tool call ").split(": ")[0]
             found[str(warning)] = f"{warning.message_id}: call {cid} {AWAITS}"
+        elif warning.kind == "orphan_call" and not results_recorded:  # the header says the tool wrote none
+            cid = warning.text.removeprefix("orphan tool call ").split(": ")[0]
+            found[str(warning)] = f"{warning.message_id}: call {cid} {UNRECORDED_RESULT}"
     return found

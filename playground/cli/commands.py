@@ -151,7 +151,9 @@ def run_validate(args) -> int:
     changed = policy_diff(inputs.policy, inputs.defaults)
     print("policy, non-default fields: " + (json.dumps(changed, ensure_ascii=False) if changed else "none"))
     said = {f"{w.field.removeprefix('contextPolicy.')}: {w.reason}" for w in inputs.policy_warnings}
-    ordinary = ordinary_warnings(messages)  # an empty tool result, a call the session ends on
+    # an empty tool result, a call the session ends on, calls of an agent that records no results
+    recorded = inputs.header.get("toolResultsRecorded") is not False
+    ordinary = ordinary_warnings(messages, results_recorded=recorded)
     problems = _input_problems(inputs) + [w for w in result.warnings if w not in said and w not in ordinary]
     if result.error:
         problems.append(f"build failed: {result.error.code}: {result.error.message}")

@@ -83,3 +83,17 @@ def test_a_cursor_line_of_an_unknown_type_is_counted_not_a_problem() -> None:
     result = import_text(text, name="t.jsonl")
     assert result.format == "cursor-agent" and result.problems == []
     assert result.skipped_lines == {"checkpoint": [2], "turn_ended": [6, 10]}
+
+
+def test_validate_counts_a_cursor_calls_missing_results_as_warnings(tmp_path, capsys) -> None:
+    from playground.cli.main import main
+
+    path = DATA / "cursor-agent" / "8f14e45f-ceea-467f-a0e6-0d6f2d1c3b4a.jsonl"
+    session = tmp_path / "cursor.jsonl"
+    assert main(["import", str(path), "-o", str(session)]) == 0
+    assert '"toolResultsRecorded":false' in session.read_text(encoding="utf-8").splitlines()[0]
+    capsys.readouterr()
+    assert main(["validate", str(session)]) == 0
+    out = capsys.readouterr().out
+    assert "problems: 0" in out
+    assert "  cursor-3: call cursor-3-0 has no result: the transcript records none (Cursor's)" in out
