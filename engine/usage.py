@@ -57,6 +57,9 @@ class UsageProblem:
 
     field: str
     reason: str
+    # a count the tool writes before it has one (zeros): ordinary, so an import counts it among what it left
+    # out instead of naming it a problem
+    placeholder: bool = False
 
     def __str__(self) -> str:
         return f"usage.{self.field}: {self.reason}; {UNRECORDED}" if self.field else f"usage: {self.reason}"
@@ -168,7 +171,7 @@ def _finish(reader: _Reader, usage: RecordedUsage, line_model: str | None) -> Re
             "promptTokens", f"{usage.prompt_tokens:,} tokens is absurd (over {MAX_PROMPT_TOKENS:,})"
         )
     if usage.prompt_tokens == 0:
-        return UsageProblem("promptTokens", "0: every call reads a prompt (a placeholder, not a count)")
+        return UsageProblem("promptTokens", "0: every call reads a prompt (a placeholder, not a count)", True)
     if usage.cache_read_tokens + usage.cache_write_tokens > usage.prompt_tokens:
         return UsageProblem("cached", "the cached part is larger than the whole input")
     if usage.cache_write_1h_tokens > usage.cache_write_tokens:

@@ -20,7 +20,7 @@ from engine.importers._json import (  # noqa: F401 - re-exported: the importers 
 from engine.importers.archives import WHOLE_READ_BYTES, eval_log_document, is_zip
 from engine.messages import AiMessage
 from engine.safe_input import MAX_TRANSCRIPT_BYTES, InputError, decode_utf8_lines, read_regular_file
-from engine.usage import RecordedUsage, UsageProblem
+from engine.usage import UNRECORDED, RecordedUsage, UsageProblem
 
 TITLE_CHARS = 80
 T = TypeVar("T")
@@ -215,9 +215,16 @@ class Collector:
     def usage(self, line: int | None, parsed: RecordedUsage | UsageProblem) -> RecordedUsage | None:
         """A call's parsed usage, or None after naming its problem (the call then counts as unrecorded)."""
         if isinstance(parsed, UsageProblem):
-            self.problem(line, str(parsed))
+            self.usage_problem(line, parsed)
             return None
         return parsed
+
+    def usage_problem(self, line: int | None, problem: UsageProblem, where: str = "") -> None:
+        """A call's usage that cannot be used: a problem, or for a placeholder (zeros) a line left out."""
+        if problem.placeholder and line is not None:
+            self.skip(f"usage of 0 prompt tokens (a placeholder): {UNRECORDED}", line)
+        else:
+            self.problem(line, f"{where}{problem}")
 
     def attach_usage(self, start: int, end: int, usage: RecordedUsage, line: int | None, why: str) -> None:
         """A call's usage onto the last assistant message among `messages[start:end]` (the call's); an other

@@ -88,7 +88,10 @@ def _attach_tokens(out: Collector, start: int, index: int, line: int | None, mes
     call_id = message.get("id") if isinstance(message.get("id"), str) else None
     parsed = gemini_usage(message["tokens"], model, call_id)
     if isinstance(parsed, UsageProblem):
-        out.problem(line, f"messages[{index}].tokens: {str(parsed).removeprefix('usage.')}")
+        if parsed.placeholder:  # counted where the message's other left-out parts are (its position)
+            out.usage_problem(line or index + 1, parsed)
+        else:
+            out.problem(line, f"messages[{index}].tokens: {str(parsed).removeprefix('usage.')}")
         return
     out.attach_usage(start, len(out.messages), parsed, line, f"messages[{index}]: a reply with no message")
 

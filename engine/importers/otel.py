@@ -257,7 +257,7 @@ class _Conversation:
         call_id = attributes.get("gen_ai.response.id")
         parsed = otel_usage(data, _model(attributes), call_id if isinstance(call_id, str) else None)
         if isinstance(parsed, UsageProblem):
-            self.out.problem(span.line, f"span {span.span_id}: {parsed}")
+            self.out.usage_problem(span.line, parsed, f"span {span.span_id}: ")
             return None
         raw = {k: v for k, v in attributes.items() if k.startswith(("gen_ai.usage.", "llm.token_count."))}
         return replace(parsed, raw=raw)

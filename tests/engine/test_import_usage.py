@@ -343,3 +343,19 @@ def test_claude_code_partial_compaction_keeps_its_preserved_messages_and_reads_t
     assert result.messages[4].meta("replacedMessageIds") == ["u1", "a1"]
     again = "written again with its uuid (a compaction keeps it; the first is read)"
     assert result.skipped_lines[again] == [7, 8] and "abandoned branch (rewound)" not in result.skipped_lines
+
+
+def test_gemini_zero_token_placeholders_are_left_out_not_problems() -> None:
+    zero = {"input": 0, "output": 0, "cached": 0, "thoughts": 0, "tool": 0, "total": 0}
+    counted = {"input": 900, "output": 20, "cached": 0, "thoughts": 5, "tool": 0, "total": 925}
+    doc = {"sessionId": "s", "projectHash": "p", "messages": [
+        {"id": "u1", "type": "user", "content": "hi"},
+        {"id": "g1", "type": "gemini", "content": "thinking…", "tokens": zero, "model": "gemini-2.5-pro"},
+        {"id": "u2", "type": "user", "content": "and?"},
+        {"id": "g2", "type": "gemini", "content": "done", "tokens": counted, "model": "gemini-2.5-pro"},
+    ]}  # fmt: skip
+    result = import_text(json.dumps(doc), "gemini-cli", name="s.json")
+    assert result.problems == []
+    reason = "usage of 0 prompt tokens (a placeholder): the call is treated as unrecorded"
+    assert result.skipped_lines[reason] == [2]
+    assert [m.id for m in result.messages if m.meta("usage")] == ["g2"]
