@@ -126,9 +126,12 @@ def parse_vary(spec: str) -> tuple[str, list[Any]]:
     parsed = []
     for raw in values.split(","):
         try:
-            parsed.append(yaml.safe_load(raw.strip()))
+            value = yaml.safe_load(raw.strip())
         except yaml.YAMLError:
             raise SweepError(f"--vary {spec!r}: {raw.strip()!r} is not a plain value") from None
+        if value in parsed:  # the same policy twice would count its sessions twice in the summary
+            raise SweepError(f"--vary {spec!r}: {raw.strip()} given twice")
+        parsed.append(value)
     return field, parsed
 
 

@@ -50,6 +50,7 @@ def test_the_grid_is_every_combination_in_order():
         (["budget.maxTokenz=1"], "--vary 'budget.maxTokenz=1': unknown policy field 'budget.maxTokenz'"),
         (["budget.maxTokens=1,2", "budget.maxTokens=3"], "--vary names a field twice: budget.maxTokens"),
         (["budget.maxTokens=-5"], "--vary budget.maxTokens=-5: budget.maxTokens"),
+        (["budget.maxTokens=20000,20000"], "--vary 'budget.maxTokens=20000,20000': 20000 given twice"),
         (["budget.maxTokens=20000,1000"], "--vary budget.maxTokens=1000: budget.reservedForResponse: "
          "reservedForResponse must be > 0 and < maxTokens"),
     ],
