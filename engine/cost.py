@@ -285,10 +285,10 @@ class CostTracker:
             summarizer_calls=step.summarizer_calls,
             summarizer_prompt_tokens=step.summarizer_prompt_tokens,
             summarizer_summary_tokens=step.summarizer_summary_tokens,
-            over_budget_steps=step.over_budget,
-            failed_steps=step.failed,
-            unpriced_steps=step.cost_usd is None,
-            recorded_steps=step.recorded_prompt_tokens is not None,
+            over_budget_steps=int(step.over_budget),  # counts: a one-step replay said `false`
+            failed_steps=int(step.failed),
+            unpriced_steps=int(step.cost_usd is None),
+            recorded_steps=int(step.recorded_prompt_tokens is not None),
             recorded_prompt_tokens=step.recorded_prompt_tokens or 0,
         )
         if step.mechanism is not None:

@@ -283,3 +283,12 @@ def test_a_failing_summary_agent_is_called_again_at_every_step():
     calls = [(s.step, s.summarizer_calls, s.summarizer_prompt_tokens) for s in steps if s.summarizer_calls]
     assert calls == [(8, 3, 2109), (9, 3, 2145), (10, 3, 2514)]  # 703, 715, 838 prompt tokens × 3 tries
     assert (totals.summarizer_calls, totals.summaries_made, totals.summarizer_summary_tokens) == (9, 0, 0)
+
+
+def test_a_one_step_replays_counts_are_numbers_not_flags():
+    _, totals = session_cost([sys(), user("u1"), answer("ans")], None, tokenizer=TEN, price=SONNET)
+    counts = totals.to_json()
+    names = ("steps", "overBudgetSteps", "failedSteps", "unpricedSteps", "recordedSteps")
+    picked = {k: counts[k] for k in names}
+    assert picked == dict(zip(names, (1, 0, 0, 0, 0), strict=True))
+    assert all(type(v) is int for v in picked.values())
