@@ -157,8 +157,22 @@ def read_regular_file(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE
     return data
 
 
+# what a file that is not UTF-8 text most often is, by its first bytes: said instead of "invalid UTF-8"
+_OTHER_KINDS = (
+    ((b"\xff\xfe", b"\xfe\xff"), "UTF-16 text (its byte order mark says so); save it as UTF-8"),
+    ((b"\x1f\x8b",), "gzip-compressed; unpack it first (gunzip)"),
+)
+
+
+def _other_kind(data: bytes, source: str) -> None:
+    for marks, what in _OTHER_KINDS:
+        if data.startswith(marks):
+            raise InputError(source, f"is {what}", field="encoding")
+
+
 def decode_utf8(data: bytes, source: str) -> str:
     """Text of UTF-8 bytes (a leading BOM dropped); invalid bytes are reported with their line."""
+    _other_kind(data, source)
     try:
         return data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -169,9 +183,11 @@ def decode_utf8(data: bytes, source: str) -> str:
         ) from None
 
 
-def decode_utf8_lines(data: bytes) -> tuple[str, list[tuple[int, str]]]:
+def decode_utf8_lines(data: bytes, source: str = "<text>") -> tuple[str, list[tuple[int, str]]]:
     """Text of UTF-8 bytes (a leading BOM dropped), each invalid byte read as U+FFFD, with (line, reason)
-    for each line that held one: a transcript keeps its other lines, and the line says where it was bad."""
+    for each line that held one: a transcript keeps its other lines, and the line says where it was bad.
+    UTF-16 or gzip bytes raise InputError: no line of them would read."""
+    _other_kind(data, source)
     data = data.removeprefix(b"\xef\xbb\xbf")
     try:
         return data.decode("utf-8"), []

@@ -353,7 +353,7 @@ def read_transcript(path: Path) -> tuple[str, list[Problem]]:
     if size > WHOLE_READ_BYTES:
         limit = WHOLE_READ_BYTES // 2**20
         raise InputError(str(path), f"{size:,} bytes; transcripts over {limit} MB are refused, not read")
-    text, bad = decode_utf8_lines(read_regular_file(path, max_bytes=MAX_TRANSCRIPT_BYTES))
+    text, bad = decode_utf8_lines(read_regular_file(path, max_bytes=MAX_TRANSCRIPT_BYTES), str(path))
     if "\r" in text:  # line ends as `Path.read_text` gives them
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text, [Problem(str(path), line, f"encoding: {reason}") for line, reason in bad]

@@ -4,6 +4,7 @@ closed pipe, a full disk)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import signal
@@ -360,3 +361,15 @@ def test_a_sweep_says_with_its_exit_code_whether_a_session_failed(tmp_path):
     assert f"{fifo}: " in partly.stderr and "is a FIFO (named pipe), not a regular file" in partly.stderr
     nothing = _cli("sweep", str(fifo), "--vary", "budget.maxTokens=20000", "--jobs", "1")
     assert nothing.returncode == 2, nothing.stderr
+
+
+def test_utf16_and_gzip_files_are_named_as_what_they_are(tmp_path):
+    text = (CORPUS / "good_session.jsonl").read_text(encoding="utf-8")
+    utf16, packed = tmp_path / "s16.jsonl", tmp_path / "s.jsonl.gz"
+    utf16.write_text(text, encoding="utf-16")
+    packed.write_bytes(gzip.compress(text.encode("utf-8")))
+    for path, what in ((utf16, "UTF-16 text (its byte order mark says so); save it as UTF-8"),
+                       (packed, "gzip-compressed; unpack it first (gunzip)")):  # fmt: skip
+        for command in ("validate", "import"):
+            done = _cli(command, str(path))
+            assert done.returncode == 2 and done.stderr == f"error: {path}: encoding: is {what}\n"
