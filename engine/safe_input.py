@@ -355,8 +355,16 @@ class _BoundedLoader(yaml.SafeLoader):
         return value
 
 
+    def construct_as_written(self, node: Any) -> str:
+        """A date or a binary value as the text it was written as: what JSON would have (no Python object
+        reaches a message: `datetime.date(2001, 12, 14) is not an integer` said nothing to a user)."""
+        return str(node.value)
+
+
 _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
 _BoundedLoader.add_constructor("tag:yaml.org,2002:float", _BoundedLoader.construct_yaml_float)
+_BoundedLoader.add_constructor("tag:yaml.org,2002:timestamp", _BoundedLoader.construct_as_written)
+_BoundedLoader.add_constructor("tag:yaml.org,2002:binary", _BoundedLoader.construct_as_written)
 
 
 class _YamlLimit(Exception):
