@@ -328,7 +328,10 @@ def import_text(
                 raise unrecognised(name)
             fmt = found[0].importer.name
     if fmt == LINN_SESSION_KIND:
-        raise ValueError(f"{name} is already a linn session: open it with engine.session.load_session")
+        raise ValueError(
+            f"{name} is already a linn session: open it as it is (linn-playground FILE, validate, build, "
+            "replay; in Python engine.load_session), no import needed"
+        )
     try:
         result = find(fmt).read(text, name, conversation)
     except (KeyError, TypeError, AttributeError, IndexError) as error:

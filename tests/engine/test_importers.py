@@ -654,7 +654,7 @@ def test_detect_and_import_refusals(tmp_path: Path) -> None:
         json.dumps([{"id": "m1", "role": "user", "type": "user_input", "content": "hi"}]), encoding="utf-8"
     )
     with pytest.raises(
-        ValueError, match="is already a linn session: open it with engine.session.load_session$"
+        ValueError, match="is already a linn session: open it as it is .*, no import needed$"
     ):
         import_file(session)
     with pytest.raises(ValueError) as caught:
