@@ -53,8 +53,8 @@ HISTORY = "api_conversation_history.json"
 UI = "ui_messages.json"
 TASK = re.compile(r"<task>(.*?)</task>", re.S)
 TASK_TAGS = ("<task>", "<environment_details>", "<feedback>", "<answer>", "<user_message>")
-TEXT_RESULT = re.compile(
-    r"\[([\w.-]+)(?: for [^\n]*?)?\] Result:|Tool \[([\w.-]+)\] was not executed because"
+TEXT_RESULT = re.compile(  # the `for '…'` part may hold line breaks (a follow-up question's)
+    r"\[([\w.-]+)(?: for (?:'(?s:.*?)'|[^\n]*?))?\] Result:|Tool \[([\w.-]+)\] was not executed because"
 )
 
 
@@ -176,7 +176,8 @@ def _results_from_text(blocks: list[Any], open_calls: list[tuple[str, str]]) -> 
         text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
         match = TEXT_RESULT.match(text) if isinstance(text, str) else None
         name = (match.group(1) or match.group(2)) if match else None
-        call = next((c for c in open_calls if c[1] == name), None) if name else None
+        # `use_subagents` is answered as `[subagents] Result:`
+        call = next((c for c in open_calls if c[1] in (name, f"use_{name}")), None) if name else None
         if call is None:
             out.append(block)
             continue

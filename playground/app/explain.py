@@ -122,8 +122,8 @@ def ordinary_warnings(messages: Sequence[AiMessage], *, results_recorded: bool =
     print as a warning instead of a problem: an empty tool result (a command that printed nothing), a
     thought whose text the agent did not record, only its signature or encrypted data (Claude Code 2.1.170+
     writes every thinking block so), a call awaiting its result because the session ends on it (a
-    transcript saved mid-call), and any call without a result when the header says the agent records none
-    (`toolResultsRecorded: false`, Cursor's transcripts)."""
+    transcript saved mid-call), any call without a result when the header says the agent records none
+    (`toolResultsRecorded: false`, Cursor's transcripts), and one the user's next turn interrupted."""
     last_other = max((i for i, m in enumerate(messages) if m.type != "tool_output"), default=-1)
     position = {m.id: i for i, m in enumerate(messages)}
     found: dict[str, str] = {}
@@ -140,4 +140,21 @@ def ordinary_warnings(messages: Sequence[AiMessage], *, results_recorded: bool =
         elif warning.kind == "orphan_call" and not results_recorded:  # the header says the tool wrote none
             cid = warning.text.removeprefix("orphan tool call ").split(": ")[0]
             found[str(warning)] = f"{warning.message_id}: call {cid} {UNRECORDED_RESULT}"
+        elif warning.kind == "orphan_call" and _interrupted(messages, position.get(warning.message_id)):
+            cid = warning.text.removeprefix("orphan tool call ").split(": ")[0]
+            found[str(warning)] = f"{warning.message_id}: call {cid} {INTERRUPTED}"
     return found
+
+
+INTERRUPTED = "has no result: the user spoke next (the call was interrupted)"
+
+
+def _interrupted(messages: Sequence[AiMessage], index: int | None) -> bool:
+    """The call's results that came (if any) are followed by the user's turn: the user stopped the call
+    (Cline's `[TASK RESUMPTION]`, an agent killed mid-call and started again)."""
+    if index is None:
+        return False
+    after = index + 1
+    while after < len(messages) and messages[after].type == "tool_output":
+        after += 1
+    return after < len(messages) and messages[after].type == "user_input"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.importers import FolderError, detect_format, import_file, import_text
+from playground.cli.main import main
 
 TASK = Path(__file__).resolve().parents[1] / "data" / "real-sessions" / "cline" / "1767225600000"
 
@@ -178,3 +179,32 @@ def test_metrics_that_agree_with_ui_messages_take_its_cache_write_and_read_apart
     usage = [m.meta("usage") for m in import_file(root).messages if m.meta("usage")]
     assert [(u["promptTokens"], u["cacheWriteTokens"], u["cacheReadTokens"]) for u in usage] == [
         (8982, 8972, 0), (12436, 3454, 8972)]  # fmt: skip
+
+
+def test_text_results_of_multi_line_questions_and_of_subagents_answer_their_calls(tmp_path, capsys) -> None:
+    def use(call_id: str, name: str) -> dict:
+        return {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+
+    question = "[ask_followup_question for 'Which file?\n- a.py\n- b.py'] Result:\n<answer>\na.py\n</answer>"
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "<task>fix it</task>"}]},
+        {"role": "assistant", "content": [use("t1", "ask_followup_question")]},
+        {"role": "user", "content": [{"type": "text", "text": question}]},
+        {"role": "assistant", "content": [use("t2", "use_subagents")]},
+        {"role": "user", "content": [{"type": "text", "text": "[subagents] Result:\nTotal: 2"}]},
+        {"role": "assistant", "content": [use("t3", "read_file")]},
+        {"role": "user", "content": [{"type": "text", "text": "[TASK RESUMPTION] go on"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+    ]
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(history), encoding="utf-8")
+    result = import_file(path, "cline")
+    results = [m for m in result.messages if m.type == "tool_output"]
+    outputs = [(m.tool_call_id, m.content.splitlines()[0]) for m in results]
+    assert outputs == [("t1", "[ask_followup_question for 'Which file?"), ("t2", "[subagents] Result:")]
+    assert result.unpaired == ["t3"]
+    session = tmp_path / "s.jsonl"
+    assert main(["import", str(path), "--from", "cline", "-o", str(session)]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(session)]) == 0  # the interrupted call is a warning
+    assert "call t3 has no result: the user spoke next (the call was interrupted)" in capsys.readouterr().out
