@@ -254,7 +254,11 @@ class _Converter:
 
     def _compaction(self, number: int, entry: dict[str, Any], base: str, timestamp: int) -> None:
         summary = entry.get("summary") if isinstance(entry.get("summary"), str) else ""
-        first_kept = self.first_of_entry.get(entry.get("firstKeptEntryId") or "")
+        kept = entry.get("firstKeptEntryId")
+        index = entry.get("firstKeptEntryIndex")
+        if not kept and type(index) is int:  # version 1: an index among the entries (no ids), header first
+            kept = f"pi-{index + 1}"  # its line, as an entry without an id is named
+        first_kept = self.first_of_entry.get(kept or "")
         replaced: list[AiMessage] = []
         for message in self.out.messages:
             if message.id == first_kept:

@@ -99,3 +99,27 @@ def test_only_the_pi_importer_claims_a_session(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     assert [i.name for i in importers() if i.detect(Sniff.of(text, path.name))] == ["pi"]
     assert detect_text(text) == "pi"
+
+
+def test_a_version_1_compaction_keeps_the_entries_from_its_first_kept_index(tmp_path: Path) -> None:
+    import json
+
+    def message(role: str, text: str, stamp: int) -> dict:
+        said = {"role": role, "content": [{"type": "text", "text": text}]}
+        return {"type": "message", "timestamp": f"2025-12-08T23:0{stamp}:00Z", "message": said}
+
+    entries = [
+        {"type": "session", "id": "s1", "timestamp": "2025-12-08T23:00:00Z", "cwd": "/w"},  # no version: 1
+        message("user", "first ask", 1),
+        message("assistant", "first answer", 2),
+        message("user", "second ask", 3),  # entry 3, line 4: the first kept
+        message("assistant", "second answer", 4),
+        {"type": "compaction", "timestamp": "2025-12-08T23:05:00Z", "summary": "asked twice",
+         "firstKeptEntryIndex": 3, "tokensBefore": 900},  # fmt: skip
+        message("user", "third ask", 6),
+    ]
+    path = tmp_path / "v1.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in entries) + "\n", encoding="utf-8")
+    result = import_file(path, "pi")
+    summary = next(m for m in result.messages if m.type == "history_summary")
+    assert summary.meta("replacedMessageIds") == ["pi-2", "pi-3"]
