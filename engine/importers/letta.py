@@ -99,7 +99,10 @@ def _chats(message: Any, index: int, out: Collector) -> list[Any]:
         out.skip("approval decision (the tool returns after it carry its results)", index + 1)
         return []
     returns = message.get("tool_returns")
-    if role == "tool" and isinstance(returns, list) and returns:
+    answering = isinstance(returns, list) and returns and all(
+        isinstance(r, dict) and r.get("tool_call_id") for r in returns
+    )  # Letta 0.6 writes `tool_returns` of a status and stdout only: the message itself is the result
+    if role == "tool" and answering:
         return [
             {"role": "tool", "tool_call_id": r.get("tool_call_id"), "content": r.get("func_response")}
             for r in returns

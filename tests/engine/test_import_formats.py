@@ -599,6 +599,28 @@ def test_letta_calls_held_for_approval_and_their_tool_returns_are_calls_and_resu
     assert result.skipped_lines == {"approval decision (the tool returns after it carry its results)": [4]}
 
 
+def test_a_letta_0_6_tool_message_with_status_only_returns_is_its_own_result() -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "send_email", "arguments": "{}"}}
+    agent = {
+        "name": "outreach",
+        "llm_config": {"model": "gpt-4o"},
+        "in_context_message_ids": [],
+        "messages": [
+            {"role": "system", "text": "You reach out."},
+            {"role": "user", "text": "email Charles"},
+            {"role": "assistant", "text": "Sending.", "tool_calls": [call]},
+            {"role": "tool", "text": '{"status": "OK", "message": "sent"}', "tool_call_id": "c1",
+             "tool_returns": [{"status": "success", "stdout": [], "stderr": []}]},
+        ],
+    }  # fmt: skip
+    result = import_text(json.dumps({"agents": [agent]}))
+    assert result.problems == [] and result.unpaired == []
+    output = result.messages[-1]
+    assert (output.type, output.tool_call_id, output.content) == (
+        "tool_output", "c1", '{"status": "OK", "message": "sent"}'
+    )
+
+
 def test_aider_sessions_default_to_the_last_and_skip_console_and_commands() -> None:
     text = "\n".join(
         [
