@@ -120,6 +120,9 @@ def _chat(message: Any) -> Any:
     content = message.get("content") if message.get("content") is not None else message.get("text")
     role = message.get("role")
     chat: dict[str, Any] = {"role": role, "content": _user_text(content) if role == "user" else content}
+    automated = _automated(content) if role == "user" else None
+    if automated is not None:
+        chat["generated"] = automated
     for key in ("id", "tool_call_id"):
         if isinstance(message.get(key), str):
             chat[key] = message[key]
@@ -128,6 +131,19 @@ def _chat(message: Any) -> Any:
     if isinstance(message.get("created_at"), str):
         chat["timestamp"] = message["created_at"]
     return chat
+
+
+AUTOMATED = ("login", "heartbeat", "system_alert")  # what MemGPT sends as the user's turn by itself
+
+
+def _automated(content: Any) -> str | None:
+    """The kind of an automated user turn (`{"type": "heartbeat", ...}` as the model reads it), else None."""
+    text = content if isinstance(content, str) else None
+    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict):
+        text = content[0].get("text")
+    inner = _unwrap(text) if isinstance(text, str) else None
+    kind = inner.get("type") if isinstance(inner, dict) else None
+    return kind if kind in AUTOMATED else None
 
 
 def _user_text(content: Any) -> Any:

@@ -216,7 +216,10 @@ class _Converter:
                 extras["role"] = role
             self._add(message, index, "system", "system_prompt", text, _meta(notes, extras))
         elif role == "user":
-            self._add(message, index, "user", "user_input", text, _meta(notes, extras))
+            meta = _meta(notes, {k: v for k, v in extras.items() if k != "generated"})
+            if isinstance(message.get("generated"), str):  # a format's own automated user turn (Letta's)
+                meta["generated"] = message["generated"]
+            self._add(message, index, "user", "user_input", text, meta)
         elif role == "assistant":
             self._assistant(message, index, line, label, text, _meta(notes, extras))
         elif role == "tool":

@@ -621,6 +621,26 @@ def test_a_letta_0_6_tool_message_with_status_only_returns_is_its_own_result() -
     )
 
 
+def test_letta_login_and_heartbeat_turns_are_marked_automated_and_never_the_title() -> None:
+    login = json.dumps({"type": "login", "last_login": "Never (first login)", "time": "2024-11-15"})
+    beat = json.dumps({"type": "heartbeat", "reason": "[This is an automated system message]", "time": "x"})
+    said = json.dumps({"type": "user_message", "message": "hi, I am Sarah", "time": "x"})
+    agent = {
+        "name": "memgpt",
+        "llm_config": {"model": "gpt-4"},
+        "in_context_message_ids": [],
+        "messages": [{"role": "system", "text": "You are MemGPT."}]
+        + [{"role": "user", "text": text} for text in (login, said, beat)],
+    }
+    result = import_text(json.dumps({"agents": [agent]}))
+    assert [(m.content, m.meta("generated")) for m in result.messages[1:]] == [
+        (login, "login"),
+        ("hi, I am Sarah", None),
+        (beat, "heartbeat"),
+    ]
+    assert result.title == "hi, I am Sarah"
+
+
 def test_aider_sessions_default_to_the_last_and_skip_console_and_commands() -> None:
     text = "\n".join(
         [
