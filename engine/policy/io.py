@@ -82,6 +82,7 @@ def _parse_document(text: str, fmt: Format, source: str) -> tuple[dict[str, Any]
     document = None
     if fmt == "json":
         data = _parse_json(text, source)
+        document = _json_lines(text, source)
     else:
         document = _parse_yaml(text, source)
         data = document.data
@@ -257,6 +258,16 @@ def _parse_yaml(text: str, source: str) -> YamlDocument:
         return load_yaml(text, source)
     except InputError as err:
         raise PolicyFileError(source, err.reason, line=err.line, text=str(err)) from None
+
+
+def _json_lines(text: str, source: str) -> YamlDocument | None:
+    """The lines of a JSON policy's keys and the keys written twice, read by the YAML reader (JSON is
+    YAML's flow style): JSON's own reader keeps the last of two keys and says nothing. The data stays
+    JSON's; a text the YAML reader does not take gives no lines (None)."""
+    try:
+        return load_yaml(text, source)
+    except InputError:
+        return None
 
 
 def _parse_json(text: str, source: str) -> Any:
