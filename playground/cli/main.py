@@ -21,13 +21,15 @@ import argparse
 import gc
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from engine import format_names
+from engine import format_names, output_kind_problem
 from playground.cli import commands, runs
 from playground.cli.diff import add_diff_parser, run_diff
 from playground.cli.export import add_export_parser, run_export
 from playground.cli.faults import run_guarded
 from playground.cli.importing import run_import
+from playground.cli.report import printable
 from playground.cli.sweep import run_sweep
 
 # each subcommand and the function that runs it
@@ -210,6 +212,15 @@ PATH_ARGUMENTS = frozenset(
 )  # fmt: skip
 
 
+def _html_refused(path: str) -> str | None:
+    """Why a page cannot be written at `path` (a device, a folder, a missing folder), or None."""
+    target = Path(path)
+    problem = output_kind_problem(target)
+    if problem is None and not target.parent.is_dir():
+        problem = f"its folder {target.parent} does not exist"
+    return problem
+
+
 def _positive(text: str) -> int:
     """A step count: a session header's `maxSteps` is refused below 1 too."""
     try:
@@ -269,6 +280,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(args_list)
         if getattr(args, "record", False) and getattr(args, "html", None):
             parser.error("--record keeps a text or --json replay; leave out --html")
+        refused = _html_refused(args.html) if getattr(args, "html", None) else None
+        if refused is not None:  # the page is written after the whole build, replay or diff: say it first
+            print(f"error: {printable(args.html)}: {refused}", file=sys.stderr)
+            return 2
         return run_guarded(SUBCOMMANDS[args.command], args)
     if args_list and args_list[0] in ("-h", "--help"):
         make_parser().print_help()

@@ -373,3 +373,11 @@ def test_utf16_and_gzip_files_are_named_as_what_they_are(tmp_path):
         for command in ("validate", "import"):
             done = _cli(command, str(path))
             assert done.returncode == 2 and done.stderr == f"error: {path}: encoding: is {what}\n"
+
+
+@pytest.mark.parametrize("command", ["build", "replay"])
+def test_a_page_that_cannot_be_written_is_refused_before_the_work(tmp_path, command):
+    missing = tmp_path / "no-such-folder" / "page.html"
+    done = _cli(command, "good_session.jsonl", "--html", str(missing))
+    assert done.returncode == 2 and done.stdout == ""  # nothing built, nothing printed
+    assert done.stderr == f"error: {missing}: its folder {missing.parent} does not exist\n"
