@@ -129,7 +129,12 @@ def run_serve(args) -> int:
     }
     conversation = getattr(args, "conversation", None)
     command = app_command(path, inputs.defaults, inputs.copy, files, conversation, args.fmt)
-    return serve(command, host=args.host, port=args.port, title=_report_title(inputs))
+    try:
+        return serve(command, host=args.host, port=args.port, title=_report_title(inputs))
+    except OSError as error:  # a port in use, an address this machine does not have
+        where = f"{args.host or 'localhost'}:{args.port if args.port is not None else '(a free port)'}"
+        print(f"error: cannot serve on {where}: {error.strerror or error}", file=sys.stderr)
+        return 2
 
 
 def run_validate(args) -> int:

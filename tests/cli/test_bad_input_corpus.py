@@ -381,3 +381,16 @@ def test_a_page_that_cannot_be_written_is_refused_before_the_work(tmp_path, comm
     done = _cli(command, "good_session.jsonl", "--html", str(missing))
     assert done.returncode == 2 and done.stdout == ""  # nothing built, nothing printed
     assert done.stderr == f"error: {missing}: its folder {missing.parent} does not exist\n"
+
+
+def test_serve_on_a_port_in_use_names_it(tmp_path):
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        done = _cli("serve", "good_session.jsonl", "--port", str(port))
+    assert done.returncode == 2
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith(f"error: cannot serve on 127.0.0.1:{port}: ") and "in use" in last
