@@ -202,7 +202,7 @@ def _query(store: Any, args) -> int:
 def _export(stored: Any, args) -> int:
     """The run's session, policy and fences as files the other commands open: replay it again, open it
     in the playground, diff it. Written atomically; an existing file only with --force."""
-    from engine import write_atomic
+    from engine import PolicyFileError, write_atomic
 
     folder = Path(args.directory)
     stem = f"run-{stored.run_id[:12]}"
@@ -214,9 +214,19 @@ def _export(stored: Any, args) -> int:
     if there and not args.force:
         print(f"error: {there[0]}: already exists; pass --force to replace it", file=sys.stderr)
         return 2
-    folder.mkdir(parents=True, exist_ok=True)
-    for path, text in files.items():
-        write_atomic(path, text)
+    if folder.exists() and not folder.is_dir():
+        print(f"error: {folder}: not a folder (the run's files are written into one)", file=sys.stderr)
+        return 2
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for path, text in files.items():
+            write_atomic(path, text)
+    except PolicyFileError as error:  # names the file it could not write
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"error: {folder}: {error.strerror or error}", file=sys.stderr)
+        return 2
     paths = list(files)
     fences = f" --fences {paths[2]}" if len(paths) > 2 else ""
     print(f"wrote {', '.join(map(str, paths))}")

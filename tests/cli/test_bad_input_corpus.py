@@ -394,3 +394,14 @@ def test_serve_on_a_port_in_use_names_it(tmp_path):
     assert done.returncode == 2
     last = done.stderr.splitlines()[-1]
     assert last.startswith(f"error: cannot serve on 127.0.0.1:{port}: ") and "in use" in last
+
+
+def test_runs_export_into_a_file_names_it(tmp_path):
+    store, file = tmp_path / "runs.duckdb", tmp_path / "notes.txt"
+    assert _cli("replay", "good_session.jsonl", "--record", "--store", str(store)).returncode == 0
+    run_id = _cli("runs", "--store", str(store)).stdout.splitlines()[1].split()[0]  # under the header
+    file.write_text("kept")
+    done = _cli("runs", "--store", str(store), "export", run_id, str(file))
+    assert done.returncode == 2
+    assert done.stderr == f"error: {file}: not a folder (the run's files are written into one)\n"
+    assert file.read_text() == "kept"
