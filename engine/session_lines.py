@@ -43,7 +43,8 @@ def raw_lines(handle: BinaryIO, limit: int) -> Iterator[tuple[int, int, bytes | 
         consumed = len(chunk)
         if chunk.endswith(b"\n") or consumed <= limit:
             body = chunk.removesuffix(b"\n")
-            yield number, offset, body, len(body)
+            # a BOM inside the file (UTF-8 files joined end to end) is no part of the line's JSON
+            yield number, offset, body.removeprefix(b"\xef\xbb\xbf"), len(body)
         else:  # longer than the limit: count the rest of the line without keeping it
             newline = 0
             while more := handle.readline(1 << 20):

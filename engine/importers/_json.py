@@ -30,7 +30,7 @@ def iter_jsonl(text: str) -> Iterator[tuple[int, Any, str | None]]:
         end = text.find("\n", start)
         end = size if end < 0 else end
         number += 1
-        line = text[start:end]
+        line = text[start:end].removeprefix("\ufeff")  # a BOM left inside by joining UTF-8 files
         start = end + 1
         if line.strip():
             yield (number, *_line_value(line))
@@ -40,7 +40,7 @@ def iter_jsonl_file(path: Path) -> Iterator[tuple[int, Any, str | None]]:
     """As `iter_jsonl`, reading a file a line at a time: the whole file is never one string."""
     with path.open("rb") as file:
         for number, raw in enumerate(file, 1):
-            line = raw.removeprefix(b"\xef\xbb\xbf") if number == 1 else raw
+            line = raw.removeprefix(b"\xef\xbb\xbf")  # on any line: files joined end to end keep theirs
             if not line.strip():
                 continue
             try:

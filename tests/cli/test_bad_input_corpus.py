@@ -405,3 +405,12 @@ def test_runs_export_into_a_file_names_it(tmp_path):
     assert done.returncode == 2
     assert done.stderr == f"error: {file}: not a folder (the run's files are written into one)\n"
     assert file.read_text() == "kept"
+
+
+def test_utf8_files_joined_end_to_end_read_past_the_byte_order_mark_inside(tmp_path):
+    lines = (CORPUS / "good_session.jsonl").read_bytes().splitlines(keepends=True)
+    joined = tmp_path / "joined.jsonl"
+    joined.write_bytes(b"\xef\xbb\xbf" + b"".join(lines[:3]) + b"\xef\xbb\xbf" + b"".join(lines[3:]))
+    done = _cli("validate", str(joined))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"session: {joined}  ({len(lines) - 1} messages)" in done.stdout
