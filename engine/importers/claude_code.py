@@ -77,7 +77,7 @@ SLIM_KEYS = ("type", "uuid", "parentUuid", "isSidechain", "agentId", "timestamp"
 # line types that are bookkeeping of Claude Code's own (UI, resume list, history); others are drift
 KNOWN_LINE_TYPES = Names(
     {"progress", "file-history-snapshot", "queue-operation", "custom-title", "ai-title", "last-prompt"}
-    | {"agent-name", "tag", "pr-link", "mode", "cost-state", "worktree-state"}
+    | {"agent-name", "tag", "pr-link", "mode", "cost-state", "worktree-state", "permission-mode"}
 )
 
 LOGLINES_KEY, LOGLINES_LOOK = '"loglines"', 256  # a web session's log: the key, within the first characters

@@ -359,3 +359,13 @@ def test_gemini_zero_token_placeholders_are_left_out_not_problems() -> None:
     reason = "usage of 0 prompt tokens (a placeholder): the call is treated as unrecorded"
     assert result.skipped_lines[reason] == [2]
     assert [m.id for m in result.messages if m.meta("usage")] == ["g2"]
+
+
+def test_claude_code_permission_mode_lines_are_known_bookkeeping() -> None:
+    text = jsonl(
+        {"type": "permission-mode", "permissionMode": "plan", "sessionId": "s"},
+        cc_line("u1", None, {"role": "user", "content": "hi"}),
+        cc_line("a1", "u1", {"role": "assistant", "id": "m1", "content": [{"type": "text", "text": "yo"}]}),
+    )
+    result = import_text(text, "claude-code", name="t.jsonl")
+    assert result.unknown == {} and result.skipped_lines == {"permission-mode": [1]}
