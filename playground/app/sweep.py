@@ -32,8 +32,10 @@ from engine.cost import CostTracker, SessionCost, iter_step_costs
 from engine.errors import EngineError
 from engine.policy import (
     ContextPolicy,
+    PolicyFileError,
     PolicyValidationError,
     control_for,
+    read_policy_file,
     runtime_problems,
     set_value,
     write_atomic,
@@ -176,6 +178,11 @@ def plan_sweep(
             said = "; ".join(f"{'.'.join(p.path)}: {p.message}" for p in problems)
             raise SweepError(f"--vary {policy_id}: {said}")
     base = str(base_policy) if base_policy is not None else None
+    if base is not None:  # one bad file, named once before any replay (not once a session)
+        try:
+            read_policy_file(base)
+        except PolicyFileError as error:
+            raise SweepError(f"--policy {error}") from None
     record = record or RecordSetup()
     return [
         SweepJob(str(session), policy_id, overrides, base, shape, model, prices,

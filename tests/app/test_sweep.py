@@ -145,6 +145,13 @@ def test_a_sweep_of_other_sessions_into_the_same_out_keeps_the_rows_there(tmp_pa
     assert both == second + first
 
 
+def test_a_base_policy_that_cannot_be_read_is_named_once_before_any_replay(tmp_path):
+    missing = tmp_path / "missing.yaml"
+    with pytest.raises(SweepError) as raised:
+        plan_sweep([SHORT, SUMMARIZING], GRID, base_policy=missing)
+    assert str(raised.value) == f"--policy {missing}: no such file"
+
+
 def test_a_csv_of_another_grid_is_not_mixed_in(tmp_path):
     out = tmp_path / "r.csv"
     run_sweep(_jobs(), out=out, workers=1)
