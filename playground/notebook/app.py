@@ -273,7 +273,7 @@ class Playground(PlaygroundLayout):
 
     def plot_steps(self, width: int = 720) -> data.StepChart:
         """The step series as a chart object (SVG, stacked by category, the current step marked)."""
-        return data.StepChart(tuple(self.series), self.step, width)
+        return data.StepChart(tuple(self.series), self.step, width, tuple(self._opened_with()))
 
     # -- export -----------------------------------------------------------------------------------
 
@@ -285,13 +285,18 @@ class Playground(PlaygroundLayout):
 
     def export_report(self, path: PathLike) -> Path:
         """Write the self-contained HTML report of the shown step (wire, budget, step chart, policy),
-        atomically; never over the session."""
-        return export(self.workspace, REPORT, path)
+        atomically; never over the session, policy or fence file it was opened with."""
+        return export(self.workspace, REPORT, path, self._opened_with())
 
     def export_fences_yaml(self, path: PathLike) -> Path:
-        """Write the fence descriptors as YAML, atomically; never over the session file."""
-        guarded = [self.sources.session_path] if self.sources.session_path else []
+        """Write the fence descriptors as YAML, atomically; never over the session or policy file."""
+        guarded = [p for p in (self.sources.session_path, self.sources.policy_path) if p is not None]
         return write_atomic(path, dump_fences(self.fences or FenceRegistry()), protected=guarded)
+
+    def _opened_with(self) -> list[Path]:
+        """The session, policy and fence files the playground was opened with."""
+        sources = (self.sources.session_path, self.sources.policy_path, self.sources.fences_path)
+        return [p for p in sources if p is not None]
 
     def _export_clicked(self, _button: Any = None) -> None:
         try:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine import BuildResult
+from engine import BuildResult, write_atomic
 from playground.app.compare import BuildComparison
 from playground.app.views import StepSample, category_names
 from playground.web.charts import step_chart
@@ -108,6 +109,7 @@ class StepChart:
     samples: tuple[StepSample, ...]
     current: int | None = None
     width: int = 720
+    protected: tuple[Path, ...] = ()  # what `save` never writes over: the files the playground opened
 
     @property
     def svg(self) -> str:
@@ -116,10 +118,10 @@ class StepChart:
     def frame(self) -> pd.DataFrame:
         return steps_frame(self.samples)
 
-    def save(self, path: Any) -> None:
-        from pathlib import Path
-
-        Path(path).write_text(self.svg, encoding="utf-8")
+    def save(self, path: Any) -> Path:
+        """Write the SVG atomically: never over a file the playground opened, nor into a FIFO or a device
+        (raises `PolicyFileError` naming the path)."""
+        return write_atomic(path, self.svg, protected=self.protected)
 
     def _repr_html_(self) -> str:
         return f"{STYLE}<div class='lp-view'>{self.svg}</div>"

@@ -3,6 +3,7 @@ report page, one list for the TUI's export screen and command palette and the no
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from engine.policy import write_atomic
@@ -35,8 +36,12 @@ def suggested_path(workspace: Workspace, kind: str) -> Path:
     return workspace.suggested_path(EXPORTS[kind][1])
 
 
-def export(workspace: Workspace, kind: str, path: str | Path) -> Path:
-    """Write atomically, never over the open session; raises `PolicyFileError` or `OSError`."""
+def export(
+    workspace: Workspace, kind: str, path: str | Path, inputs: Sequence[Path] = ()
+) -> Path:
+    """Write atomically, never over the open session (nor, for a report, over any of `inputs`, the files
+    it was opened with); raises `PolicyFileError` or `OSError`."""
     if kind == REPORT:
-        return write_atomic(path, export_text(workspace, kind), protected=workspace.protected_paths())
+        guarded = [*workspace.protected_paths(), *inputs]
+        return write_atomic(path, export_text(workspace, kind), protected=guarded)
     return workspace.export(kind, path)

@@ -691,6 +691,28 @@ def test_the_notebook_exports_the_html_report_and_never_over_the_session(tmp_pat
         pg.export_report(path)
 
 
+def test_the_chart_and_the_report_never_overwrite_a_file_the_playground_opened(tmp_path):
+    import os
+
+    path, policy = tmp_path / "s.jsonl", tmp_path / "p.yaml"
+    save_session(two_runs(), path)
+    policy.write_text("budget:\n  maxTokens: 7000\n", encoding="utf-8")
+    pg = Playground(path, policy=policy, debounce=0, now=0)
+    session_bytes, policy_bytes = path.read_bytes(), policy.read_bytes()
+    chart = pg.plot_steps()
+    for target in (path, policy):
+        with pytest.raises(PolicyFileError, match="refusing to overwrite a protected file"):
+            chart.save(target)
+    with pytest.raises(PolicyFileError, match="refusing to overwrite a protected file"):
+        pg.export_report(policy)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(PolicyFileError, match="is a FIFO"):  # refused before it is opened: no hang
+        chart.save(fifo)
+    assert (path.read_bytes(), policy.read_bytes()) == (session_bytes, policy_bytes)
+    assert chart.save(tmp_path / "chart.svg").read_text(encoding="utf-8").startswith("<svg")
+
+
 # -- a long wire: pages and the trace picker ---------------------------------------------------------
 
 
