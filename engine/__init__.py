@@ -57,6 +57,7 @@ from engine.policy import (
     read_policy_layer,
     write_atomic,
 )
+from engine.policy.lint import layer_warnings
 from engine.policy.ranges import ValueRange, value_range
 from engine.prices import (
     BUILTIN_PRICES,
@@ -176,6 +177,7 @@ __all__ = [
     "iter_session_steps",
     "iter_step_costs",
     "iter_truth",
+    "layer_warnings",
     "load_calibration",
     "load_cases",
     "load_fences",

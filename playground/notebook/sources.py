@@ -8,6 +8,7 @@ directly replace them the same way.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from engine import (
     available_tools,
     check_copy,
     effective_policy,
+    layer_warnings,
     load_fences,
     read_policy_layer,
 )
@@ -112,7 +114,12 @@ def open_sources(
     if isinstance(policy, ContextPolicy):
         chosen_policy = policy
     elif isinstance(policy, dict):
+        for problem in layer_warnings(policy, "policy"):  # a typo in a dict is said, as in a file
+            warnings.warn(str(problem), stacklevel=3)
         chosen_policy = effective_policy(policy, None, defaults)
+    elif policy is not None and policy_file is None:
+        expected = "a file path, a dict of policy groups or a ContextPolicy"
+        raise TypeError(f"policy: expected {expected}, not {type(policy).__name__}")
     if fences is not None and fence_file is None:
         chosen_fences = as_registry(fences)
     notes = [str(problem) for problem in loaded.problems]

@@ -101,6 +101,7 @@ EXPORTS = [
     "iter_session_steps",
     "iter_step_costs",
     "iter_truth",
+    "layer_warnings",
     "load_calibration",
     "load_cases",
     "load_fences",

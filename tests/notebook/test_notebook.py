@@ -778,3 +778,13 @@ def test_the_saved_view_of_a_long_wire_lists_its_first_and_last_rows():
     indexes = re.findall(r'<tr><td class="lp-num">#(\d+)</td>', saved)
     assert indexes == [str(i) for i in [*range(40), *range(72, 82)]]
     assert '<td colspan="5" class="lp-muted">… 32 more messages</td>' in saved
+
+
+def test_a_policy_dicts_typo_is_a_warning_and_a_policy_of_no_known_kind_an_error(tmp_path):
+    path = tmp_path / "s.jsonl"
+    save_session(two_runs(), path)
+    typo = "policy: budget.maxToken: unknown key, ignored; did you mean `maxTokens`"
+    with pytest.warns(UserWarning, match=typo):
+        Playground(path, policy={"budget": {"maxToken": 5000}}, debounce=0, now=0)
+    with pytest.raises(TypeError, match="policy: expected a file path, a dict of policy groups or a Context"):
+        Playground(path, policy=5, debounce=0, now=0)
