@@ -128,7 +128,9 @@ def lesson_path_for(session_path: str | Path) -> Path:
 def load_lesson_for(session_path: str | Path) -> Lesson | None:
     """The side lesson of a session, or None when it has none."""
     path = lesson_path_for(session_path)
-    return load_lesson(path) if path.is_file() else None
+    if not path.exists() and not path.is_symlink():
+        return None
+    return load_lesson(path)  # a FIFO or a folder there is named (read_text_file refuses it unopened)
 
 
 def side_lesson(session_path: str | Path) -> tuple[Lesson | None, str | None]:

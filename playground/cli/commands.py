@@ -33,6 +33,7 @@ from engine import (
 from playground.app.costing import price_choice, price_table
 from playground.app.explain import ordinary_warnings
 from playground.app.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs, loading_points
+from playground.app.lessons import side_lesson
 from playground.app.pacing import paced_collection
 from playground.app.recorded import (
     RecordSetup,
@@ -164,6 +165,9 @@ def run_validate(args) -> int:
         problems.append(f"build failed: {result.error.code}: {result.error.message}")
     problems += [f"{f.id}: {f.message}" for f in check_invariants(result).failures]
     problems += [str(p) for p in result.provider_problems]
+    if inputs.session.path is not None:  # the lesson beside the session, which the playground opens
+        lesson_problem = side_lesson(inputs.session.path)[1]
+        problems += [lesson_problem] if lesson_problem else []
     warnings = _policy_warnings(inputs) + [ordinary[w] for w in result.warnings if w in ordinary]
     if args.strict:
         problems, warnings = problems + warnings, []

@@ -414,3 +414,17 @@ def test_utf8_files_joined_end_to_end_read_past_the_byte_order_mark_inside(tmp_p
     done = _cli("validate", str(joined))
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"session: {joined}  ({len(lines) - 1} messages)" in done.stdout
+
+
+def test_validate_names_a_lesson_beside_the_session_that_cannot_be_opened(tmp_path):
+    session = tmp_path / "s.jsonl"
+    session.write_bytes((CORPUS / "good_session.jsonl").read_bytes())
+    lesson = tmp_path / "s.lesson.yaml"
+    lesson.write_text("title: t\nsteps: {a: 1}\n")
+    done = _cli("validate", str(session))
+    assert done.returncode == 1
+    assert f"  lesson not opened: {lesson}: steps: must be a non-empty list" in done.stdout.splitlines()
+    lesson.unlink()
+    os.mkfifo(lesson)
+    done = _cli("validate", str(session))  # refused before it is opened: no hang
+    assert done.returncode == 1 and f"lesson not opened: {lesson}: is a FIFO (named pipe)" in done.stdout
