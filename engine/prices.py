@@ -261,6 +261,9 @@ def _row(name: str, row: Any, source: str, line: int | None) -> Price:
             value = row.get("input")  # no write premium unless one is given
         if key == "cacheWrite1h" and value is None:
             value = row.get("cacheWrite", row.get("input"))
+        if value is None:
+            raise InputError(source, "missing: every row gives it (USD per million tokens)",
+                             line=line, field=f"{where}.{key}")  # fmt: skip
         if (
             isinstance(value, bool)
             or not isinstance(value, (int, float))
