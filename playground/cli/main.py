@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from engine import format_names, output_kind_problem
@@ -221,25 +221,23 @@ def _html_refused(path: str) -> str | None:
     return problem
 
 
-def _positive(text: str) -> int:
-    """A step count: a session header's `maxSteps` is refused below 1 too."""
-    try:
-        number = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {number}")
-    return number
+def _whole(low: int, high: int | None, reason: str) -> Callable[[str], int]:
+    """An argparse type: a whole number from `low` to `high`, else `reason` and the number given."""
+
+    def parse(text: str) -> int:
+        try:
+            number = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if number < low or (high is not None and number > high):
+            raise argparse.ArgumentTypeError(f"{reason}, got {number}")
+        return number
+
+    return parse
 
 
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {port}")
-    return port
+_positive = _whole(1, None, "must be 1 or more")  # a step count: a header's `maxSteps` is refused below 1 too
+_port = _whole(0, 65535, "a port is 0 to 65535")
 
 
 def _path(text: str) -> str:
