@@ -134,15 +134,18 @@ def ordinary_warnings(messages: Sequence[AiMessage], *, results_recorded: bool =
             messages[position[warning.message_id]]
         ):
             found[str(warning)] = f"{warning.message_id}: {HIDDEN_REASONING}"
-        elif warning.kind == "orphan_call" and position.get(warning.message_id, -1) >= last_other:
+        elif warning.kind == "orphan_call":
+            index = position.get(warning.message_id)
+            if index is not None and index >= last_other:
+                why = AWAITS
+            elif not results_recorded:  # the header says the tool wrote none
+                why = UNRECORDED_RESULT
+            elif _interrupted(messages, index):
+                why = INTERRUPTED
+            else:
+                continue  # a problem
             cid = warning.text.removeprefix("orphan tool call ").split(": ")[0]
-            found[str(warning)] = f"{warning.message_id}: call {cid} {AWAITS}"
-        elif warning.kind == "orphan_call" and not results_recorded:  # the header says the tool wrote none
-            cid = warning.text.removeprefix("orphan tool call ").split(": ")[0]
-            found[str(warning)] = f"{warning.message_id}: call {cid} {UNRECORDED_RESULT}"
-        elif warning.kind == "orphan_call" and _interrupted(messages, position.get(warning.message_id)):
-            cid = warning.text.removeprefix("orphan tool call ").split(": ")[0]
-            found[str(warning)] = f"{warning.message_id}: call {cid} {INTERRUPTED}"
+            found[str(warning)] = f"{warning.message_id}: call {cid} {why}"
     return found
 
 
