@@ -83,7 +83,7 @@ from engine.result import (
 )
 from engine.safe_input import InputError, LoadProblem, output_kind_problem
 from engine.session import Session, SessionLoadError, SessionSaveError, load_session, save_session
-from engine.session_lines import available_tools
+from engine.session_lines import available_tools, messages_from
 from engine.summarizer import FailingSummarizer, FixedSummarizer, OfflineSummarizer, SummarizerPort
 from engine.ticks import StepPoint, step_points
 from engine.tokens import DefaultTokenizer, TokenizerPort, tokenizer_from_policy
@@ -185,6 +185,7 @@ __all__ = [
     "load_price_table",
     "load_session",
     "merge_context_policy",
+    "messages_from",
     "output_kind_problem",
     "policy_controls",
     "policy_diff",

@@ -46,6 +46,7 @@ from engine.providers.working_memory import run_working_memory
 from engine.reminders import ReminderRegistry
 from engine.result import BuildFailure, BuildResult
 from engine.session import Session
+from engine.session_lines import messages_from
 from engine.stage_cache import STAGE_CACHE, entries_for
 from engine.summarizer import OfflineSummarizer, SummarizerPort
 from engine.ticks import TickState
@@ -89,7 +90,10 @@ def build_context(
     (`engine.calibration`): applied when `tokenEstimation.calibration.enabled` and enough samples match.
     """
     given = getattr(session, "messages", session)  # a Session, or anything holding .messages
-    messages = given if known(given) else list(given)  # a replay's step list: never changed
+    if known(given):  # a replay's step list: never changed
+        messages = given
+    else:  # a loaded session's messages were checked as they were read; a caller's list is checked here
+        messages = list(given) if isinstance(session, Session) else messages_from(given)
     effective = define_context_policy(policy)
     check_runtime(effective)
     registry = as_registry(fences)

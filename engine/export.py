@@ -16,6 +16,7 @@ from typing import Any
 
 from engine.importers._common import compact_json
 from engine.messages import AiMessage
+from engine.session_lines import messages_from
 from engine.wire import to_anthropic
 
 FORMATS = ("openai", "anthropic", "otel")
@@ -31,10 +32,13 @@ SPAN_ID = "6c696e6e00000001"
 
 def export_session(messages: Sequence[AiMessage], header: Mapping[str, Any] | None, fmt: str) -> str:
     """The session as text in `fmt` (one of FORMATS), readable back to the same messages."""
+    if header is not None and not isinstance(header, Mapping):
+        raise TypeError(f"header: expected a mapping of header keys or None, not {type(header).__name__}")
+    messages = messages_from(messages, "messages")
     head = {"export": fmt, "version": EXPORT_VERSION, "header": dict(header or {})}
     if fmt == "openai":
         line = {"messages": [_openai(m) for m in messages], SIDE_KEY: head}
-        return json.dumps(line, ensure_ascii=False) + "\n"
+        return _json(line)
     if fmt == "anthropic":
         return _dump(_anthropic_request(messages, head))
     if fmt == "otel":
@@ -51,7 +55,7 @@ def export_wire(wire: Sequence[Mapping[str, Any]], fmt: str, model: str | None =
     messages = [dict(m) for m in wire]
     if fmt == "openai":
         line = {"model": model, "messages": messages} if model else {"messages": messages}
-        return json.dumps(line, ensure_ascii=False) + "\n"
+        return _json(line)
     if fmt == "anthropic":
         request = to_anthropic(messages)
         return _dump({"model": model, **request} if model else request)
@@ -61,7 +65,18 @@ def export_wire(wire: Sequence[Mapping[str, Any]], fmt: str, model: str | None =
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=1) + "\n"
+    return _json(value, indent=1)
+
+
+def _json(value: Any, indent: int | None = None) -> str:
+    """One JSON text; NaN and infinity (which JSON cannot hold, and `json` would write as bare words) are
+    refused with the reason."""
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False) + "\n"
+    except ValueError:
+        raise ValueError(
+            "export: a header value or a message holds NaN or infinity, which JSON cannot write"
+        ) from None
 
 
 def side_info(message: AiMessage) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from engine.session_lines import (
     DECODER,
     SESSION_VERSION,
     check_header,
+    header_key_warnings,
     json_type,
     message_errors,
     message_of,
@@ -47,12 +48,14 @@ from engine.session_lines import (
     plain_object,
     plainly_valid,
     raw_lines,
+    repeated_keys,
     share_names,
 )
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "HEADER_KIND",
+    "REPEATED",
     "SESSION_VERSION",
     "LoadProblem",
     "Session",
@@ -67,6 +70,7 @@ __all__ = [
 ]
 
 HEADER_KIND = "linn-session"
+REPEATED = "written twice; the last value is used"
 DEFAULT_MAX_LINE_BYTES = 20 * 1024 * 1024
 ERROR = "error"  # the line was skipped
 WARNING = "warning"  # the line was loaded
@@ -90,6 +94,9 @@ class SessionHeader:
     """The header line as written: `kind`, `version` and every other key, known or not, in order."""
 
     data: dict[str, Any]
+    # keys written twice in the line (dotted paths; JSON keeps the last value): `contextPolicy.` ones are the
+    # policy layer's warnings, said with it (`playground.app.inputs`), the others the header's
+    repeated: tuple[str, ...] = ()
 
     @classmethod
     def create(cls, **fields: Any) -> SessionHeader:
@@ -199,7 +206,7 @@ class _Parser:
             if data is None:
                 return
         if data.get("kind") == HEADER_KIND and "role" not in data:
-            self._header(line, data, first)
+            self._header(line, data, first, text)
         else:
             self._message(line, data)
 
@@ -219,13 +226,16 @@ class _Parser:
             return None
         return data
 
-    def _header(self, line: int, data: dict[str, Any], first: bool) -> None:
+    def _header(self, line: int, data: dict[str, Any], first: bool, text: str) -> None:
         if not first:
             self.problem(line, "kind", "a linn-session header is allowed only on the first line; skipped")
             return
-        self.header = SessionHeader(data)
-        for field_name, reason in check_header(data):
+        self.header = SessionHeader(data, tuple(repeated_keys(text)))
+        for field_name, reason in [*check_header(data), *header_key_warnings(data)]:
             self.problem(line, field_name, reason, WARNING)
+        for field_name in self.header.repeated:
+            if not field_name.startswith("contextPolicy."):
+                self.problem(line, field_name, REPEATED, WARNING)
 
     def _message(self, line: int, data: dict[str, Any]) -> None:
         plain = plainly_valid(data)

@@ -6,9 +6,10 @@ in one scanner call.
 
 from __future__ import annotations
 
+import difflib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from sys import intern
 from typing import Any, BinaryIO
@@ -106,6 +107,70 @@ def check_header(data: dict[str, Any]) -> list[tuple[str, str]]:
             else:
                 found.append(("fences", f"{reason}; ignored"))
     return found
+
+
+# the keys a header's reader uses (`SessionHeader`, the importers' `importedFrom` and `recordedCalls`,
+# Cursor's `toolResultsRecorded`); any other key is kept as written and read by no one
+HEADER_KEYS = (
+    "kind", "version", "title", "lesson", "modelId", "maxSteps", "contextPolicy", "availableTools", "fences",
+    "importedFrom", "recordedCalls", "toolResultsRecorded",
+)  # fmt: skip
+# keys a user may write in a header for what only a command-line option sets
+_OPTION_KEYS = {
+    "policy": "--policy FILE (or the header's `contextPolicy`)",
+    "defaults": "--defaults",
+    "copy": "--copy",
+    "systemPrompt": "--system-prompt FILE",
+    "model": "--model (or the header's `modelId`)",
+    "tools": "--tools FILE (or the header's `availableTools`)",
+}
+
+
+def header_key_warnings(data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Header keys that look meant for something the header does not set: an option's name, or a near miss
+    of a key it reads (`contextpolicy`). Any other unknown key is the writer's own and is kept silently."""
+    found: list[tuple[str, str]] = []
+    for key in data:
+        if key in HEADER_KEYS:
+            continue
+        if key in _OPTION_KEYS:
+            found.append((key, f"not read from a header: set with {_OPTION_KEYS[key]}; kept as written"))
+            continue
+        folded = {known.lower(): known for known in HEADER_KEYS}.get(key.lower().replace("_", ""))
+        close = [folded] if folded else difflib.get_close_matches(key, HEADER_KEYS, n=1, cutoff=0.8)
+        if close:
+            reason = f"unknown header key, kept as written and not read; did you mean `{close[0]}`?"
+            found.append((key, reason))
+    return found
+
+
+class _Object(dict[str, Any]):
+    """A decoded JSON object that remembers the keys it was given more than once."""
+
+    repeated: tuple[str, ...] = ()
+
+
+def _object_of(pairs: list[tuple[str, Any]]) -> _Object:
+    out = _Object(pairs)
+    if len(out) < len(pairs):
+        seen: set[str] = set()
+        out.repeated = tuple(key for key, _ in pairs if key in seen or seen.add(key))
+    return out
+
+
+def repeated_keys(text: str) -> list[str]:
+    """The dotted paths of the keys written twice in one object of a JSON line (a header: one line, read
+    once; JSON keeps the last value, as linnkit's `JSON.parse` does)."""
+    found: list[str] = []
+    stack: list[tuple[Any, str]] = [(json.loads(text, object_pairs_hook=_object_of), "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, _Object):
+            found += [f"{path}.{key}" if path else key for key in dict.fromkeys(value.repeated)]
+            stack += [(item, f"{path}.{key}" if path else key) for key, item in value.items()]
+        elif isinstance(value, list):
+            stack += [(item, f"{path}[{i}]") for i, item in enumerate(value)]
+    return sorted(found)
 
 
 def available_tools(header: dict[str, Any]) -> tuple[str, ...]:
@@ -280,6 +345,31 @@ def _call_warnings(calls: Any) -> list[tuple[str, str]]:
             reason = f"must be an object, got {json_type(call['function'])}; read as a call of no function"
             found.append((f"{where}.function", reason))
     return found
+
+
+def messages_from(items: Any, source: str = "session") -> list[AiMessage]:
+    """A caller's messages (AiMessage objects, or dicts shaped as a session line's message) as a list, or
+    a TypeError / ValueError naming the item and the field, as a session file's line would be named."""
+    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+        raise TypeError(f"{source}: expected a Session or a list of messages, not {type(items).__name__}")
+    given = list(items)
+    if all(issubclass(kind, AiMessage) for kind in set(map(type, given))):  # in C: a 64k history is 0.5 ms
+        return given
+    out: list[AiMessage] = []
+    for index, item in enumerate(given):
+        if isinstance(item, AiMessage):
+            out.append(item)
+            continue
+        if not isinstance(item, Mapping):
+            kind = type(item).__name__
+            raise TypeError(f"{source}[{index}]: expected an AiMessage or a message dict, not {kind}")
+        data = dict(item)
+        errors = message_errors(data)
+        if errors:
+            field_name, reason = errors[0]
+            raise ValueError(f"{source}[{index}].{field_name}: {reason}")
+        out.append(message_of(data))
+    return out
 
 
 def message_of(data: dict[str, Any]) -> AiMessage:

@@ -28,6 +28,7 @@ linnkit's calibration samples (`engine.calibration`), applied when `tokenEstimat
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import statistics
@@ -44,7 +45,7 @@ from engine.messages import AiMessage
 from engine.provider_count import provider_counts
 from engine.recorded import RecordedCall, RecordedRun
 from engine.replay import iter_session_steps
-from engine.safe_input import InputError, decode_utf8, load_yaml, read_regular_file
+from engine.safe_input import InputError, YamlDocument, decode_utf8, load_yaml, read_regular_file
 
 __all__ = [
     "AS_RECORDED",
@@ -175,11 +176,13 @@ def load_calibration(path: str | Path) -> Calibration:
         raise InputError(
             source, "a calibration file lists `models:` (model → coefficient, offset)", field="models"
         )
+    _refuse_unknown(data, _CALIBRATION_KEYS, source, document, ())
     fits: dict[str, ModelFit] = {}
     for name, row in models.items():
         where, line = f"models.{name}", document.line_of(("models", name))
         if not isinstance(row, Mapping):
             raise InputError(source, "expected a mapping", line=line, field=where)
+        _refuse_unknown(row, _FIT_KEYS, source, document, ("models", name))
         coefficient, offset = row.get("coefficient"), row.get("offset", 0)
         if (
             isinstance(coefficient, bool)
@@ -200,6 +203,23 @@ def load_calibration(path: str | Path) -> Calibration:
     return Calibration(
         fits, str(data.get("encoding") or "cl100k_base"), tuple(map(str, fitted)), held, source
     )
+
+
+_CALIBRATION_KEYS = ("kind", "version", "encoding", "fittedOn", "models", "heldOut")
+_FIT_KEYS = ("coefficient", "offset", "calls", "localTokens", "actualTokens")
+
+
+def _refuse_unknown(
+    row: Mapping[Any, Any], known: tuple[str, ...], source: str, document: YamlDocument, at: tuple[Any, ...]
+) -> None:
+    """A key the file format does not have: a typo there (`ofset: 40`) would silently leave its default."""
+    for key in row:
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+            hint = f"; did you mean `{close[0]}`?" if close else f" (known: {', '.join(known)})"
+            field = ".".join(map(str, (*at, key)))
+            line = document.line_of((*at, key))
+            raise InputError(source, f"unknown key{hint}", line=line, field=field)
 
 
 @dataclass(frozen=True, slots=True)

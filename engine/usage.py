@@ -278,7 +278,9 @@ def gemini_usage(
     tokens: Any, model: str | None = None, call_id: str | None = None
 ) -> RecordedUsage | UsageProblem:
     """Gemini CLI's `tokens` (from usageMetadata): `input` includes `cached`; `tool` prompts are input too;
-    `thoughts` are generated beside `output`."""
+    `thoughts` are generated beside `output`, except where `total` says they are inside it: Qwen Code's
+    OpenAI-compatible providers give `completion_tokens` (reasoning included) as `output`, and their
+    `total` is `input + output`."""
     data = _mapping(tokens)
     if isinstance(data, UsageProblem):
         return data
@@ -286,7 +288,10 @@ def gemini_usage(
     prompt = r.count("input", required=True) + r.count("tool")
     cached = r.count("cached")
     thoughts = r.count("thoughts")
-    output = r.count("output", required=True) + thoughts
+    generated = r.count("output", required=True)
+    total = data.get("total")
+    inside = thoughts > 0 and type(total) is int and prompt + generated == total
+    output = generated if inside else generated + thoughts
     reasoning = thoughts if _present(data, ("thoughts",)) else None
     result = RecordedUsage("gemini", prompt, output, cached, 0, 0, reasoning, model, call_id, dict(data))
     return _finish(r, result, model)

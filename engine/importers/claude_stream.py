@@ -55,18 +55,24 @@ def _is_stream_line(item: Any) -> bool:
 
 
 def detect_claude_stream(sniff: Any) -> bool:
-    return sniff.document is None and any(_is_stream_line(i) for i in sniff.items)
+    """JSON lines, or one array of the same messages (`--output-format json --verbose`; Qwen Code's
+    `-o json`)."""
+    document = sniff.document
+    return (document is None or isinstance(document, list)) and any(_is_stream_line(i) for i in sniff.items)
 
 
 def import_claude_stream(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
     session: dict[str, Any] = {}
+    threads: dict[str | None, str | None] = {}
     lines: list[str] = []
-    for raw in text.split("\n"):  # one line out for each line in: problems keep their line numbers
+    for raw in _stream_lines(text):  # one line out for each line in: problems keep their line numbers
         try:
             item = json.loads(raw) if raw.strip() else None
         except json.JSONDecodeError:
             item = None
         converted = _as_transcript_line(item, session) if isinstance(item, dict) else None
+        if converted is not None and converted.get("type") in ("assistant", "user", "system"):
+            _chain(converted, threads, len(lines) + 1)
         lines.append(raw if converted is None else json.dumps(converted, ensure_ascii=False))
     result = import_claude_code("\n".join(lines), path, conversation)
     result.format = FORMAT
@@ -74,6 +80,34 @@ def import_claude_stream(text: str, path: str = "<text>", conversation: int | No
         _reconcile(result, session["result"])
     result.session = {**session, **{k: v for k, v in result.session.items() if k not in session}}
     return result
+
+
+def _stream_lines(text: str) -> list[str]:
+    """The text's lines; an array document's elements, one a line (element N is line N + 1)."""
+    if text.lstrip().startswith("["):
+        try:
+            elements = json.loads(text)
+        except ValueError:
+            elements = None
+        if isinstance(elements, list):
+            return [json.dumps(element, ensure_ascii=False) for element in elements]
+    return text.split("\n")
+
+
+def _chain(line: dict[str, Any], threads: dict[str | None, str | None], number: int) -> None:
+    """Give a stream line the parent a transcript line names: stream-json has no `parentUuid`, and a thread's
+    lines (the run's own, or one sub-agent's) follow each other in the file. Read as roots, the calls of a
+    run without its echoed prompt looked like rewound branches. A compaction starts the thread anew."""
+    if "parentUuid" in line:
+        return
+    thread = line.get("agentId") if line.get("isSidechain") else None
+    uuid = line.get("uuid") if isinstance(line.get("uuid"), str) and line["uuid"] else f"stream-line-{number}"
+    line["uuid"] = uuid
+    if line.get("type") == "system":  # a compact boundary: a root, as in a transcript
+        line["parentUuid"] = None
+    else:
+        line["parentUuid"] = threads.get(thread)
+    threads[thread] = uuid
 
 
 def _as_transcript_line(item: dict[str, Any], session: dict[str, Any]) -> dict[str, Any]:

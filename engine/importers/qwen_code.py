@@ -173,6 +173,7 @@ class ContentReader:
             "cached": raw.get("cachedContentTokenCount"),
             "thoughts": raw.get("thoughtsTokenCount"),
             "tool": raw.get("toolUsePromptTokenCount"),
+            "total": raw.get("totalTokenCount"),
         }
         model = item.get("model") if isinstance(item.get("model"), str) else None
         parsed = gemini_usage({k: v for k, v in tokens.items() if v is not None}, model, item.get("uuid"))

@@ -185,6 +185,8 @@ def write_atomic(path: PathLike, text: str, *, protected: PathLike | Iterable[Pa
 
     Refuses to write over any path in `protected` (the playground passes the open session file).
     """
+    if not isinstance(text, str):  # checked before the target's temporary file is made
+        raise TypeError(f"write_atomic: the text to write must be a str, not {type(text).__name__}")
     if not os.fspath(path):  # Path("") is the current folder
         raise PolicyFileError("''", "an empty output path")
     target = Path(path)

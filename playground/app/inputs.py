@@ -43,7 +43,7 @@ from engine.policy import (
     read_policy_file,
     runtime_problems,
 )
-from engine.policy.lint import layer_warnings
+from engine.policy.lint import WARNING, layer_warnings
 from engine.reminders import DEFAULT_MAX_STEPS
 from engine.safe_input import (
     MAX_FILE_BYTES,
@@ -54,6 +54,7 @@ from engine.safe_input import (
     read_regular_file,
 )
 from engine.session import (
+    REPEATED,
     LoadProblem,
     Session,
     SessionHeader,
@@ -305,6 +306,11 @@ def _settled(
         written = header.get("contextPolicy")
         layer = dict(written) if isinstance(written, dict) else {}  # a non-object is a header warning
         warnings = layer_warnings(layer, str(path), line=1, prefix="contextPolicy.")
+        warnings += [
+            LoadProblem(str(path), 1, key, REPEATED, WARNING)
+            for key in getattr(session.header, "repeated", ())
+            if key.startswith("contextPolicy.")
+        ]
     try:
         policy = effective_policy(layer, None, defaults=defaults)
     except PolicyValidationError as err:

@@ -21,6 +21,7 @@ from engine.policy import ContextPolicy, define_context_policy
 from engine.prices import PriceTable
 from engine.recorded import RecordedRun, recorded_cost, recorded_run
 from engine.safe_input import InputError, decode_json, decode_utf8, read_regular_file
+from engine.session_lines import json_type
 from engine.tokens import tokenizer_from_policy
 from engine.truth import (
     AS_RECORDED,
@@ -91,6 +92,10 @@ def tools_offset(path: str | Path) -> int:
         raise InputError(source, f"not JSON: {error}") from None
     if not isinstance(tools, list):
         raise InputError(source, "a tools file is a JSON list of tool definitions")
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, dict):
+            reason = f"a tool definition is an object, got {json_type(tool)}"
+            raise InputError(source, reason, field=f"[{index}]")
     counter = tokenizer_from_policy(None)
     return sum(counter.estimate_text(json.dumps(tool, ensure_ascii=False)) for tool in tools)
 

@@ -26,6 +26,7 @@ from engine import (
     effective_policy,
     layer_warnings,
     load_fences,
+    messages_from,
     read_policy_layer,
 )
 from playground.app.inputs import PlaygroundInputs, header_dict, header_fences, load_inputs
@@ -136,4 +137,7 @@ def open_sources(
 
 
 def _in_memory(messages: Sequence[AiMessage | dict[str, Any]]) -> Session:
-    return Session(None, None, [m if isinstance(m, AiMessage) else AiMessage.from_dict(m) for m in messages])
+    if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
+        kind = type(messages).__name__
+        raise TypeError(f"session: expected a file path, a Session or a list of messages, not {kind}")
+    return Session(None, None, messages_from(messages))

@@ -204,3 +204,23 @@ def test_a_disk_that_fills_while_recording_keeps_what_was_there(tmp_path, capsys
         assert store.query("SELECT count(*) FROM steps")[1] == [(4,)]
     assert main(["replay", str(tool_loop), "--record", "--store", str(path)]) == 0  # room again: recorded
     assert capsys.readouterr().err.strip().splitlines()[-1].startswith("recorded: run ")
+
+
+def _threads(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("Threads:")))
+
+
+def test_ctrl_c_during_a_query_is_interrupted_not_an_internal_error(tmp_path, capsys):
+    store = tmp_path / "runs.duckdb"
+    record_sample(store, capsys)
+    endless = "select count(*) from range(100000000000)"
+    command = [sys.executable, "-m", "playground.cli", "runs", "query", endless, "--store", str(store)]
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while _threads(proc.pid) < 2 and time.monotonic() < deadline:  # DuckDB's workers: the store is open
+        time.sleep(0.05)
+    time.sleep(1.0)  # the query under way
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, err.strip()) == (130, "interrupted"), err

@@ -109,6 +109,7 @@ EXPORTS = [
     "load_price_table",
     "load_session",
     "merge_context_policy",
+    "messages_from",
     "output_kind_problem",
     "policy_controls",
     "policy_diff",

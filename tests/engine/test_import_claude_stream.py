@@ -98,3 +98,29 @@ def test_output_the_result_counts_beyond_a_runs_messages_is_kept_apart() -> None
     assert [m.meta("usage")["outputTokens"] for m in result.messages if m.meta("usage")] == [
         m.meta("usage")["outputTokens"] for m in import_file(STREAM).messages if m.meta("usage")
     ]
+
+
+def test_a_run_without_its_echoed_prompt_keeps_every_call_of_its_thread() -> None:
+    # stream-json echoes the prompt only with --replay-user-messages; its lines name no parent, and read as
+    # roots, the first calls looked like rewound branches (all but the last call and its tool calls lost)
+    lines = STREAM.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[1])["type"] == "user"
+    result = import_text("\n".join([lines[0], *lines[2:]]))
+    assert result.format == "claude-code-stream"
+    came_in = result.came_in()
+    assert (came_in["userTurns"], came_in["assistantTurns"], came_in["toolCalls"]) == (0, 3, 3)
+    assert (came_in["toolResults"], came_in["thoughts"], came_in["callsWithUsage"]) == (3, 1, 3)
+    assert result.unpaired == []
+    assert "abandoned branch (rewound)" not in result.skipped_lines
+
+
+def test_the_json_array_of_a_verbose_run_reads_as_its_lines() -> None:
+    # `claude -p --output-format json --verbose` (and Qwen Code's `-o json`) print the same messages as
+    # one array; element N is reported as line N + 1
+    elements = [json.loads(line) for line in STREAM.read_text(encoding="utf-8").splitlines() if line]
+    text = json.dumps(elements, indent=2)
+    assert detect_format(text) == "claude-code-stream"
+    result, from_lines = import_text(text), import_file(STREAM)
+    assert result.came_in() == from_lines.came_in()
+    assert [m.to_dict() for m in result.messages] == [m.to_dict() for m in from_lines.messages]
+    assert result.skipped_lines == from_lines.skipped_lines

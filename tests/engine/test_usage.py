@@ -131,6 +131,20 @@ def test_gemini_input_includes_cached_and_thoughts_are_output() -> None:
     assert (usage.output_tokens, usage.reasoning_tokens) == (135, 15)
 
 
+def test_gemini_thoughts_already_inside_the_output_when_the_total_says_so() -> None:
+    # Qwen Code 0.15.6 on an OpenAI-compatible server: completion_tokens (reasoning included) became
+    # candidatesTokenCount, and totalTokenCount = prompt + completion (a real record)
+    qwen = gemini_usage({"input": 18009, "output": 47, "cached": 12, "thoughts": 36, "total": 18056})
+    assert isinstance(qwen, RecordedUsage)
+    assert (qwen.output_tokens, qwen.reasoning_tokens) == (47, 36)
+    # Gemini CLI's own record (tests/data/real-sessions/gemini-cli): total = input + output + thoughts
+    gemini = gemini_usage(
+        {"input": 13906, "output": 185, "cached": 0, "thoughts": 306, "tool": 0, "total": 14397}
+    )
+    assert isinstance(gemini, RecordedUsage)
+    assert (gemini.output_tokens, gemini.reasoning_tokens) == (491, 306)
+
+
 def test_the_session_form_reads_back_equal() -> None:
     usage = anthropic_usage(
         {

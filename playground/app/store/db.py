@@ -248,8 +248,14 @@ class RunStore:
             if cursor is None or cursor.description is None:  # a comment alone runs nothing
                 return [], []
             return [d[0] for d in cursor.description], cursor.fetchall()
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None
         except duckdb.Error as error:
             raise StoreError(f"query failed: {' '.join(str(error).split())[:300]}") from None
+        except RuntimeError as error:  # Ctrl-C while DuckDB fetches: its Python layer says this
+            if str(error) != "Query interrupted":
+                raise
+            raise KeyboardInterrupt from None
 
 
 # -- opening ----------------------------------------------------------------------------------------
