@@ -20,6 +20,7 @@ from typing import Any
 
 from engine.importers._common import Collector, ImportResult, iso_to_ms, leading_reasoning, pick_conversation
 from engine.messages import AiMessage
+from engine.usage import RecordedUsage
 
 FORMAT = "aider"
 HEADER = re.compile(r"^# aider chat started at (.+?)\s*$")
@@ -33,6 +34,13 @@ ADD_FILE = re.compile(r"^> Add file to the chat\?.*\[(Yes|No)\]:\s*(\S*)\s*$", r
 # the user turn aider sends by itself once files were added (aider's `added_files` prompt): not in the file
 ADDED_FILES = "I added these files to the chat: {}\nLet me know if there are others we should add."
 PROMPT_ECHO = re.compile(r"\(Y\)es/\(N\)o|\[(Yes|No)\]:\s*\S*\s*$|\? - (all|skip|yes|no)\s*$", re.IGNORECASE)
+# aider's report after each model call (`show_usage_report`): the provider's counts as `format_tokens` prints
+# them (exact below 1,000; `2.0k` to the hundred below 10,000, `12k` to the thousand above)
+COUNT = r"(\d+(?:\.\d)?k?)"
+TOKENS = re.compile(
+    rf"^> Tokens: {COUNT} sent, (?:{COUNT} cache write, )?(?:{COUNT} cache hit, )?{COUNT} received\."
+)
+BLANK = "<blank>"  # what aider's input history writes for an empty Enter (nothing is sent)
 
 
 def detect_aider(sniff: Any) -> bool:
@@ -103,6 +111,10 @@ def _read(
         if line.startswith(CONSOLE_PREFIX):
             if (model := MODEL.match(line)) and "model" not in session:
                 session["model"] = model.group(1)
+            if (counted := TOKENS.match(line)) is not None:  # the reply just read was that call's answer
+                flush()
+                kind = None
+                _attach_usage(out, counted, session.get("model"), number + 1)
             if _accepted(line) and console and not ADD_FILE.match(console):
                 adding.append(console[2:].strip())
             console = line
@@ -138,6 +150,8 @@ def _block(
         out.skip("aider command (not sent to the model)", line)
     elif kind == "user" and _is_prompt_echo(text):
         out.skip("aider console output: answer to its own prompt (not sent to the model)", line)
+    elif kind == "user" and text.strip() == BLANK:
+        out.skip("aider: an empty input (not sent to the model)", line)
     elif kind == "user" and text.strip():
         added.clear()
         _add(out, f"ad-{line}", "user", "user_input", text, start_ms)
@@ -152,6 +166,26 @@ def _block(
             _add(out, f"ad-{line}-think", "assistant", "thought", thought, start_ms)
         if text:
             _add(out, f"ad-{line}", "assistant", "final_answer", text, start_ms)
+
+
+def _attach_usage(out: Collector, counted: re.Match[str], model: str | None, line: int) -> None:
+    """A `> Tokens:` line's counts as the usage of the reply before it (its last assistant message). `sent`
+    holds the cache writes (aider adds them), `cache hit` is the cache read; a count printed with `k` is
+    rounded, which `raw.rounded` says."""
+    sent, written, hit, received = (_count(group) for group in counted.groups())
+    start = len(out.messages)
+    while start > 0 and out.messages[start - 1].role == "assistant":
+        start -= 1
+    rounded = any(group is not None and group.endswith("k") for group in counted.groups())
+    raw = {"line": counted.group(0)[2:], "rounded": rounded}
+    usage = RecordedUsage("aider", sent, received, hit, written, 0, None, model, None, raw)
+    out.attach_usage(start, len(out.messages), usage, line, "a call whose reply the history does not hold")
+
+
+def _count(text: str | None) -> int:
+    if text is None:
+        return 0
+    return round(float(text[:-1]) * 1000) if text.endswith("k") else int(text)
 
 
 def _add(

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -282,13 +283,19 @@ def _pairs(
 
 def _request_usage(info: dict[str, Any], model: Any) -> RecordedUsage | UsageProblem:
     """A `ClineApiReqInfo`'s counts. Roo Code and Kilo Code name the protocol (`apiProtocol`): with
-    "openai" `tokensIn` includes the cache read; otherwise (and always in Cline) it is Anthropic's uncached
-    input."""
+    "openai" `tokensIn` includes the cache read and the cache writes (Roo's `cost.ts` prices the rest as
+    uncached); otherwise (and always in Cline) it is Anthropic's uncached input."""
     model = model if isinstance(model, str) else None
     counts = {"output_tokens": info.get("tokensOut") or 0, "cost": info.get("cost")}
     if info.get("apiProtocol") == "openai":
         counts.update(input_tokens=info.get("tokensIn") or 0, cached_input_tokens=info.get("cacheReads") or 0)
-        return openai_usage(counts, model)
+        usage = openai_usage(counts, model)
+        written = info.get("cacheWrites")
+        if not isinstance(usage, RecordedUsage) or not isinstance(written, int) or isinstance(written, bool):
+            return usage
+        if 0 < written <= usage.uncached_tokens:
+            usage = replace(usage, cache_write_tokens=written, raw={**usage.raw, "cache_writes": written})
+        return usage
     counts.update(
         input_tokens=info.get("tokensIn") or 0,
         cache_creation_input_tokens=info.get("cacheWrites") or 0,

@@ -2,8 +2,9 @@
 
 One event a line: `{type, data, id, timestamp, parentId}`; the types and their `data` are the session
 events of github/copilot-sdk (nodejs/src/generated/session-events.ts):
-- `session.start` (`sessionId`, `copilotVersion`, `selectedModel`, `context.cwd`) and
-  `session.model_change` (`newModel`) → `session`;
+- `session.start` (`sessionId`, `copilotVersion`, `selectedModel`, `context.cwd`),
+  `session.model_change` (`newModel`) and `session.tools_updated` (`model`: a `-p` run has no
+  `session.start`) → `session`;
 - `system.message` (`role` system or developer) → `system_prompt` before the first user turn, a
   `context_injection` after it;
 - `user.message` → `user_input`: `transformedContent` (what was sent: the text with the CLI's wrapping and
@@ -157,6 +158,8 @@ class _Reader:
             self._start(data)
         elif kind == "session.model_change" and isinstance(data.get("newModel"), str):
             self.session.setdefault("model", data["newModel"])
+        elif kind == "session.tools_updated" and isinstance(data.get("model"), str):  # a `-p` run's model
+            self.session.setdefault("model", data["model"])
         elif kind == "session.shutdown":
             self._shutdown(data)
 

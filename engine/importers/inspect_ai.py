@@ -84,12 +84,14 @@ class _Sample:
     def __init__(self, out: Collector, sample: dict[str, Any]) -> None:
         self.out = out
         attachments = sample.get("attachments") if isinstance(sample.get("attachments"), dict) else {}
+        self.attachments = attachments
         self.messages = resolve_attachments(sample.get("messages") or [], attachments)
         events = sample.get("events") or []
         self.events = [e for e in events if isinstance(e, dict) and e.get("event") == "model"]
         self.tool_names: dict[str, str] = {}
         self.produced: dict[str, tuple[int, int]] = {}  # source message id -> its messages' range
         self.assistant_ranges: list[tuple[int, int]] = []
+        self.by_answer: dict[Any, list[tuple[int, int]]] = {}  # an answer's text and calls -> its spans
 
     def run(self) -> None:
         for index, message in enumerate(self.messages):
@@ -104,6 +106,7 @@ class _Sample:
             self.produced.setdefault(base, span)
             if message.get("role") == "assistant":
                 self.assistant_ranges.append(span)
+                self.by_answer.setdefault(_answer_key(message), []).append(span)
         self._usage()
 
     def _message(self, message: dict[str, Any], base: str, index: int) -> None:
@@ -142,7 +145,9 @@ class _Sample:
 
     def _usage(self) -> None:
         """Each model event's usage on the assistant message it produced: by the output message's id, else
-        the n-th model event on the n-th assistant message."""
+        (logs before ids, 0.3.5x) the n-th model event on the n-th assistant message when they are as many,
+        else the assistant message whose text and calls are the answer's (a scorer's own call, say, makes
+        one event more: it stays an other call)."""
         by_order = len(self.events) == len(self.assistant_ranges)
         for n, event in enumerate(self.events):
             output = event.get("output") if isinstance(event.get("output"), dict) else {}
@@ -157,12 +162,23 @@ class _Sample:
             answer = choices[0].get("message") if isinstance(choices[0], dict) else None
             answer_id = answer.get("id") if isinstance(answer, dict) else None
             span = self.produced.get(answer_id) if isinstance(answer_id, str) else None
-            if span is None and by_order and answer_id is None:
-                span = self.assistant_ranges[n]
+            if span is None and answer_id is None and isinstance(answer, dict):
+                if by_order:
+                    span = self.assistant_ranges[n]
+                else:
+                    same = self.by_answer.get(_answer_key(resolve_attachments(answer, self.attachments)))
+                    span = same.pop(0) if same else None
             if span is None:
                 self.out.other_call(parsed, None, "a model call whose answer is not in the sample's messages")
             else:
                 self.out.attach_usage(*span, parsed, None, "a model call with no message")
+
+
+def _answer_key(message: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """What tells an assistant message by its content: its text and its calls (name and arguments)."""
+    calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+    named = tuple((str(c.get("function") or ""), compact_json(c.get("arguments"))) for c in calls)
+    return _content(message.get("content"))[0], named
 
 
 def _content(content: Any) -> tuple[str, list[tuple[str, dict[str, Any]]], dict[str, Any]]:

@@ -87,6 +87,16 @@ def _response_message(item: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def _kept_response(message: dict[str, Any]) -> dict[str, Any] | None:
+    """Where a message keeps its call's usage (and model): on itself (a response's message), or in the
+    response an agent stored beside it (mini-swe-agent: `extra.response`, LiteLLM's `ModelResponse`)."""
+    if "usage" in message:
+        return message
+    extra = message.get("extra")
+    response = extra.get("response") if isinstance(extra, dict) else None
+    return response if isinstance(response, dict) and "usage" in response else None
+
+
 def flatten_parts(content: Any) -> tuple[str, dict[str, Any]] | None:
     """Text of a content value (string or parts list) and notes for images and other parts."""
     if content is None:
@@ -169,6 +179,7 @@ class _Converter:
         texts = [m.get("content") for _, _, m in conversation.entries if isinstance(m, dict)]
         header = conversation.header  # LLaMA-Factory's side lists of media, filling their tags
         self.media = [SideImages(header.get(f"{kind}s"), texts, kind) for kind in ("image", "video", "audio")]
+        self.exit_record = -1  # a mini-swe-agent 1.x exit record's index (written after the last call)
 
     def run(self) -> None:
         entries = self.conversation.entries
@@ -180,6 +191,7 @@ class _Converter:
             ),
             default=-1,
         )
+        self._mini_swe_agent(entries)
         prompt = self.conversation.header.get("system_prompt")
         has_system = any(
             isinstance(m, dict) and m.get("role") in ("system", "developer") for _, _, m in entries
@@ -190,11 +202,31 @@ class _Converter:
         for index, (line, label, message) in enumerate(entries):
             self._message(index, line, label, message)
 
+    def _mini_swe_agent(self, entries: list[tuple[int | None, str | None, Any]]) -> None:
+        """A mini-swe-agent 1.x trajectory (`trajectory_format: mini-swe-agent-1`): its model names the
+        session's, and a run that ended (`info.exit_status`) wrote the exit (the submission, a limit) as a
+        user message after its last call, which no model read (2.x writes it with role `exit`)."""
+        header = self.conversation.header
+        kind, info = header.get("trajectory_format"), header.get("info")
+        if not isinstance(kind, str) or not kind.startswith("mini-swe-agent") or not isinstance(info, dict):
+            return
+        responses = (_kept_response(m) for _, _, m in entries if isinstance(m, dict))
+        answered = next((r.get("model") for r in responses if r is not None), None)  # the provider's name
+        config = info.get("config")
+        model = config.get("model") if isinstance(config, dict) else None
+        name = answered or (model.get("model_name") if isinstance(model, dict) else None)
+        if isinstance(name, str) and name:
+            header.setdefault("model", name)
+        last = entries[-1][2] if entries else None
+        ended = isinstance(last, dict) and last.get("role") == "user"
+        if info.get("exit_status") and ended and len(entries) - 1 > self.last_model:
+            self.exit_record = len(entries) - 1
+
     def _message(self, index: int, line: int | None, label: str | None, message: Any) -> None:
         if not isinstance(message, dict):
             self._problem(line, label, f"expected a message object, found {type(message).__name__}")
             return
-        if message.get("role") in BOOKKEEPING_ROLES:
+        if message.get("role") in BOOKKEEPING_ROLES or index == self.exit_record:
             self._bookkeeping(message, line if line is not None else index + 1)
             return
         flat = flatten_parts(message.get("content"))
@@ -238,6 +270,9 @@ class _Converter:
     def _bookkeeping(self, message: dict[str, Any], where: int) -> None:
         """A record the agent wrote for itself (never sent): left out; Hermes' names the session's model."""
         role = message["role"]
+        if role not in BOOKKEEPING_ROLES:  # mini-swe-agent 1.x's exit, as a user message after the last call
+            self.out.skip("mini-swe-agent's exit record (after its last call, not sent to the model)", where)
+            return
         if role == "session_meta" and isinstance(message.get("model"), str):
             self.conversation.header.setdefault("model", message["model"])
         self.out.skip(f"role {role} ({BOOKKEEPING_ROLES[role]}, not sent to the model)", where)
@@ -279,8 +314,9 @@ class _Converter:
             self._add(message, index, "assistant", "final_answer", text, meta)
         else:
             self.out.skip("empty", line if line is not None else index)
-        if "usage" in message:  # a response: what the provider counted for this call
-            self._usage(message, start, line if line is not None else index + 1)
+        response = _kept_response(message)
+        if response is not None:  # what the provider counted for this call
+            self._usage(response, start, line if line is not None else index + 1)
 
     def _usage(self, message: dict[str, Any], start: int, where: int) -> None:
         model = message.get("model") if isinstance(message.get("model"), str) else None

@@ -25,6 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from engine.importers._common import (
+    TITLE_CHARS,
     Collector,
     ImportResult,
     Names,
@@ -82,7 +83,16 @@ def import_pi(text: str, path: str = "<text>", conversation: int | None = None) 
     model = converter.model or header.get("modelId")
     if isinstance(model, str):
         session["model"] = model
-    return out.result(FORMAT, session=session)
+    return out.result(FORMAT, session=session, title=_session_name(entries))
+
+
+def _session_name(entries: list[tuple[int, dict[str, Any]]]) -> str | None:
+    """The name the user gave the session (pi's `getSessionName`: the latest `session_info` naming it)."""
+    for _, entry in reversed(entries):
+        name = entry.get("name") if entry.get("type") == "session_info" else None
+        if isinstance(name, str) and name.strip():
+            return name.strip()[:TITLE_CHARS]
+    return None
 
 
 def _live_path(entries: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:

@@ -20,6 +20,7 @@ from engine.observation import ObservationPreviewPort
 from engine.policy import ContextPolicy
 from engine.replay import PlannedStep, StepBuild, build_step, run_replay, with_persisted
 from engine.result import BuildResult, Deferred
+from engine.session import Session
 from engine.summarizer import SummarizerPort
 from engine.ticks import StepPoint, TickState, tick_for
 from engine.tokens import TokenizerPort
@@ -91,7 +92,8 @@ def run_build(request: BuildRequest, *, check: bool = True) -> BuildOutcome:
     options = request.options.kwargs()
     try:
         if request.step_number is None:
-            result = build_context(list(request.messages), request.policy, tick=request.tick, **options)
+            loaded = Session(None, None, list(request.messages))  # a loaded session's: checked when read
+            result = build_context(loaded, request.policy, tick=request.tick, **options)
         else:
             result = build_step(
                 request.messages, request.policy, request.tick, summaries=request.summaries, **options

@@ -84,6 +84,21 @@ def test_roo_code_openai_protocol_counts_the_cache_inside_tokens_in(tmp_path: Pa
     assert {(u["promptTokens"], u["cacheReadTokens"]) for u in usage} == {(20000, 15000)}
 
 
+def test_roo_code_openai_protocol_counts_the_cache_writes_inside_tokens_in_too(tmp_path: Path) -> None:
+    # a real Roo-family request (IBM Bob): 3090 = 2 uncached + 476 written + 2612 read (Roo's cost.ts)
+    root = copy_task(tmp_path)
+    ui = json.loads((root / "ui_messages.json").read_text())
+    for message in ui:
+        if message.get("say") == "api_req_started":
+            info = json.loads(message["text"])
+            counts = {"tokensIn": 3090, "tokensOut": 121, "cacheWrites": 476, "cacheReads": 2612}
+            message["text"] = json.dumps({**info, **counts, "apiProtocol": "openai"})
+    (root / "ui_messages.json").write_text(json.dumps(ui))
+    usage = [m.metadata["usage"] for m in import_file(root).messages if m.metadata and "usage" in m.metadata]
+    fields = ("promptTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens")
+    assert {tuple(u[k] for k in fields) for u in usage} == {(3090, 2612, 476, 121)}
+
+
 def test_a_missing_ui_messages_file_is_one_problem_naming_it(tmp_path: Path) -> None:
     root = copy_task(tmp_path)
     (root / "ui_messages.json").unlink()

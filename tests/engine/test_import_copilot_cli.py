@@ -136,3 +136,21 @@ def test_each_shutdowns_model_metrics_are_summed_into_the_session() -> None:
                             "cacheWriteTokens": 0, "reasoningTokens": 0, "requests": 5}}  # fmt: skip
     # the fixture's own last line is a shutdown without modelMetrics (as the fixture was written)
     assert result.skipped_lines["session.shutdown"] == [len(lines), len(lines) + 1, len(lines) + 2]
+
+
+def test_a_prompt_run_without_session_start_takes_its_model_from_tools_updated() -> None:
+    # a real `copilot -p --output-format json` run (2026-03): no session.start; the model is named by the
+    # ephemeral session.tools_updated event only
+    events = [
+        {"type": "session.tools_updated", "data": {"model": "gpt-5.4"}, "id": "e1", "ephemeral": True},
+        {"type": "user.message", "data": {"content": "Respond with just the word hello."}, "id": "e2"},
+        {"type": "assistant.turn_start", "data": {"turnId": "0"}, "id": "e21"},
+        {
+            "type": "assistant.message",
+            "data": {"messageId": "m", "content": "hello", "toolRequests": [], "outputTokens": 31},
+            "id": "e3",
+        },
+    ]
+    result = import_text("\n".join(json.dumps(e) for e in events), name="events.jsonl")
+    assert result.format == "copilot-cli" and result.session["model"] == "gpt-5.4"
+    assert [m.type for m in result.messages] == ["user_input", "final_answer"]

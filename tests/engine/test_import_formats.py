@@ -678,6 +678,28 @@ def test_aider_sessions_default_to_the_last_and_skip_console_and_commands() -> N
     ]
 
 
+def test_aider_token_reports_are_the_usage_of_the_reply_before_them() -> None:
+    # aider 0.86: one `> Tokens:` line after each call (`show_usage_report`), counts as `format_tokens`
+    # prints them; an empty Enter is written `#### <blank>` and sends nothing
+    lines = ["# aider chat started at 2026-06-09 11:48:00", "> Model: openrouter/openai/gpt-oss-120b  ",
+             "#### make a button  ", "", "Here it is.", "",
+             "> Tokens: 617 sent, 648 received. Cost: $0.00063 message, $0.00063 session.  ",
+             "#### <blank>  ", "", "#### now blue  ", "", "Done, blue.", "",
+             "> Tokens: 12k sent, 2.5k cache write, 8.1k cache hit, 1.1k received. Cost: $0.01 message.  ",
+             "#### thanks  "]  # fmt: skip
+    result = import_text("\n".join(lines), name="chat.md")
+    assert [(m.id, m.type) for m in result.messages] == [
+        ("ad-3", "user_input"), ("ad-4", "final_answer"), ("ad-10", "user_input"), ("ad-11", "final_answer"),
+        ("ad-15", "user_input"),
+    ]  # fmt: skip
+    first, second = (m.metadata["usage"] for m in result.messages if m.metadata and "usage" in m.metadata)
+    assert (first["promptTokens"], first["outputTokens"], first["raw"]["rounded"]) == (617, 648, False)
+    counts = ("promptTokens", "cacheWriteTokens", "cacheReadTokens", "outputTokens")
+    assert [second[k] for k in counts] == [12000, 2500, 8100, 1100] and second["raw"]["rounded"]
+    assert first["model"] == "openrouter/openai/gpt-oss-120b"
+    assert result.skipped_lines["aider: an empty input (not sent to the model)"] == [8]
+
+
 def test_an_aider_reply_may_hold_a_heading_that_looks_like_a_user_line() -> None:
     # aider ends each user line with a hard break (two spaces); the model's `#### ` heading has none
     lines = ["# aider chat started at 2025-05-01 10:00:00", "#### fix it  ", "", "Install it:", "",

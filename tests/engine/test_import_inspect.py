@@ -64,6 +64,24 @@ def test_json_log_resolves_attachments_and_keeps_a_scorers_call_apart() -> None:
     assert "attachment://" not in json.dumps([m.to_dict() for m in result.messages])
 
 
+def test_without_message_ids_a_scorers_call_stays_apart_and_the_answer_keeps_its_usage(tmp_path) -> None:
+    # logs before Inspect wrote message ids (0.3.43, 0.3.58): the solver's call is told by its answer's
+    # text, and the model-graded scorer's call is the other billed call, as with ids
+    log = json.loads(SECURITY.read_text(encoding="utf-8"))
+    for sample in log["samples"]:
+        for message in sample["messages"]:
+            message.pop("id", None)
+        for event in sample["events"]:
+            for choice in (event.get("output") or {}).get("choices") or []:
+                choice["message"].pop("id", None)
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(log), encoding="utf-8")
+    with_ids, without = import_file(SECURITY), import_file(old)
+    assert without.came_in()["callsWithUsage"] == with_ids.came_in()["callsWithUsage"] == 1
+    assert without.came_in()["otherBilledCalls"] == with_ids.came_in()["otherBilledCalls"] == 1
+    assert without.messages[-1].meta("usage") == with_ids.messages[-1].meta("usage")
+
+
 def test_an_image_is_a_placeholder_with_its_size() -> None:
     result = import_file(IMAGES)
     assert result.messages[1].content == "What is this a picture of?\n\n[image: image/png, 6,396 bytes]"

@@ -3,6 +3,7 @@ and a version 3 fixture written from pi's session-manager.ts (tree, compaction, 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,15 @@ def test_a_version_1_compaction_keeps_the_entries_from_its_first_kept_index(tmp_
     result = import_file(path, "pi")
     summary = next(m for m in result.messages if m.type == "history_summary")
     assert summary.meta("replacedMessageIds") == ["pi-2", "pi-3"]
+
+
+def test_the_name_given_to_the_session_is_its_title(tmp_path: Path) -> None:
+    # pi's `/name`: a session_info entry; the latest one naming the session is its name (getSessionName)
+    lines = TREE.read_text(encoding="utf-8").splitlines()
+    leaf = json.loads(lines[-1])["id"]  # pi appends an entry as a child of the current leaf
+    infos = [("n1", leaf, "first name"), ("n2", "n1", "agent-history pi smoke"), ("n3", "n2", None)]
+    entries = [{"type": "session_info", "id": i, "parentId": p, "name": n} for i, p, n in infos]
+    named = lines + [json.dumps(entry) for entry in entries]
+    path = tmp_path / "named.jsonl"
+    path.write_text("\n".join(named) + "\n", encoding="utf-8")
+    assert import_file(path).title == "agent-history pi smoke"
