@@ -16,6 +16,7 @@ from engine.importers.aider import detect_aider, import_aider
 from engine.importers.anthropic_messages import import_anthropic
 from engine.importers.archives import WHOLE_READ_BYTES
 from engine.importers.atif import detect_atif, import_atif
+from engine.importers.bad_lines import READ_ERRORS, read_around_bad_lines, refusal, what_stopped
 from engine.importers.claude_code import import_claude_code, import_claude_code_file
 from engine.importers.codex import detect_codex, import_codex
 from engine.importers.detect import (
@@ -268,7 +269,12 @@ def import_file(
     first message (for transcripts that have none).
     """
     # a transcript kept as a folder (engine/importers/folders.py), or one too large to read as one string
-    whole = import_folder(Path(path), fmt, conversation) if Path(path).is_dir() else None
+    try:
+        whole = import_folder(Path(path), fmt, conversation) if Path(path).is_dir() else None
+    except READ_ERRORS as error:
+        claimed = folder_format(Path(path))
+        kind = fmt or (claimed.name if claimed is not None else "a folder")
+        raise ValueError(refusal(str(path), kind, error, "nothing was read")) from None
     whole = whole or import_large(Path(path), fmt, conversation)
     if whole is not None:
         if system_prompt is not None:
@@ -296,7 +302,10 @@ def import_large(path: Path, fmt: str | None, conversation: int | None) -> Impor
     importer = find(chosen) if chosen else None
     if importer is None or importer.read_file is None:
         return None
-    result = importer.read_file(path, conversation)
+    try:
+        result = importer.read_file(path, conversation)
+    except READ_ERRORS as error:  # read a line at a time, it cannot be read again without the line
+        raise ValueError(refusal(str(path), importer.name, error, "nothing was read")) from None
     others = [c.importer.name for c in (found or []) if c.importer.name != importer.name]
     result.runner_up = others[0] if others else None
     if not result.messages:
@@ -311,8 +320,10 @@ def import_text(
     name: str = "<text>",
     conversation: int | None = None,
     system_prompt: str | None = None,
+    detected: bool = False,
 ) -> ImportResult:
-    """As `import_file`, for text already in memory; `name` is used in problem reports.
+    """As `import_file`, for text already in memory; `name` is used in problem reports. `detected`: `fmt`
+    is the format detection found (a caller that sniffed the text), not one the user named.
 
     A detected format names its runner-up (`ImportResult.runner_up`) when another importer claims the text
     too. Non-blank text from which no message comes in raises `EmptyImportError`, naming the format tried
@@ -332,14 +343,21 @@ def import_text(
             f"{name} is already a linn session: open it as it is (linn-playground FILE, validate, build, "
             "replay; in Python engine.load_session), no import needed"
         )
+    importer = find(fmt)
     try:
-        result = find(fmt).read(text, name, conversation)
-    except (KeyError, TypeError, AttributeError, IndexError) as error:
-        if found is not None:  # a format that claimed the text fails on it: a defect, reported as one
-            raise
-        # `--from` named a format whose shape the text does not have: its importer reads only such text
-        what = f"{type(error).__name__}: {error}"
-        raise ValueError(f"{name}: not in the {fmt} format (read as {fmt}, it stopped at {what})") from None
+        result = importer.read(text, name, conversation)
+    except READ_ERRORS as error:
+        if found is None and not detected:  # `--from` named a format whose shape the text does not have
+            what = what_stopped(error)
+            raise ValueError(
+                f"{name}: not in the {fmt} format (read as {fmt}, it stopped at {what})"
+            ) from None
+
+        # the format claimed the text: a line holds a value of a type the format never writes
+        def read(part: str) -> ImportResult:
+            return importer.read(part, name, conversation)
+
+        result = read_around_bad_lines(read, text, name, fmt, error)
     others = [c.importer.name for c in (found or []) if c.importer.name != fmt]
     result.runner_up = others[0] if others else None
     if not result.messages and text.strip():

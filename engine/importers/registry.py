@@ -173,10 +173,11 @@ def claims(sniff: Sniff) -> list[Claim]:
     for importer in importers():
         try:
             value = importer.detect(sniff)
-        except Exception as exc:  # noqa: BLE001 - a plug-in's detect must not break detection
-            if importer in _builtins:
-                raise
-            warnings.warn(f"importer plug-in {importer.name!r} failed to detect: {exc}", stacklevel=2)
+        except Exception as exc:  # noqa: BLE001 - no detector's failure breaks detection
+            # a built-in one that cannot read the sample (a value of a type its format never has) does not
+            # claim it; a plug-in's failure is said
+            if importer not in _builtins:
+                warnings.warn(f"importer plug-in {importer.name!r} failed to detect: {exc}", stacklevel=2)
             continue
         score = 1.0 if value is True else float(value) if _is_number(value) else 0.0
         if score > 0:

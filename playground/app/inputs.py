@@ -165,7 +165,9 @@ def _open(
         detected = LINN_SESSION_KIND  # not JSON at all: the session loader says, line by line, what is wrong
     if detected == LINN_SESSION_KIND:
         return load_session(path), None
-    imported = import_text(sniff.text, fmt or detected, name=str(path), conversation=conversation)
+    imported = import_text(
+        sniff.text, fmt or detected, name=str(path), conversation=conversation, detected=fmt is None
+    )
     imported.problems[:0] = unreadable
     return _imported(path, imported, conversation), None
 

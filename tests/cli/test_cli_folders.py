@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -69,3 +70,32 @@ def test_from_names_the_folder_format_and_refuses_one_that_reads_no_folders(caps
     assert main(["import", str(CLINE), "--from", "claude-code"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: {CLINE}: format 'claude-code' does not read folders (folders: ")
+
+
+def test_a_file_whose_values_break_a_formats_detector_is_skipped_and_the_rest_runs(tmp_path, capsys):
+    # `{"resourceSpans": 12345}` made the OTel detector raise: every command on the folder ended in an
+    # internal error before any session ran
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[2] / "sample_sessions" / "short_chat.jsonl", folder)
+    (folder / "spans.json").write_text('{"resourceSpans": 12345}', encoding="utf-8")
+    out = tmp_path / "rows.csv"
+    code = main(["sweep", str(folder), "--vary", "budget.maxTokens=20000", "--out", str(out), "--jobs", "1"])
+    captured = capsys.readouterr()
+    assert "internal error" not in captured.out + captured.err
+    assert code == 0 and "short_chat.jsonl" in out.read_text(encoding="utf-8")
+
+
+def test_a_task_folder_with_a_value_of_the_wrong_type_is_one_line(tmp_path, capsys):
+    task = tmp_path / "task"
+    shutil.copytree(CLINE, task)
+    history = task / "api_conversation_history.json"
+    messages = json.loads(history.read_text(encoding="utf-8"))
+    messages[1]["content"] = [{"type": "text", "text": ["x"]}]
+    history.write_text(json.dumps(messages), encoding="utf-8")
+    assert main(["import", str(task)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"error: {task}: read as cline, a value has a type the format does not have "
+        "(AttributeError: 'list' object has no attribute 'strip'); nothing was read"
+    )

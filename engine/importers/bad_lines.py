@@ -1,0 +1,91 @@
+"""A transcript whose format an importer claims, but one of whose values has a type that format never writes
+(a `content` that is a number, an id that is a list): the importer stops at it with a TypeError or the like.
+
+What is wrong costs only itself: in a JSON Lines transcript the line the importer stops at is found by
+reading ever shorter starts of the file (an importer reads its lines in order, so the shortest start it
+stops on ends with that line), left out as a problem naming its line, and the rest read again. A transcript
+that is one JSON document has no line to leave out: it is refused in one line naming the format.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from engine.importers._common import ImportResult, Problem
+
+# what an importer raises on a value of a type its format does not have
+READ_ERRORS = (KeyError, TypeError, AttributeError, IndexError)
+MAX_BAD_LINES = 20  # past this, the file is not this format's (or not worth reading): one error instead
+
+Read = Callable[[str], ImportResult]
+
+
+def what_stopped(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text[:200]}"
+
+
+def read_around_bad_lines(read: Read, text: str, name: str, fmt: str, error: BaseException) -> ImportResult:
+    """`read(text)`, which raised `error`, again without the lines it stops at, each named as a problem;
+    a ValueError naming the format when the text is not JSON Lines or holds too many such lines."""
+    lines = text.split("\n")
+    if not _json_lines(lines):
+        raise ValueError(refusal(name, fmt, error, "the file is one document: nothing was read")) from None
+    left_out: list[tuple[int, BaseException]] = []
+    while len(left_out) < MAX_BAD_LINES:
+        culprit = _first_failing_line(read, lines)
+        if culprit is None:  # stops only on the whole text: no line of its own to leave out
+            break
+        left_out.append((culprit + 1, error))
+        lines[culprit] = ""  # blank, so every other line keeps its number
+        try:
+            result = read("\n".join(lines))
+        except READ_ERRORS as again:
+            error = again
+            continue
+        for line, stopped in left_out:
+            reason = f"a value of a type the {fmt} format does not have ({what_stopped(stopped)}); left out"
+            result.problems.append(Problem(name, line, reason))
+        result.problems.sort(key=lambda problem: problem.line or 0)
+        return result
+    raise ValueError(refusal(name, fmt, error, "nothing was read")) from None
+
+
+def _first_failing_line(read: Read, lines: list[str]) -> int | None:
+    """The index of the line whose start-of-file the importer first stops on (bisection over the starts:
+    an empty start reads, the whole text does not)."""
+    good, bad = 0, len(lines)
+    while bad - good > 1:
+        middle = (good + bad) // 2
+        if _reads(read, lines[:middle]):
+            good = middle
+        else:
+            bad = middle
+    return bad - 1 if lines[bad - 1].strip() else None
+
+
+def _reads(read: Read, lines: list[str]) -> bool:
+    try:
+        read("\n".join(lines))
+    except READ_ERRORS:
+        return False
+    return True
+
+
+def _json_lines(lines: list[str]) -> bool:
+    """Two or more lines, the first non-blank one a whole JSON value: JSON Lines, not a document."""
+    filled = [line for line in lines if line.strip()]
+    if len(filled) < 2:
+        return False
+    try:
+        json.loads(filled[0])
+    except ValueError:
+        return False
+    return True
+
+
+def refusal(name: str, fmt: str, error: BaseException, what: str) -> str:
+    """One line: the file, the format it was read as, where it stopped, and what came of it."""
+    stopped = what_stopped(error)
+    return f"{name}: read as {fmt}, a value has a type the format does not have ({stopped}); {what}"
