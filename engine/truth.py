@@ -59,6 +59,7 @@ __all__ = [
 ]
 
 BIG = 10_000_000
+SUM_BOUND = 2**53 - 1  # a calibration's sums over every call of a model (JavaScript's safe integers)
 AS_RECORDED: dict[str, Any] = {
     "budget": {"maxTokens": BIG, "reservedForResponse": 1, "workingMemoryBudgetPercentage": 1},
     "toolHistory": {
@@ -194,8 +195,9 @@ def load_calibration(path: str | Path) -> Calibration:
             )
         counts = {key: row.get(key, 0) for key in ("offset", "calls", "localTokens", "actualTokens")}
         for key, value in counts.items():
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value > BIG:
-                raise InputError(source, f"a whole number in 0..{BIG:,}", line=line, field=f"{where}.{key}")
+            bound = BIG if key == "offset" else SUM_BOUND  # an offset is one call's; the rest sum every call
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value > bound:
+                raise InputError(source, f"a whole number in 0..{bound:,}", line=line, field=f"{where}.{key}")
         fits[str(name)] = ModelFit(float(coefficient), offset, counts["calls"], counts["localTokens"],
                                    counts["actualTokens"])  # fmt: skip
     fitted = data.get("fittedOn") if isinstance(data.get("fittedOn"), list) else []

@@ -95,6 +95,8 @@ class PlaygroundInputs:
     given_offset: int | None = None
     # a session still loading (`load_inputs(stream=True)`): `session` holds what is read so far
     reader: SessionReader | None = None
+    # the files besides the session it was opened with (policy, fences, system prompt): never written over
+    read_paths: tuple[Path, ...] = ()
 
     @property
     def header(self) -> dict[str, Any]:
@@ -333,6 +335,7 @@ def _settled(
         copy=check_copy(copy),
         policy_warnings=warnings,
         reader=reader,
+        read_paths=tuple(Path(p) for p in (policy_path, fences_path, system_prompt) if p),
     )
 
 

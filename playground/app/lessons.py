@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.build import build_context
-from engine.policy import ContextPolicy, effective_policy
+from engine.policy import ContextPolicy, PolicyValidationError, effective_policy
+from engine.policy.lint import dotted, unknown_keys
 from engine.replay import StepBuild, replay_session
 from engine.result import BuildResult
 from engine.safe_input import InputError, load_yaml, read_text_file
@@ -193,10 +194,18 @@ def _text(data: dict, key: str, source: str, where: str = "", *, required: bool 
 
 
 def _layer(value: Any, where: str, source: str) -> dict[str, Any]:
+    """A policy layer the lesson applies (`start`, a step's `answer`), checked field by field as a policy
+    file is: a lesson a teacher hands out must not fail (or do nothing) only when a student presses L."""
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
         raise LessonError(f"{source}: {where}: must be a policy layer ({{group: {{field: value}}}})")
+    for path, reason in unknown_keys(value):  # refused here, not ignored as a policy file's would be
+        raise LessonError(f"{source}: {where}.{dotted(path)}: {reason.replace(', ignored', '')}")
+    try:
+        effective_policy(value, None)
+    except PolicyValidationError as error:
+        raise LessonError(f"{source}: {where}.{error.issues[0]}") from None
     return value
 
 

@@ -106,6 +106,7 @@ class Workspace:
     ) -> None:
         """`now`, `tokenizer` and `summarizer` go to every build (`BuildOptions`)."""
         self.inputs = inputs
+        self._loaded_paths: list[Path] = []  # policy files loaded since it opened (`load_policy_file`)
         self._engine = {"now": now, "tokenizer": tokenizer, "summarizer": summarizer}
         self._options: BuildOptions | None = None
         self._options_for: tuple[object, str, str] | None = None
@@ -365,6 +366,7 @@ class Workspace:
         file's warnings (unknown or misspelt keys, keys written twice: loaded, but not all of it used)."""
         policy_file = read_policy_file(path)
         policy = effective_policy(policy_file.layer, None, self.defaults)
+        self._loaded_paths.append(Path(path))
         self.refused.clear()
         self._use_policy(policy)
         return [str(w) for w in policy_file.warnings]
@@ -475,8 +477,10 @@ class Workspace:
         return folder / f"{session.stem}{suffix}"
 
     def protected_paths(self) -> list[Path]:
-        """What an export never writes over: the open session."""
-        return [self.inputs.session.path] if self.inputs.session.path else []
+        """What an export never writes over: the open session and the files it was opened with or loaded
+        since (policy, fences, system prompt)."""
+        session = [self.inputs.session.path] if self.inputs.session.path else []
+        return [*session, *self.inputs.read_paths, *self._loaded_paths]
 
     def export(self, kind: str, path: str | Path) -> Path:
         """Write atomically, never over the open session; raises `PolicyFileError` or `OSError`."""

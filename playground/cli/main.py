@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -148,7 +149,7 @@ def make_parser() -> argparse.ArgumentParser:
     _inputs_arguments(serve, session_optional=True)
     _missing_context_arguments(serve)
     serve.add_argument("--port", type=_port, help="port to listen on (default: a free one)")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    serve.add_argument("--host", default="127.0.0.1", type=_host, help="address to bind (default: 127.0.0.1)")
     _sweep_parser(commands)
     calibrate = commands.add_parser(
         "calibrate", help="fit each model's coefficient and offset on recorded sessions; report the error"
@@ -156,6 +157,7 @@ def make_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("sessions", nargs="+", help="sessions or transcripts with usage, or folders")
     calibrate.add_argument("--test", nargs="+", help="measure on these instead (default: leave one out)")
     calibrate.add_argument("-o", "--output", help="calibration YAML to write (atomically)")
+    calibrate.add_argument("--force", action="store_true", help="replace an existing --output file")
     calibrate.add_argument("--json", action="store_true", help="the report as one JSON object")
     _from_argument(calibrate)
     add_diff_parser(commands)
@@ -221,6 +223,41 @@ def _html_refused(path: str) -> str | None:
     return problem
 
 
+# the arguments naming files a command reads, and those naming files it writes
+READ_ARGS = ("session", "sessions", "a", "b", "file", "cases", "test", "policy", "policy_a", "policy_b",
+             "fences", "prices", "calibration", "tools", "system_prompt")  # fmt: skip
+WRITE_ARGS = ("html", "output", "out")
+
+
+def _writes_over_an_input(args: argparse.Namespace) -> str | None:
+    """Why an output of the command would replace a file the same command reads (a policy given as
+    `--policy` and as `--html`, a sweep's summary named like its session), or None."""
+    reads = [Path(value) for name in READ_ARGS for value in _listed(getattr(args, name, None))]
+    writes = [Path(value) for name in WRITE_ARGS for value in _listed(getattr(args, name, None))]
+    writes = [path for path in writes if str(path) != "-"]
+    if args.command == "sweep" and getattr(args, "out", None):
+        from playground.app.sweep import summary_path
+
+        summary = summary_path(args.out)
+        problem = output_kind_problem(summary)
+        if problem is not None:  # written after the whole sweep: said before it
+            return f"{summary} (the sweep's summary): {problem}"
+        writes.append(summary)
+    for written in writes:
+        for read in reads:
+            if written.is_file() and read.exists() and os.path.samefile(written, read):
+                return f"{written}: refusing to write over {read}, which this command reads"
+    if args.command == "calibrate" and args.output and Path(args.output).exists() and not args.force:
+        return f"{args.output}: already exists; pass --force to replace it"
+    return None
+
+
+def _listed(value: object) -> list[str]:
+    if isinstance(value, str) and value:
+        return [value]
+    return [v for v in value if isinstance(v, str) and v] if isinstance(value, list) else []
+
+
 def _whole(low: int, high: int | None, reason: str) -> Callable[[str], int]:
     """An argparse type: a whole number from `low` to `high`, else `reason` and the number given."""
 
@@ -243,6 +280,13 @@ _port = _whole(0, 65535, "a port is 0 to 65535")
 def _path(text: str) -> str:
     if not text:
         raise argparse.ArgumentTypeError("an empty path")
+    return text
+
+
+def _host(text: str) -> str:
+    """An address to bind; an empty one (a script's unset variable) would bind every interface."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty host (give 0.0.0.0 to listen on every interface)")
     return text
 
 
@@ -281,6 +325,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         refused = _html_refused(args.html) if getattr(args, "html", None) else None
         if refused is not None:  # the page is written after the whole build, replay or diff: say it first
             print(f"error: {printable(args.html)}: {refused}", file=sys.stderr)
+            return 2
+        over = _writes_over_an_input(args)
+        if over is not None:  # an output is written after the work: say it before, and never over an input
+            print(f"error: {printable(over)}", file=sys.stderr)
             return 2
         return run_guarded(SUBCOMMANDS[args.command], args)
     if args_list and args_list[0] in ("-h", "--help"):

@@ -16,7 +16,7 @@ INSTALL_HINT = "pip install 'linn-playground[serve]'"
 
 
 def free_port(host: str) -> int:
-    with socket.socket() as sock:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
         sock.bind((host, 0))
         return sock.getsockname()[1]
 
@@ -48,7 +48,8 @@ def serve(command: str, *, host: str, port: int | None, title: str) -> int:
     except ImportError:
         print(f"error: serve needs textual-serve; install it with: {INSTALL_HINT}", file=sys.stderr)
         return 2
-    chosen = port if port is not None else free_port(host)
-    print(f"linn-playground: serving on http://{host}:{chosen}/ (Ctrl+C stops)", flush=True)
+    chosen = port if port else free_port(host)  # 0 asks for any free port: one is chosen here, to print it
+    shown = f"[{host}]" if ":" in host else host  # an IPv6 address goes in brackets in a URL
+    print(f"linn-playground: serving on http://{shown}:{chosen}/ (Ctrl+C stops)", flush=True)
     Server(command, host=host, port=chosen, title=title).serve()
     return 0

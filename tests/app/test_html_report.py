@@ -65,7 +65,8 @@ def test_build_html_writes_a_file_and_never_the_session(tmp_path, capsys):
     assert "<title>" in page and page.count("<rect ") == 13 and "history_summary" in page
     before = session.read_bytes()
     assert main(["replay", str(session), "--html", str(session)]) == 2
-    assert "refusing to overwrite a protected file" in capsys.readouterr().err
+    said = f"error: {session}: refusing to write over {session}, which this command reads\n"
+    assert capsys.readouterr().err == said
     assert session.read_bytes() == before
 
 

@@ -78,6 +78,9 @@ steps:
     assert run.update(view) is True and run.complete
 
 
+STEP = "{instruction: a, check: {summarization: none}}"
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -96,6 +99,14 @@ steps:
         ("title: T\nsteps:\n  - {instruction: a, check: !!python/object/apply:os.system [ls]}",
          "x.yaml:3: unsafe or unknown YAML tag"),
         ("title: T\nsteps: [", "x.yaml:2: bad YAML"),
+        # the layers a lesson applies are checked as a policy file is (L crashed the TUI on these)
+        (f"title: T\nstart: {{budget: {{maxTokens: -5}}}}\nsteps: [{STEP}]",
+         "x.yaml: start.budget.maxTokens: -5 must be greater than 0"),
+        (f"title: T\nstart: {{budjet: {{maxTokens: 5000}}}}\nsteps: [{STEP}]",
+         "x.yaml: start.budjet: unknown policy group; did you mean `budget`?"),
+        ("title: T\nsteps: [{instruction: a, check: {summarization: none}, "
+         "answer: {budget: {maxTokenz: 1}}}]",
+         "x.yaml: steps[0].answer.budget.maxTokenz: unknown key; did you mean `maxTokens`?"),
     ],
 )
 def test_bad_lessons_name_file_and_field(text, message):

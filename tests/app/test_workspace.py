@@ -131,6 +131,24 @@ def test_exports_load_back_equal(ws: Workspace, tmp_path: Path) -> None:
         ws.export("policy-full", ws.inputs.session.path)
 
 
+def test_no_export_writes_over_the_policy_or_fences_file_the_session_was_opened_with(tmp_path: Path) -> None:
+    # the TUI's export screen (and `serve`'s) wrote the policy over the opened fences file and back
+    policy, fences = tmp_path / "opened.policy.yaml", tmp_path / "opened.fences.yaml"
+    policy.write_text((SAMPLES_DIR / "tight_budget.policy.yaml").read_text(encoding="utf-8"))
+    fences.write_text((SAMPLES_DIR / "fences_showcase.fences.yaml").read_text(encoding="utf-8"))
+    before = policy.read_bytes(), fences.read_bytes()
+    ws = Workspace(load_inputs(SAMPLES_DIR / "fences_showcase.jsonl", policy, fences))
+    for kind, path in (("policy-full", fences), ("fences", policy), ("session", policy)):
+        with pytest.raises(PolicyFileError, match="refusing to overwrite a protected file"):
+            ws.export(kind, path)
+    loaded = tmp_path / "loaded.policy.yaml"
+    loaded.write_text("budget: {maxTokens: 30000}\n")
+    ws.load_policy_file(loaded)
+    with pytest.raises(PolicyFileError, match="refusing to overwrite a protected file"):
+        ws.export("fences", loaded)
+    assert (policy.read_bytes(), fences.read_bytes()) == before
+
+
 def test_a_bundled_sample_exports_to_the_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -99,3 +99,15 @@ def test_a_task_folder_with_a_value_of_the_wrong_type_is_one_line(tmp_path, caps
         f"error: {task}: read as cline, a value has a type the format does not have "
         "(AttributeError: 'list' object has no attribute 'strip'); nothing was read"
     )
+
+
+def test_a_sweeps_summary_never_replaces_the_session_it_sweeps(tmp_path, capsys):
+    session = tmp_path / "r.summary.jsonl"  # the summary of `--out r.jsonl` would be written here
+    shutil.copy(Path(__file__).resolve().parents[2] / "sample_sessions" / "short_chat.jsonl", session)
+    before = session.read_bytes()
+    out = tmp_path / "r.jsonl"
+    assert main(["sweep", str(session), "--vary", "budget.maxTokens=20000", "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {session}: refusing to write over {session}, which this command reads"
+    )
+    assert session.read_bytes() == before and not out.exists()

@@ -90,7 +90,10 @@ def test_calibrate_fits_writes_and_reports_on_other_sessions(recorded, tmp_path,
     assert 990 < report["models"]["m"]["offset"] < 1010
     assert out.read_text().startswith("kind: linn-calibration")
     assert main(["calibrate", str(recorded), "-o", str(recorded)]) == 2  # never over a session
-    assert "refusing to overwrite a protected file" in capsys.readouterr().err
+    assert capsys.readouterr().err.endswith(f"refusing to write over {recorded}, which this command reads\n")
+    assert main(["calibrate", str(recorded), "-o", str(out)]) == 2  # nor over another file without --force
+    assert capsys.readouterr().err == f"error: {out}: already exists; pass --force to replace it\n"
+    assert main(["calibrate", str(recorded), "-o", str(out), "--force"]) == 0
 
 
 @needs_shared

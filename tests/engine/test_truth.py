@@ -156,6 +156,18 @@ def test_a_calibration_file_reads_back_and_bad_ones_say_where(tmp_path) -> None:
         assert message in str(raised.value)
 
 
+def test_calibration_sums_past_one_calls_bound_load_and_typos_are_named(tmp_path) -> None:
+    path = tmp_path / "cal.yaml"
+    fit = ModelFit(1.0428, 41000, 237, 16_935_114, 17_660_909)
+    path.write_text(Calibration({"claude-*": fit}).to_yaml())
+    assert load_calibration(path).models["claude-*"] == fit
+    typo = "kind: linn-calibration\nversion: 1\nmodels:\n  m:\n    coefficient: 1.1\n    ofset: 40\n"
+    path.write_text(typo)
+    with pytest.raises(InputError) as raised:
+        load_calibration(path)
+    assert str(raised.value).endswith("cal.yaml:6: models.m.ofset: unknown key; did you mean `offset`?")
+
+
 def test_a_recorded_session_is_priced_per_call_as_recorded() -> None:
     messages = session()
     run = recorded_run(messages)
