@@ -43,6 +43,10 @@ def flatten_blocks(blocks: list[Any]) -> tuple[str, dict[str, Any]]:
         elif kind == "image":  # a placeholder with its size, so its tokens can be estimated
             images.append(image_note(block.get("source")))
             texts.append(image_placeholder(images[-1]))
+        elif kind == "tool_reference" and isinstance(block.get("tool_name"), str):
+            # a tool search's answer: the API puts the tool's definition there, which the file does not hold
+            texts.append(f"[tool definition loaded: {block['tool_name']}]")
+            other.append(unmapped_note(block))
         else:
             other.append(unmapped_note(block))
     notes: dict[str, Any] = {}

@@ -61,15 +61,17 @@ def _hook_context(attachment: dict[str, Any]) -> str | None:
     event = attachment.get("hookEvent") or str(attachment.get("hookName") or "").split(":")[0]
     if event not in CONTEXT_HOOKS:
         return None
-    output = attachment.get("content") or attachment.get("stdout")
+    # `content` is what Claude Code added (empty when the hook's JSON answer added nothing); files written
+    # before it had the field hold only the hook's `stdout`
+    output = attachment["content"] if "content" in attachment else attachment.get("stdout")
     if isinstance(output, str) and output.lstrip().startswith("{"):
         try:
             answer = json.loads(output)
         except ValueError:
             answer = None
-        specific = answer.get("hookSpecificOutput") if isinstance(answer, dict) else None
-        if isinstance(specific, dict):
-            return _text(specific.get("additionalContext")) or None
+        if isinstance(answer, dict):  # it adds its additionalContext only: a systemMessage is the user's
+            specific = answer.get("hookSpecificOutput")
+            return (_text(specific.get("additionalContext")) or None) if isinstance(specific, dict) else None
     return _text(output) or None
 
 

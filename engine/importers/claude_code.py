@@ -7,6 +7,7 @@ tool may already answer before the next block of the same message is written; su
 into one turn (see `AssistantTurn`).
 
 Decisions:
+- `custom-title` (the user's `/rename`) and `ai-title` lines name the session: its title, the user's first.
 - `type: summary` lines are session titles for the resume list, not compactions (and Claude Code often
   copies other sessions' titles into a file), so they only supply `ImportResult.title` when their
   `leafUuid` is in this file. A compaction is the user line flagged `isCompactSummary`; it becomes a
@@ -84,6 +85,8 @@ LOGLINES_KEY, LOGLINES_LOOK = '"loglines"', 256  # a web session's log: the key,
 
 # what `claude_stream` leaves of a stream-json run's own lines (init, result, partial events): counted
 STREAM_BOOKKEEPING = "stream:"
+NAMED_TITLES = {"custom-title": "customTitle", "ai-title": "aiTitle"}  # line type -> its title's field
+ITERATION_COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
 def import_claude_code(text: str, path: str = "<text>", conversation: int | None = None) -> ImportResult:
@@ -223,6 +226,7 @@ class _Reader:
         self.turn: AssistantTurn | None = None
         self.tool_names: dict[str, str] = {}
         self.titles: list[tuple[str, Any]] = []
+        self.named: dict[str, str] = {}  # the latest `custom-title` and `ai-title` lines' titles
         self.uuids: set[str] = set()
         self.compact_metadata: dict[str, Any] | None = None
         self.boundary: tuple[int, dict[str, Any]] | None = None  # a compact_boundary awaiting its summary
@@ -241,9 +245,8 @@ class _Reader:
             self.out.problem(number, "line without a 'type'" if kind is None else "'type' is not a string")
         elif kind == "summary" and self.boundary is not None and _is_compaction_summary(entry):
             self._compact_summary(number, entry, _summary_blocks(entry))
-        elif kind == "summary":
-            self.titles.append((str(entry.get("summary") or ""), entry.get("leafUuid")))
-            self.out.skip("session_title", number)
+        elif kind == "summary" or kind in NAMED_TITLES:
+            self._title(number, kind, entry)
         elif kind == "system":
             self._system(number, entry)
         elif kind == "attachment" and isinstance(entry.get("attachment"), dict):
@@ -451,6 +454,7 @@ class _Reader:
             end = self.call_ends.get(key)
             if usage is None:
                 continue
+            self._earlier_iterations(number, raw, key)
             if end is None:
                 self.out.other_call(usage, number, "a call whose reply was left out")
                 continue
@@ -461,6 +465,20 @@ class _Reader:
                 usage = self.out.usage(number, anthropic_usage(raw, model, key))
                 if usage is not None:
                     self.out.other_call(usage, number, why)
+
+    def _earlier_iterations(self, number: int, raw: Any, key: str) -> None:
+        """A request the API ran more than once (`usage.iterations`: a model fallback after a refusal)
+        reports its last run at the top level; each earlier run was billed too, under its own model."""
+        runs = raw.get("iterations") if isinstance(raw, dict) else None
+        if not isinstance(runs, list) or len(runs) < 2 or not isinstance(runs[-1], dict):
+            return
+        if any(raw.get(count) != runs[-1].get(count) for count in ITERATION_COUNTS):
+            return  # the top level is not the last run's alone: what it holds is not known here
+        for run in runs[:-1]:
+            model = run.get("model") if isinstance(run, dict) and isinstance(run.get("model"), str) else None
+            usage = self.out.usage(number, anthropic_usage(run, model, key))
+            if usage is not None:
+                self.out.other_call(usage, number, "an earlier run of the same request (a model fallback)")
 
     def _note_session(self, entry: dict[str, Any]) -> None:
         for key in SESSION_KEYS:
@@ -483,14 +501,25 @@ class _Reader:
         ms = iso_to_ms(entry.get("timestamp"))
         return number if ms is None else ms
 
+    def _title(self, number: int, kind: str, entry: dict[str, Any]) -> None:
+        """A title line: a `summary` (the resume list's, for the leaf it names), or the name the user gave
+        the session (`custom-title`) or Claude Code gave it (`ai-title`), which wins."""
+        if kind == "summary":
+            self.titles.append((str(entry.get("summary") or ""), entry.get("leafUuid")))
+            self.out.skip("session_title", number)
+            return
+        named = entry.get(NAMED_TITLES[kind])
+        if isinstance(named, str) and named.strip():
+            self.named[kind] = named.strip()
+        self.out.skip(kind, number)
+
     def finish(self, conversations: int = 1) -> ImportResult:
         self._missing_summary()
         self._close_turn()
         self._attach_usage()
         own = [summary for summary, leaf in self.titles if summary and leaf in self.uuids]
-        return self.out.result(
-            FORMAT, title=own[-1] if own else None, session=self.session, conversations=conversations
-        )
+        title = self.named.get("custom-title") or self.named.get("ai-title") or (own[-1] if own else None)
+        return self.out.result(FORMAT, title=title, session=self.session, conversations=conversations)
 
 
 def _is_compaction_summary(entry: dict[str, Any]) -> bool:

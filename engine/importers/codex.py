@@ -119,6 +119,9 @@ def _request(text: str) -> str:
 
 
 ENCRYPTED_COMPACTION = ("compaction", "compaction_summary")  # a replacement history's last item, when remote
+# how Codex opens the summary of a local compaction (codex-rs `compact.rs` SUMMARY_PREFIX)
+SUMMARY_PREFIX = "Another language model started to solve this problem and produced a summary"
+UNSEEN_SUMMARY = "[compaction: no summary in the transcript]"
 
 
 class _Rollout:
@@ -129,6 +132,7 @@ class _Rollout:
         self.session: dict[str, Any] = {}
         self.model: str | None = None
         self.last_total: Any = None
+        self.instructions: str | None = None  # the last session_meta's, taken as the system prompt
 
     def line(self, number: int, entry: dict[str, Any]) -> None:
         kind, payload = entry.get("type"), entry["payload"]
@@ -159,8 +163,13 @@ class _Rollout:
                 self.session[key] = payload[key]
         base = payload.get("base_instructions")
         instructions = payload.get("instructions") or (base.get("text") if isinstance(base, dict) else base)
-        if isinstance(instructions, str) and instructions.strip():
-            self.converter.system(instructions, number, ts, {"field": "session_meta.instructions"})
+        if not isinstance(instructions, str) or not instructions.strip():
+            return
+        if instructions == self.instructions:  # Codex Desktop writes session_meta again at every turn
+            self.out.skip("session_meta repeating the session's instructions (not sent again)", number)
+            return
+        self.instructions = instructions
+        self.converter.system(instructions, number, ts, {"field": "session_meta.instructions"})
 
     def _token_count(self, payload: dict[str, Any], number: int) -> None:
         info = payload.get("info")
@@ -195,7 +204,11 @@ class _Rollout:
             encrypted = sealed.get("encrypted_content")
             size = len(encrypted) if isinstance(encrypted, str) else 0
             summary = f"[encrypted compaction summary: {size} characters the transcript cannot show]"
-        elif not summary and user_texts:
+        elif not summary and user_texts and user_texts[-1].lstrip().startswith(SUMMARY_PREFIX):
             summary = user_texts.pop()  # a local compaction: Codex puts the summary last, as a user message
+        elif not summary:
+            # 0.140-0.142 windows: the history ends on the user's own last prompt (echoed earlier, no
+            # prefix) and no summary item; every listed user message is retained
+            summary = UNSEEN_SUMMARY
         source = {"line": number, "type": "compacted", "replacementHistoryItems": len(history)}
         self.converter.compaction(summary, set(user_texts), number, ts, source)

@@ -22,9 +22,10 @@ events of github/copilot-sdk (nodejs/src/generated/session-events.ts):
 - events of a sub-agent (`agentId`, or `parentToolCallId` in `data`) are its own conversation: left out
   and counted, their `assistant.usage` kept as other billed calls;
 - `session.shutdown` (written each time the CLI leaves the session, so a resumed session has several):
-  its `modelMetrics` per model (`requests.count`, `usage` counts) are summed into `session.modelMetrics`,
-  the session's only usage on disk: `assistant.usage` is ephemeral (copilot-sdk types it
-  `ephemeral: true`), seen in a `-p` run's stream or an SDK client, not in `events.jsonl`;
+  its `modelMetrics` per model (`requests.count`, `usage` counts) are summed into `session.modelMetrics`
+  (a session of one call takes them as that call's usage), the session's only usage on disk:
+  `assistant.usage` is ephemeral (copilot-sdk types it `ephemeral: true`), seen in a `-p` run's stream or
+  an SDK client, not in `events.jsonl`;
 - everything else (turn starts and ends, tool starts and progress, hooks, infos, title changes, deltas)
   is the timeline's: counted by type under "left out".
 A session folder opens by its root (`events.jsonl` beside `workspace.yaml`). `copilot -p --output-format
@@ -54,6 +55,7 @@ from engine.usage import openai_usage
 
 FORMAT = "copilot-cli"
 EVENTS = "events.jsonl"
+ONE_WORD_TYPES = frozenset({"abort"})  # event types without an area (copilot-sdk session-events.ts)
 MODEL_TYPES = Names(
     {
         "user.message",
@@ -68,11 +70,13 @@ MODEL_TYPES = Names(
 
 
 def _is_event(item: Any) -> bool:
+    """An event envelope; most types are `<area>.<event>`, a few are one word (`abort`: the user stopped
+    a turn)."""
     return (
         isinstance(item, dict)
         and isinstance(item.get("type"), str)
         and isinstance(item.get("data"), dict)
-        and "." in item["type"]
+        and ("." in item["type"] or item["type"] in ONE_WORD_TYPES)
         and ("id" in item or "timestamp" in item)
     )
 
@@ -107,6 +111,7 @@ def import_copilot_cli(text: str, path: str = "<text>", conversation: int | None
             reader.out.problem(number, "not a session event (no 'type' and 'data' object)")
         else:
             reader.event(number, item)
+    reader.one_call_totals()
     return reader.out.result(FORMAT, session=reader.session, title=reader.title)
 
 
@@ -118,6 +123,7 @@ class _Reader:
         self.calls: dict[str, int] = {}  # apiCallId → index of the last message of that call
         self.reasoned: set[str] = set()  # ids of the assistant.message events whose reasoningText was taken
         self.seen_user = False
+        self.system_prompt: str | None = None  # the first system.message's text
         self.title: str | None = None  # the first prompt as typed (the sent text has the CLI's wrapping)
         self.summaries = -1
 
@@ -131,9 +137,14 @@ class _Reader:
             self.out.skip(kind, number)
         elif kind == "user.message":
             self._user(number, event, data)
+        elif kind == "system.message" and str(data.get("content") or "") == self.system_prompt:
+            # written again for each interaction: the same prompt sent in its place, not added to it
+            self.out.skip("system.message repeating the system prompt", number)
         elif kind == "system.message":
             type_ = "context_injection" if self.seen_user else "system_prompt"
             self._add(number, event, "system", type_, str(data.get("content") or ""))
+            if type_ == "system_prompt":
+                self.system_prompt = str(data.get("content") or "")
         elif kind == "assistant.reasoning" and event.get("parentId") in self.reasoned:
             self.out.skip("assistant.reasoning repeating its message's reasoningText", number)
         elif kind == "assistant.reasoning":
@@ -162,6 +173,25 @@ class _Reader:
             self.session.setdefault("model", data["model"])
         elif kind == "session.shutdown":
             self._shutdown(data)
+
+    def one_call_totals(self) -> None:
+        """A session of one model call whose usage no event kept (`assistant.usage` is ephemeral): the
+        shutdown's totals are that call's counts."""
+        metrics = self.session.get("modelMetrics") or {}
+        messages = self.out.messages
+        if len(metrics) != 1 or self.out.other_calls or any(m.meta("usage") for m in messages):
+            return
+        ((model, counts),) = metrics.items()
+        if counts.get("requests") != 1:
+            return
+        usage = self.out.usage(None, _usage({**counts, "model": model}))
+        replies = [i for i, m in enumerate(messages) if m.role == "assistant" and m.type != "thought"]
+        if usage is None:
+            return
+        if len(replies) == 1:
+            messages[replies[0]] = with_usage(messages[replies[0]], usage)
+        else:  # its reply was empty (reasoning only): the call was billed all the same
+            self.out.other_call(usage, None, "the session's one call, whose reply holds no message")
 
     def _shutdown(self, data: dict[str, Any]) -> None:
         metrics = data.get("modelMetrics")

@@ -154,3 +154,40 @@ def test_a_prompt_run_without_session_start_takes_its_model_from_tools_updated()
     result = import_text("\n".join(json.dumps(e) for e in events), name="events.jsonl")
     assert result.format == "copilot-cli" and result.session["model"] == "gpt-5.4"
     assert [m.type for m in result.messages] == ["user_input", "final_answer"]
+
+
+def test_an_abort_is_an_event_and_a_repeated_system_message_is_not_added_again() -> None:
+    # Copilot CLI 1.0.64: `abort` (the user stopped a turn) has no area in its type; the system prompt is
+    # written again for each interaction, the same prompt sent in its place
+    prompt = {"type": "system.message", "data": {"role": "system", "content": "You are Copilot."}}
+    events = [
+        {**prompt, "id": "e0"},
+        {"type": "user.message", "data": {"content": "first"}, "id": "e1"},
+        {"type": "assistant.turn_start", "data": {"turnId": "1"}, "id": "e2"},
+        {"type": "abort", "data": {"reason": "user_initiated"}, "id": "e3"},
+        {**prompt, "id": "e4"},
+        {"type": "user.message", "data": {"content": "sorry, wrong chat"}, "id": "e5"},
+    ]
+    result = import_text("\n".join(json.dumps(e) for e in events), name="events.jsonl")
+    assert result.problems == []
+    assert [m.type for m in result.messages] == ["system_prompt", "user_input", "user_input"]
+    assert result.skipped_lines["abort"] == [4]
+    assert result.skipped_lines["system.message repeating the system prompt"] == [5]
+
+
+def test_a_one_call_sessions_shutdown_totals_are_that_calls_usage() -> None:
+    # Copilot CLI 1.0.68 (a real session's counts): one request, its assistant.usage not kept on disk
+    metrics = {"gpt-5.4-mini": {"requests": {"count": 1, "cost": 0.33},
+                                "usage": {"inputTokens": 15517, "outputTokens": 45, "cacheReadTokens": 0,
+                                          "cacheWriteTokens": 0, "reasoningTokens": 30}}}  # fmt: skip
+    events = [
+        {"type": "session.start", "id": "e0", "data": {"sessionId": "s", "copilotVersion": "1.0.68"}},
+        {"type": "user.message", "id": "e1", "data": {"content": "hello"}},
+        {"type": "assistant.message", "id": "e2", "data": {"content": "hi", "toolRequests": []}},
+        {"type": "session.shutdown", "id": "e3", "data": {"modelMetrics": metrics}},
+    ]
+    result = import_text("\n".join(json.dumps(e) for e in events), name="events.jsonl")
+    usage = result.messages[-1].meta("usage")
+    assert (usage["model"], usage["promptTokens"], usage["outputTokens"]) == ("gpt-5.4-mini", 15517, 45)
+    two = [*events[:3], events[2], events[3]]  # two replies, one request counted: nothing is guessed
+    assert not any(m.meta("usage") for m in import_text("\n".join(json.dumps(e) for e in two)).messages)

@@ -474,6 +474,75 @@ def test_session_start_hook_output_is_context_the_model_received():
     assert result.skipped_lines == {"attachment hook_success (not sent to the model)": [2]}
 
 
+def test_a_hooks_json_answer_for_the_user_only_adds_nothing_to_the_context():
+    # Claude Code 2.1.181+: a SessionStart hook answering `{"systemMessage": ...}` shows it to the user;
+    # `content` (what entered the context) is empty, while `stdout` holds the JSON
+    said = json.dumps({"systemMessage": "Entire CLI will link this conversation to your next commit."})
+    shown = {"type": "hook_success", "hookName": "SessionStart:startup", "hookEvent": "SessionStart",
+             "content": "", "stdout": said + "\n"}  # fmt: skip
+    plain = {"type": "hook_success", "hookName": "SessionStart:startup", "hookEvent": "SessionStart",
+             "content": "caveman mode on", "stdout": "caveman mode on\n"}  # fmt: skip
+    lines = _lines(
+        _claude("attachment", 0, attachment=shown),
+        _claude("attachment", 1, attachment=plain),
+        _claude("user", 2, message={"role": "user", "content": "go"}),
+    )
+    result = import_text(lines)
+    assert [(m.type, m.content) for m in result.messages] == [
+        ("user_input", "caveman mode on"),
+        ("user_input", "go"),
+    ]
+
+
+def test_the_name_a_session_was_given_is_its_title():
+    # Claude Code 2.1.2xx: `/rename` writes custom-title lines (the latest wins), Claude Code ai-title ones
+    lines = [
+        _claude("user", 0, message={"role": "user", "content": "Investigate this using fable"}),
+        {"type": "ai-title", "aiTitle": "Fable investigation", "sessionId": "s1"},
+        {"type": "custom-title", "customTitle": "Template injection", "sessionId": "s1"},
+        {"type": "custom-title", "customTitle": "Oh My Posh template injection", "sessionId": "s1"},
+    ]
+    assert import_text(_lines(*lines)).title == "Oh My Posh template injection"
+    assert import_text(_lines(*lines[:2])).title == "Fable investigation"
+    assert import_text(_lines(lines[0])).title == "Investigate this using fable"
+
+
+def test_a_model_fallbacks_refused_run_is_billed_apart():
+    # Claude Code 2.1.217: the API refused on claude-fable-5 and ran the request again on claude-opus-4-8;
+    # the top-level usage is the second run's, `iterations` lists both (counts from the real line)
+    keys = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    first = {**dict(zip(keys, (2, 2, 32238, 21874), strict=True)), "model": "claude-fable-5"}
+    second = {**dict(zip(keys, (2, 136, 54112, 0), strict=True)), "model": "claude-opus-4-8"}
+    usage = {**{k: second[k] for k in keys}, "iterations": [first, second]}
+    text = [{"type": "text", "text": "done"}]
+    reply = {"role": "assistant", "id": "msg_1", "model": "claude-opus-4-8", "content": text, "usage": usage}
+    asked = _claude("user", 0, message={"role": "user", "content": "go"})
+    result = import_text(_lines(asked, _claude("assistant", 1, message=reply)))
+    assert result.messages[-1].meta("usage")["cacheReadTokens"] == 54112
+    (other,) = result.other_calls
+    assert (other["model"], other["cacheWriteTokens"], other["cacheReadTokens"]) == (
+        "claude-fable-5", 21874, 32238,
+    )  # fmt: skip
+    assert other["why"] == "an earlier run of the same request (a model fallback)"
+
+
+def test_a_tool_search_result_names_the_tool_it_loaded():
+    # Claude Code 2.1.2xx ToolSearch: the result is `tool_reference` blocks, which the API expands into the
+    # tool's definition (not in the file): a named placeholder, not an empty result
+    call = {"type": "tool_use", "id": "t1", "name": "ToolSearch", "input": {"query": "select:SendMessage"}}
+    found = {"type": "tool_result", "tool_use_id": "t1",
+             "content": [{"type": "tool_reference", "tool_name": "SendMessage"}]}  # fmt: skip
+    lines = _lines(
+        _claude("user", 0, message={"role": "user", "content": "message the team"}),
+        _claude("assistant", 1, message={"role": "assistant", "id": "m1", "content": [call]}),
+        _claude("user", 2, message={"role": "user", "content": [found]}),
+    )
+    result = import_text(lines)
+    assert result.messages[-1].content == "[tool definition loaded: SendMessage]"
+    reference = {"type": "tool_reference", "tool_name": "SendMessage"}
+    assert result.messages[-1].meta("unmappedBlocks") == [reference]
+
+
 def test_sweep_jobs_carry_from_to_their_worker(tmp_path):
     source = tmp_path / "chat.json"
     chat = [

@@ -143,7 +143,8 @@ def test_codex_rollouts_before_the_envelope_and_the_typescript_clis_json_are_cod
 
 def test_codex_compaction_replaces_all_but_the_user_messages_it_keeps() -> None:
     kept_user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "second"}]}
-    summary_item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "SUMMARY"}]}
+    said = "Another language model started to solve this problem and produced a summary.\nSUMMARY"
+    summary_item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": said}]}
     text = rollout(
         user("first"),
         say("one"),
@@ -154,7 +155,7 @@ def test_codex_compaction_replaces_all_but_the_user_messages_it_keeps() -> None:
     )
     result = import_text(text)
     summary = next(m for m in result.messages if m.type == "history_summary")
-    assert summary.content == "SUMMARY"
+    assert summary.content == said
     assert summary.meta("replacedMessageIds") == ["cx-1", "cx-2", "cx-4"]  # ids name rollout lines
     assert summary.meta("source") == {"line": 5, "type": "compacted", "replacementHistoryItems": 2}
     built = build_context(result.messages, define_context_policy({}))
@@ -905,3 +906,26 @@ def test_a_format_named_for_text_of_another_shape_is_refused_by_name(fmt, key) -
     assert str(refused.value) == (
         f"export.json: not in the {fmt} format (read as {fmt}, it stopped at KeyError: {key})"
     )
+
+
+def test_codex_window_compaction_ending_on_the_users_prompt_keeps_it() -> None:
+    # Codex 0.140-0.142 (a real 0.142.3 rollout): `message` empty, no compaction item, and the history's last
+    # user message is the user's own prompt (echoed before, no summary prefix): it stays in the context
+    prompt = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "second"}]}
+    compacted = {"message": "", "replacement_history": [prompt], "window_number": 1, "window_id": "w1"}
+    lines = (user("first"), say("one"), user("second"), ("compacted", compacted), say("two"))
+    result = import_text(rollout(*lines))
+    summary = next(m for m in result.messages if m.type == "history_summary")
+    assert summary.content == "[compaction: no summary in the transcript]"
+    built = build_context(result.messages, define_context_policy({}))
+    assert [m.content for m in built.messages if m.type == "user_input"] == ["second"]
+
+
+def test_codex_desktop_session_meta_repeated_each_turn_is_not_a_message() -> None:
+    # Codex Desktop writes session_meta (same id, same instructions) again after every prompt
+    meta = ("session_meta", {"id": "r1", "instructions": "You are Codex."})
+    result = import_text(rollout(meta, user("first"), say("one"), meta, user("second"), say("two")))
+    assert [m.type for m in result.messages] == [
+        "system_prompt", "user_input", "final_answer", "user_input", "final_answer",
+    ]  # fmt: skip
+    assert result.skipped_lines["session_meta repeating the session's instructions (not sent again)"] == [4]
