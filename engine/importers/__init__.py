@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.importers._common import EmptyImportError, ImportResult, Problem, UnknownFormatError
+from engine.importers._json import READING_LINE
 from engine.importers.aider import detect_aider, import_aider
 from engine.importers.anthropic_messages import import_anthropic
 from engine.importers.archives import WHOLE_READ_BYTES
@@ -302,10 +303,14 @@ def import_large(path: Path, fmt: str | None, conversation: int | None) -> Impor
     importer = find(chosen) if chosen else None
     if importer is None or importer.read_file is None:
         return None
+    READING_LINE.set(None)
     try:
         result = importer.read_file(path, conversation)
-    except READ_ERRORS as error:  # read a line at a time, it cannot be read again without the line
-        raise ValueError(refusal(str(path), importer.name, error, "nothing was read")) from None
+    except READ_ERRORS as error:  # read a line at a time, it is not read again without the line
+        line = READING_LINE.get()
+        what = "nothing was read (a file this large is read a line at a time: fix or remove that line)"
+        where = f"{path}:{line}" if line is not None else str(path)
+        raise ValueError(refusal(where, importer.name, error, what)) from None
     others = [c.importer.name for c in (found or []) if c.importer.name != importer.name]
     result.runner_up = others[0] if others else None
     if not result.messages:
@@ -344,6 +349,7 @@ def import_text(
             "replay; in Python engine.load_session), no import needed"
         )
     importer = find(fmt)
+    READING_LINE.set(None)  # where a JSON Lines reader stops, should it stop on a value (bad_lines)
     try:
         result = importer.read(text, name, conversation)
     except READ_ERRORS as error:

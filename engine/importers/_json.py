@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,9 @@ from engine.safe_input import (
     decode_json,
     where_json_failed,
 )
+
+# the line an importer reading JSON Lines was last handed: where it stopped, when it stops on a value
+READING_LINE: ContextVar[int | None] = ContextVar("reading_line", default=None)
 
 
 def iter_jsonl(text: str) -> Iterator[tuple[int, Any, str | None]]:
@@ -33,6 +37,7 @@ def iter_jsonl(text: str) -> Iterator[tuple[int, Any, str | None]]:
         line = text[start:end].removeprefix("\ufeff")  # a BOM left inside by joining UTF-8 files
         start = end + 1
         if line.strip():
+            READING_LINE.set(number)
             yield (number, *_line_value(line))
 
 
@@ -48,6 +53,7 @@ def iter_jsonl_file(path: Path) -> Iterator[tuple[int, Any, str | None]]:
             except UnicodeDecodeError as exc:
                 yield number, None, f"invalid UTF-8 at byte {exc.start}"
                 continue
+            READING_LINE.set(number)
             yield (number, *_line_value(text))
 
 

@@ -1,10 +1,12 @@
 """A transcript whose format an importer claims, but one of whose values has a type that format never writes
 (a `content` that is a number, an id that is a list): the importer stops at it with a TypeError or the like.
 
-What is wrong costs only itself: in a JSON Lines transcript the line the importer stops at is found by
-reading ever shorter starts of the file (an importer reads its lines in order, so the shortest start it
-stops on ends with that line), left out as a problem naming its line, and the rest read again. A transcript
-that is one JSON document has no line to leave out: it is refused in one line naming the format.
+What is wrong costs only itself: in a JSON Lines transcript the line the importer stops at is left out as a
+problem naming its line, and the rest read again. That line is the one the importer was handed last
+(`READING_LINE`: one read checks it, the next stopping further on), else it is found by reading ever
+shorter starts of the file (an importer reads its lines in order, so the shortest start it stops on ends
+with that line). A transcript that is one JSON document has no line to leave out: it is refused in one line
+naming the format.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 from collections.abc import Callable
 
 from engine.importers._common import ImportResult, Problem
+from engine.importers._json import READING_LINE
 
 # what an importer raises on a value of a type its format does not have
 READ_ERRORS = (KeyError, TypeError, AttributeError, IndexError)
@@ -33,23 +36,46 @@ def read_around_bad_lines(read: Read, text: str, name: str, fmt: str, error: Bas
     if not _json_lines(lines):
         raise ValueError(refusal(name, fmt, error, "the file is one document: nothing was read")) from None
     left_out: list[tuple[int, BaseException]] = []
+    stopped_at = READING_LINE.get()
     while len(left_out) < MAX_BAD_LINES:
-        culprit = _first_failing_line(read, lines)
-        if culprit is None:  # stops only on the whole text: no line of its own to leave out
-            break
-        left_out.append((culprit + 1, error))
-        lines[culprit] = ""  # blank, so every other line keeps its number
+        culprit = _line_read_last(lines, stopped_at, left_out)
+        guessed = culprit is not None
+        if culprit is None:
+            culprit = _first_failing_line(read, lines)
+            if culprit is None:  # stops only on the whole text: no line of its own to leave out
+                break
+        written, lines[culprit] = lines[culprit], ""  # blank, so every other line keeps its number
+        READING_LINE.set(None)
         try:
             result = read("\n".join(lines))
         except READ_ERRORS as again:
+            stopped_at = READING_LINE.get()
+            if guessed and (stopped_at is None or stopped_at <= culprit + 1):
+                lines[culprit], stopped_at = written, None  # it stopped there again: not that line's fault
+                continue
+            left_out.append((culprit + 1, error))
             error = again
             continue
+        left_out.append((culprit + 1, error))
         for line, stopped in left_out:
             reason = f"a value of a type the {fmt} format does not have ({what_stopped(stopped)}); left out"
             result.problems.append(Problem(name, line, reason))
         result.problems.sort(key=lambda problem: problem.line or 0)
         return result
     raise ValueError(refusal(name, fmt, error, "nothing was read")) from None
+
+
+def _line_read_last(
+    lines: list[str], stopped_at: int | None, left_out: list[tuple[int, BaseException]]
+) -> int | None:
+    """The index of the line the importer was reading when it stopped (an importer stops on the line it
+    reads: one read to check it instead of a bisection), or None when that is not known or not past the
+    line last left out."""
+    if stopped_at is None or not 1 <= stopped_at <= len(lines) or not lines[stopped_at - 1].strip():
+        return None
+    if left_out and stopped_at <= left_out[-1][0]:
+        return None
+    return stopped_at - 1
 
 
 def _first_failing_line(read: Read, lines: list[str]) -> int | None:

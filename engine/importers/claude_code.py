@@ -56,6 +56,7 @@ from engine.importers._common import (
     summary_metadata,
     with_usage,
 )
+from engine.importers._json import READING_LINE
 from engine.importers.claude_attachments import attachment_text
 from engine.importers.claude_branches import select, subagent_files
 from engine.messages import AiMessage
@@ -238,6 +239,7 @@ class _Reader:
 
     # -- dispatch ---------------------------------------------------------------------------------
     def read(self, number: int, entry: dict[str, Any]) -> None:
+        READING_LINE.set(number)  # entries are read in the tree's order, after every line was parsed
         kind = entry.get("type")
         if isinstance(entry.get("uuid"), str):
             self.uuids.add(entry["uuid"])

@@ -35,6 +35,7 @@ from engine.importers._common import (
     iter_jsonl,
     summary_metadata,
 )
+from engine.importers._json import READING_LINE
 from engine.importers.registry import Sniff
 from engine.messages import AiMessage
 from engine.usage import anthropic_usage
@@ -137,6 +138,7 @@ class _Converter:
                 self.out.other_call(billed, number, "a call on another branch")
 
     def entry(self, number: int, entry: dict[str, Any]) -> None:
+        READING_LINE.set(number)  # entries are read along the live branch, after every line was parsed
         kind = entry.get("type")
         base = entry["id"] if isinstance(entry.get("id"), str) else f"pi-{number}"
         timestamp = iso_to_ms(entry.get("timestamp")) or number

@@ -1,0 +1,54 @@
+"""A transcript line holding a value of a type its format never writes: left out by name, the rest read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import engine.importers as importers
+from engine.importers import import_file, import_text
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "real-sessions"
+PI = DATA / "pi" / "v3-branch-compaction.jsonl"
+
+
+def _spoiled(path: Path, spoil: dict[int, tuple[str, object]]) -> str:
+    """The file with, on each given line (1-based), one message field set to a value of the wrong type."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for number, (key, value) in spoil.items():
+        entry = json.loads(lines[number - 1])
+        entry["message"][key] = value
+        lines[number - 1] = json.dumps(entry)
+    return "\n".join(lines) + "\n"
+
+
+def test_each_bad_line_is_named_and_the_others_load() -> None:
+    clean = import_text(PI.read_text(encoding="utf-8"), name="pi.jsonl")
+    result = import_text(_spoiled(PI, {4: ("content", 12345), 16: ("content", 678)}), name="pi.jsonl")
+    assert [(p.line, p.reason.split(" (")[0]) for p in result.problems] == [
+        (4, "a value of a type the pi format does not have"),
+        (16, "a value of a type the pi format does not have"),
+    ]
+    # the two entries are gone, and with line 4 the live branch's link to what came before it (pi reads the
+    # branch from the last entry up through `parentId`)
+    assert [m.id for m in clean.messages][:4] == ["a0000002", "a0000003", "a0000003#1", "a0000004"]
+    assert [m.id for m in result.messages] == [
+        "a0000004", "a0000005", "a0000007", "a0000009", "a0000010", "a0000011", "a0000012",
+    ]  # fmt: skip
+
+
+def test_a_large_file_read_a_line_at_a_time_names_the_line(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(importers, "STREAM_BYTES", 1)  # read as a file of 16 MB or more would be
+    path = tmp_path / "session.jsonl"
+    lines = (DATA / "claude-code" / "session-3fe1b6bc.jsonl").read_text(encoding="utf-8").splitlines()
+    number = next(i for i, line in enumerate(lines, 1) if '"type": "user"' in line or '"type":"user"' in line)
+    entry = json.loads(lines[number - 1])
+    entry["message"]["content"] = [{"type": "text", "text": ["x"]}]
+    lines[number - 1] = json.dumps(entry)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError) as refused:
+        import_file(path)
+    assert str(refused.value).startswith(f"{path}:{number}: read as claude-code, a value has a type")
+    assert str(refused.value).endswith("fix or remove that line)")
