@@ -1,7 +1,13 @@
 """Random conformance-format cases (single builds and replays) for the linnkit differential oracle: messy
 agent sessions (multi-call groups, unanswered calls, second outputs, far outputs, thoughts, fences of every
 placement, summaries and compressed history in the input, legacy types, repeated ids, checkpoints, CJK) under
-random policies, tokenizers, summary agents and ticks. Deterministic for a seed."""
+random policies, tokenizers, summary agents and ticks. Deterministic for a seed.
+
+A second random stream (`wide`) adds what the base cases never exercise (`widen_*`): odd message shapes
+(top-level or empty call lists, blank ids and names, roles that do not match the type, text outside the BMP,
+long outputs of every summary shape, odd summary metadata), every policy group's remaining fields, free
+fence descriptors and edge ticks. It draws apart from the base stream, so a seed's base cases stay as
+they were."""
 
 from __future__ import annotations
 
@@ -40,6 +46,14 @@ class Generator:
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
         self.seed = seed
+        # the draws added for wider coverage use their own stream, so a seed's base cases stay as they were
+        self.wide = random.Random(seed * 7919 + 17)
+        self._host: dict[str, Any] = {}  # host fallback groups `widen_host` adds to the case being made
+        self._messages: list[dict[str, Any]] = []  # the session `insertions` puts messages into
+        self._extra = 0
+
+    def rarely(self, p: float) -> bool:
+        return self.wide.random() < p
 
     def maybe(self, p: float) -> bool:
         return self.rng.random() < p
@@ -78,7 +92,318 @@ class Generator:
         if self.maybe(0.15) and len(s.messages) > 3:
             i, j = rng.sample(range(len(s.messages)), 2)
             s.messages[j]["id"] = s.messages[i]["id"]
-        return s.messages
+        return self.widen_session(s.messages)
+
+    # -- wider coverage (own random stream) -----------------------------------------------------------
+    def widen_session(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Shapes the base session never makes: blank or missing call ids and names, object arguments, calls
+        without `function`, `extra_content`, odd `summarySeq` values, empty
+        sidecars, top-level `tool_calls`, empty call lists, outputs without ids or content, execution-time
+        observation metadata, checkpoint markers at the top level or malformed, thoughts already in
+        `<think>`, empty answers, document fragments and user messages with a tool name, summaries without
+        or with empty replaced ids, compressed history naming real ids; then inserted orphans, wide parallel
+        groups answered out of order, long tool streaks, unregistered or placement-less fences."""
+        ids = [m["id"] for m in messages]
+        widen = {
+            "tool_calls": self._widen_calls,
+            "tool_output": self._widen_output,
+            "thought": self._widen_thought,
+            "final_answer": self._widen_answer,
+            "history_summary": self._widen_summary,
+            "user_input": self._widen_input,
+        }
+        for m in messages:
+            if m["type"] in widen and (
+                m.get("metadata") or m["type"] in ("thought", "final_answer", "user_input")
+            ):
+                widen[m["type"]](m, ids)
+        w, rarely = self.wide, self.rarely
+        anchors = [
+            m for m in messages if m["type"] == "tool_calls" and "tool_calls" in (m.get("metadata") or {})
+        ]
+        if anchors and rarely(0.03):
+            w.choice(anchors)["metadata"]["tool_calls"] = []
+        elif anchors and rarely(0.05):  # top level, as some hosts store them (linnkit reads metadata only)
+            m = w.choice(anchors)
+            m["tool_calls"] = m["metadata"].pop("tool_calls")
+        self.insertions(messages)
+        self.odd_messages(messages)
+        return messages
+
+    def _widen_calls(self, m: dict[str, Any], ids: list[str]) -> None:
+        w, rarely, meta = self.wide, self.rarely, m["metadata"]
+        for call in meta["tool_calls"]:
+            if rarely(0.03):
+                call["id"] = w.choice(["", "  "])
+            if rarely(0.03):
+                call["function"]["name"] = ""
+            if rarely(0.05):
+                call["extra_content"] = {"google": {"thought_signature": "c2ln"}}
+            if rarely(0.02):
+                call["function"]["arguments"] = {"path": "a.py", "n": 1}  # an object, not a string
+            elif rarely(0.01):
+                del call["function"]
+        if rarely(0.05):
+            meta["reasoning_details"] = []
+
+    def _widen_output(self, m: dict[str, Any], ids: list[str]) -> None:
+        w, rarely, meta = self.wide, self.rarely, m["metadata"]
+        if rarely(0.02):
+            meta.pop("tool_call_id", None)
+        if rarely(0.03):
+            m["content"] = ""
+        if rarely(0.03):
+            meta.pop("tool_name", None)
+        if rarely(0.05):
+            meta["observation"] = m["content"][:80]
+            meta["observationTruncation"] = {
+                "originalChars": len(m["content"]) * 3 + 1,
+                "previewChars": max(1, len(m["content"])),
+            }
+        if rarely(0.04):
+            meta["raw_output"] = w.choice(
+                [
+                    json.dumps({"_type": "context_checkpoint", "summary": "top level"}),
+                    json.dumps({"data": {"_type": "context_checkpoint", "summary": 3}}),
+                    json.dumps({"data": {"_type": "context_checkpoint"}}),
+                    'not json "context_checkpoint" here',
+                    "",
+                ]
+            )
+
+    def _widen_thought(self, m: dict[str, Any], ids: list[str]) -> None:
+        if self.rarely(0.1):
+            m["content"] = f"<think>{m['content']}</think>"
+        elif self.rarely(0.03):
+            m["content"] = ""
+
+    def _widen_answer(self, m: dict[str, Any], ids: list[str]) -> None:
+        rarely, meta = self.rarely, m.get("metadata")
+        if rarely(0.03):
+            m["content"] = ""
+        if rarely(0.03):
+            m.setdefault("metadata", {})["reasoning_details"] = []
+        if rarely(0.02):
+            m.setdefault("metadata", {})["provider_empty_replay_field"] = True
+        if meta and meta.get("isCompressedToolHistory") and rarely(0.5):
+            meta["replacementSourceIds"] = self.wide.sample(ids, min(len(ids), 2))
+
+    def _widen_summary(self, m: dict[str, Any], ids: list[str]) -> None:
+        w, meta = self.wide, m["metadata"]
+        r = w.random()
+        if r < 0.1:
+            meta.pop("replacedMessageIds")
+        elif r < 0.2:
+            meta["replacedMessageIds"] = []
+        elif r < 0.3:
+            meta["replacementSourceIds"] = w.sample(ids, 1)
+        elif r < 0.4:
+            meta["summarySeq"] = w.choice(["2", "10", 2.5, -1, 0])  # strings compare as JS does
+        elif r < 0.45:
+            meta.pop("originalMessageCount", None)
+
+    def _widen_input(self, m: dict[str, Any], ids: list[str]) -> None:
+        if self.rarely(0.03):
+            m["content"] = ""
+
+    def odd_messages(self, messages: list[dict[str, Any]]) -> None:
+        """Text outside the BMP (UTF-16 lengths), long outputs of every summary shape (big objects, nested or
+        non-string observations, string arrays, multi-line text), a type with an unexpected role, a type
+        linnkit does not know, and an explicit `metadata: null`."""
+        w, rarely = self.wide, self.rarely
+        astral = rarely(0.25)
+        for m in messages:
+            if astral and rarely(0.3):
+                m["content"] += " " + w.choice(["🙂🚀", "𠮷野家", "a🙂b" * 40, "👩‍👩‍👧 ok"])
+            if m["type"] == "tool_output" and rarely(0.15):
+                m["content"] = self.wide_output()
+                if rarely(0.5):
+                    m["metadata"]["raw_output"] = self.wide_output()
+        if messages and rarely(0.05):
+            m = w.choice(messages)
+            m["role"] = w.choice([r for r in ("system", "user", "assistant", "tool") if r != m["role"]])
+        if rarely(0.03):
+            messages.insert(
+                w.randint(0, len(messages)),
+                {
+                    "id": "w_odd",
+                    "role": "assistant",
+                    "type": "custom_event",
+                    "content": "odd",
+                    "timestamp": 9000,
+                },
+            )
+        plain = [
+            m for m in messages if m["type"] in ("user_input", "final_answer", "thought", "system_prompt")
+        ]
+        if plain and rarely(0.05):
+            w.choice(plain)["metadata"] = None
+
+    def wide_output(self) -> str:
+        w, r = self.wide, self.wide.random()
+        if r < 0.2:
+            return json.dumps(
+                {f"field_{i}": self.wide_text(3) for i in range(w.randint(6, 60))}, ensure_ascii=False
+            )
+        if r < 0.35:
+            return json.dumps({"observation": {"rows": list(range(w.randint(50, 200)))}, "k": 1})
+        if r < 0.5:
+            return json.dumps(
+                {"observation": self.wide_text(w.randint(100, 300)) + " 🙂" * 3}, ensure_ascii=False
+            )
+        if r < 0.65:
+            return json.dumps(
+                [self.wide_text(w.randint(5, 20)) for _ in range(w.randint(1, 40))], ensure_ascii=False
+            )
+        if r < 0.75:
+            return json.dumps(list(range(w.randint(100, 300))))
+        if r < 0.85:
+            return "\n".join(self.wide_text(w.randint(3, 12)) for _ in range(w.randint(20, 80)))
+        return ("𠮷" * w.randint(150, 400)) + self.wide_text(5)
+
+    def insertions(self, messages: list[dict[str, Any]]) -> None:
+        """Messages put into the session: loose ones anywhere, then whole groups."""
+        self._messages, self._extra = messages, 0
+        self._insert_loose()
+        self._insert_groups()
+
+    def _put(self, role: str, type: str, content: str, at: int | None = None, **metadata: Any) -> None:
+        self._extra += 1
+        message: dict[str, Any] = {
+            "id": f"w{self._extra:03d}",
+            "role": role,
+            "type": type,
+            "content": content,
+            "timestamp": 5000 + self._extra,
+        }
+        if metadata:
+            message["metadata"] = metadata
+        self._messages.insert(len(self._messages) if at is None else at, message)
+
+    def _anywhere(self) -> int:
+        return self.wide.randint(0, len(self._messages))
+
+    def _insert_loose(self) -> None:
+        w, rarely, put, anywhere = self.wide, self.rarely, self._put, self._anywhere
+        if rarely(0.1):
+            put(
+                "tool",
+                "tool_output",
+                self.wide_text(5),
+                anywhere(),
+                tool_call_id="call_orphan",
+                tool_name="grep",
+            )
+        if rarely(0.05):
+            put("user", "context_after", self.wide_text(6), anywhere())
+        if rarely(0.08):
+            put(
+                "user",
+                w.choice(["document_fragment", "context_before", "user_input"]),
+                self.wide_text(20),
+                anywhere(),
+                **w.choice([{"fragmentType": "document"}, {"tool_name": "read_file"}]),
+            )
+        if rarely(0.06):
+            put(
+                "assistant",
+                "tool_code",
+                "",
+                anywhere(),
+                **w.choice(
+                    [
+                        {"args": {"q": 1}},
+                        {"tool_name": "grep", "args": '{"q": "s"}'},
+                        {"tool_name": "grep", "args": None},
+                    ]
+                ),
+            )
+        if rarely(0.08):  # a fence the descriptors may not register, or with a part of its metadata missing
+            meta = w.choice(
+                [
+                    {"fenceKind": "note-x", "fenceAttrs": {}, "fencePlacement": "after-system"},
+                    {"fenceKind": "memory-context"},
+                    {"fenceKind": "tool-hint", "fenceAttrs": {"n": 1, "ok": True, "z": None}},
+                    {},
+                ]
+            )
+            put(w.choice(["user", "system"]), "context_injection", self.wide_text(8), anywhere(), **meta)
+
+    def _insert_groups(self) -> None:
+        w, rarely, put, anywhere, messages = self.wide, self.rarely, self._put, self._anywhere, self._messages
+        if rarely(0.1):  # a wide parallel group, answered out of order, maybe after the last input
+            n = w.randint(3, 6)
+            calls = [
+                {
+                    "id": f"call_p{self._extra}_{i}",
+                    "type": "function",
+                    "function": {"name": w.choice(TOOLS[:4]), "arguments": w.choice(ARGUMENTS)},
+                }
+                for i in range(n)
+            ]
+            at = w.choice([len(messages), anywhere()])
+            put("assistant", "tool_calls", "", at, tool_calls=calls)
+            order = calls[:]
+            w.shuffle(order)
+            for k, call in enumerate(order):
+                if rarely(0.1):
+                    continue
+                put(
+                    "tool",
+                    "tool_output",
+                    self.wide_text(w.randint(1, 300)),
+                    at + 1 + k,
+                    tool_call_id=call["id"],
+                    tool_name=call["function"]["name"],
+                )
+        if rarely(0.06):  # a long streak of calls in the current run (the streak reminder at 10, 20)
+            for k in range(w.choice([9, 10, 19, 20])):
+                call_id = f"call_s{self._extra}_{k}"
+                put(
+                    "assistant",
+                    "tool_calls",
+                    "",
+                    None,
+                    tool_calls=[
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": "read_file", "arguments": '{"path": "a.py"}'},
+                        }
+                    ],
+                )
+                put(
+                    "tool",
+                    "tool_output",
+                    self.wide_text(w.randint(1, 30)),
+                    None,
+                    tool_call_id=call_id,
+                    tool_name="read_file",
+                )
+        if rarely(0.05):  # a checkpoint through a tool named only by the policy, answered with a marker
+            call_id = f"call_c{self._extra}"
+            put(
+                "assistant",
+                "tool_calls",
+                "",
+                None,
+                tool_calls=[
+                    {"id": call_id, "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+                ],
+            )
+            marker = {"data": {"_type": "context_checkpoint", "summary": "custom"}, "observation": "ok"}
+            put(
+                "tool",
+                "tool_output",
+                "ok",
+                None,
+                tool_call_id=call_id,
+                tool_name="read_file",
+                raw_output=json.dumps(marker),
+            )
+
+    def wide_text(self, n: int) -> str:
+        return " ".join(self.wide.choice(WORDS) for _ in range(n))
 
     def fence(self, s: _Session, p: float, attrs: dict[str, Any]) -> None:
         if self.maybe(p):
@@ -336,7 +661,315 @@ class Generator:
             case["contextPolicy"].setdefault("systemReminder", {})["extraRules"] = [
                 self.extra_rule(i) for i in range(2)
             ]
+        self._host = {}
+        self.widen_policy(case["contextPolicy"], case.get("hostFallbackPolicy"))
+        self.widen_tokens(case)
+        if self._host:
+            host = case.setdefault("hostFallbackPolicy", {})
+            for group, value in self._host.items():
+                host.setdefault(group, value)
+            if "enabledRuleIds" in host.get("systemReminder", {}):
+                host["systemReminder"].pop("disabledRuleIds", None)
+            agent = case["contextPolicy"].get("systemReminder", {})
+            if agent.get("enabledRuleIds") is not None and "disabledRuleIds" in host.get(
+                "systemReminder", {}
+            ):
+                host["systemReminder"].pop("disabledRuleIds")  # else the merged lists conflict
+        self.widen_fences(case)
         return case
+
+    def widen_policy(self, p: dict[str, Any], host: dict[str, Any] | None) -> None:
+        """Fields the base policy never sets: the call overhead, the summary budget share, the budget
+        warning ratio, allow/deny lists of reminder rules (and a null allowlist over a host's list), wider
+        extra rules, the trace switched off or stripped, partial and `allow` replay settings, must-keep over
+        any of the 15 types and any fence kind with several (first-match) truncation rules, an explicit
+        `keep-latest`, a policy-named checkpoint tool and execution-time `toolOutput`. (Values the engine
+        config refuses are left out: the oracle reports them as refused, not compared.)"""
+        w, rarely = self.wide, self.rarely
+        if rarely(0.25):
+            p.setdefault("tokenEstimation", {})["toolCallOverhead"] = w.choice([0, 10, 50, 200])
+        if rarely(0.2):
+            p.setdefault("summarization", {})["budgetPercentage"] = w.choice([0.01, 0.12, 0.3, 0.5])
+        self._widen_reminder(p, host)
+        self._widen_trace_and_replay(p)
+        if rarely(0.3):
+            self.widen_must_keep(p)
+        if rarely(0.15):
+            p["toolHistory"]["overflowStrategy"] = "keep-latest"
+            cap = p["toolHistory"].setdefault("maxInteractionGroups", w.randint(1, 4))
+            memory = p["workingMemory"]
+            memory["maxRecentToolInteractions"] = min(memory.get("maxRecentToolInteractions", 2), cap)
+        if rarely(0.1):
+            p.setdefault("checkpoint", {})["triggerToolName"] = "read_file"
+        if rarely(0.1):
+            p["toolOutput"] = {
+                "observationGovernance": {"enabled": w.random() < 0.5, "maxChars": 100, "maxLines": 5}
+            }
+        if rarely(0.1):
+            p.setdefault("reasoningRetention", {})["keepLatestThoughts"] = w.choice([0, 5, 20])
+        self._widen_edges(p)
+
+    def _widen_reminder(self, p: dict[str, Any], host: dict[str, Any] | None) -> None:
+        w, rarely = self.wide, self.rarely
+        if rarely(0.3):
+            reminder = p.setdefault("systemReminder", {})
+            if rarely(0.5):
+                reminder.setdefault("thresholds", {})["budgetWarningRatio"] = w.choice([0, 0.1, 0.5, 0.9, 1])
+            r = w.random()
+            every = RULES + ["periodic_taskstate_reflection"]
+            if r < 0.3:
+                reminder["enabledRuleIds"] = w.sample(every, w.randint(0, 3))
+            elif r < 0.6:
+                reminder["disabledRuleIds"] = w.sample(every, w.randint(1, 3))
+                if host is not None:
+                    reminder["enabledRuleIds"] = None  # else the host's allowlist conflicts
+            elif r < 0.8 and host is not None:
+                reminder["enabledRuleIds"] = None  # no allowlist, over the host's
+            if rarely(0.4):
+                reminder["extraRules"] = [self.wide_rule(i) for i in range(w.randint(1, 3))]
+
+    def _widen_trace_and_replay(self, p: dict[str, Any]) -> None:
+        w, rarely = self.wide, self.rarely
+        if rarely(0.2):
+            trace = p.setdefault("contextTrace", {})
+            trace.update(
+                w.choice(
+                    [
+                        {"enabled": False},
+                        {"includeMessageIds": False},
+                        {"includeTokenBreakdown": False},
+                        {"includeMessageIds": False, "includeTokenBreakdown": False, "maxTraceEvents": 3},
+                    ]
+                )
+            )
+        if rarely(0.15):
+            p["providerReplay"] = w.choice(
+                [
+                    {"missingSidecarBehavior": "degrade_to_text"},
+                    {"requiresReasoningDetailsForToolReplay": True},
+                    {"requiresReasoningDetailsForToolReplay": True, "missingSidecarBehavior": "allow"},
+                    {
+                        "requiresReasoningDetailsForToolReplay": False,
+                        "missingSidecarBehavior": "degrade_to_text",
+                    },
+                    {
+                        "provider": "moonshot",
+                        "requiresReasoningDetailsForToolReplay": True,
+                        "missingSidecarBehavior": w.choice(
+                            ["degrade_to_text", "provider_empty_replay_field"]
+                        ),
+                    },
+                ]
+            )
+
+    def _widen_edges(self, p: dict[str, Any]) -> None:
+        """A streak threshold of 0, summarisation at its limits, large keep counts, keys the schema drops,
+        and a host fallback with more groups."""
+        w, rarely = self.wide, self.rarely
+        if rarely(0.05):
+            p.setdefault("systemReminder", {}).setdefault("thresholds", {})["toolCallStreak"] = 0
+        if rarely(0.05):
+            p.setdefault("summarization", {}).update(
+                w.choice(
+                    [
+                        {"triggerThreshold": 1},
+                        {"oldestMessagesPercentage": 0},
+                        {"oldestMessagesPercentage": 1},
+                    ]
+                )
+            )
+        if rarely(0.05):
+            p.setdefault("checkpoint", {})["keepPairsBefore"] = 10
+            p["toolHistory"]["keepLatestRuns"] = 10
+        if rarely(0.05):  # keys 0.21.0's schema does not know: dropped silently
+            p["budget"]["extra"] = 1
+            p.setdefault("summarization", {})["enabled"] = False
+        if rarely(0.15):
+            self.widen_host(p)
+
+    def widen_tokens(self, case: dict[str, Any]) -> None:
+        """Encodings named every way the resolver maps them (case-insensitive, model names, o1, unknown), host
+        tokenizers at the edges, and summary agents that answer blank, long or outside the BMP."""
+        w, rarely = self.wide, self.rarely
+        if case["tokenizer"]["kind"] == "default" and rarely(0.25):
+            case["contextPolicy"].setdefault("tokenEstimation", {})["encoding"] = w.choice(
+                [
+                    "gpt2",
+                    "r50k_base",
+                    "p50k_base",
+                    "p50k_edit",
+                    "O200K_BASE",
+                    "GPT-4o-mini",
+                    "o1-preview",
+                    "deepseek-chat",
+                    "claude-3-5-sonnet",
+                    "no-such-encoding",
+                ]
+            )
+        if rarely(0.1):
+            case["tokenizer"] = w.choice(
+                [
+                    {"kind": "mock", "tokensPerMessage": 0, "charsPerToken": 1},
+                    {"kind": "mock", "tokensPerMessage": 1, "charsPerToken": 0.5},
+                    {"kind": "mock", "tokensPerMessage": 200},
+                ]
+            )
+        if "text" in case["summary"] and rarely(0.1):
+            case["summary"] = {"text": w.choice(["", "   \n ", "🙂" * 50, "x " * 3000])}
+
+    def widen_host(self, p: dict[str, Any]) -> None:
+        """A host fallback with groups the base one never sets, under lists the agent may or may not
+        replace."""
+        w = self.wide
+        host: dict[str, Any] = {
+            "mustKeep": {
+                "alwaysKeepTypes": ["system_prompt", "user_input", "thought"],
+                "alwaysKeepFenceKinds": ["tool-hint"],
+                "truncationRules": [
+                    {"fenceKind": "tool-hint", "maxBudgetFraction": 0.01, "strategyName": "host-cut"}
+                ],
+            },
+            "tokenEstimation": {"avgCharsPerToken": 1.6, "toolCallOverhead": 7},
+            "checkpoint": {"keepPairsBefore": 0, "triggerToolName": "phase_checkpoint"},
+            "contextTrace": {"enabled": True, "includeTokenBreakdown": False},
+            "reasoningRetention": {"keepLatestThoughts": 3},
+            "summarization": {"triggerThreshold": 0.1, "oldestMessagesPercentage": 0.5},
+            "providerReplay": {
+                "requiresReasoningDetailsForToolReplay": True,
+                "missingSidecarBehavior": "degrade_to_text",
+            },
+            "systemReminder": {
+                "disabledRuleIds": ["periodic_taskstate_reflection"],
+                "thresholds": {"lastStepsHintThreshold": 6},
+            },
+        }
+        self._host = {k: v for k, v in host.items() if w.random() < 0.5}
+
+    def widen_must_keep(self, p: dict[str, Any]) -> None:
+        w, rarely = self.wide, self.rarely
+        types = [
+            "system_prompt",
+            "history_summary",
+            "context_injection",
+            "user_input",
+            "context_before",
+            "context_after",
+            "document_fragment",
+            "task_request",
+            "image",
+            "thought",
+            "final_answer",
+            "tool_code",
+            "tool_calls",
+            "task_completion",
+            "tool_output",
+        ]
+        kinds = [k for k, *_ in FENCES] + ["note-x"]
+        keep: dict[str, Any] = {}
+        if rarely(0.7):
+            keep["alwaysKeepTypes"] = w.sample(types, w.randint(0, 5))
+        if rarely(0.7):
+            keep["alwaysKeepFenceKinds"] = w.sample(kinds, w.randint(0, 4))
+        if rarely(0.6):
+            rules = []
+            for _ in range(w.randint(1, 3)):
+                rule: dict[str, Any] = {
+                    "fenceKind": w.choice(kinds),
+                    "maxBudgetFraction": w.choice([0.001, 0.01, 0.05, 0.3, 1]),
+                    "strategyName": w.choice(["cut-a", "cut-b"]),
+                }
+                if rarely(0.2):
+                    rule["messageType"] = "user_input"  # not in 0.21.0's schema: dropped
+                rules.append(rule)
+            keep["truncationRules"] = rules
+        p["mustKeep"] = keep
+
+    def wide_rule(self, i: int) -> dict[str, Any]:
+        """An extra rule with the trigger fields the base ones never vary (minStep, number and boolean
+        values, other tools and ratios) and contentArgs."""
+        w = self.wide
+        kind = w.choice(
+            [
+                "agent-has-tool",
+                "step-count-modulo",
+                "tool-call-streak",
+                "remaining-steps-leq",
+                "phase-equals",
+                "budget-warning",
+            ]
+        )
+        trigger: dict[str, Any] = {"kind": kind}
+        for key, values in [
+            ("threshold", [0, 1, 2, 5, 10]),
+            ("period", [1, 3, 7]),
+            ("minStep", [0, 1, 4, 12]),
+            ("ratio", [0, 0.25, 0.8, 1]),
+            ("toolName", ["context_checkpoint", "phase_checkpoint", "grep"]),
+            ("value", ["force_final_answer", "force_tools", "running", "grep", 3, True]),
+            ("moduloStep", [True, False]),
+        ]:
+            if w.random() < 0.5:
+                trigger[key] = w.choice(values)
+        rule: dict[str, Any] = {
+            "id": w.choice([f"w_rule_{i}", f"w_rule_{i}", "w_rule_0", "tool_call_streak_every_ten"]),
+            "trigger": trigger,
+            "contentTemplate": w.choice(
+                [
+                    "toolCallStreak",
+                    "lastStepsHint",
+                    "periodicTaskstateReflection",
+                    "contextBudgetWarning",
+                    "maxStepsForceFinalAnswer",
+                    "noSuchTemplate",
+                ]
+            ),
+        }
+        if w.random() < 0.3:
+            rule["contentArgs"] = {"note": "x", "n": 2}
+        return rule
+
+    def widen_fences(self, case: dict[str, Any]) -> None:
+        """Descriptors in combinations the fixed table never has (any role, placement and lifetime per
+        kind) and an extra registered kind no message uses."""
+        w, rarely = self.wide, self.rarely
+        if case["fences"] and rarely(0.3):
+            for d in case["fences"]:
+                if rarely(0.5):
+                    d["llmRole"] = w.choice(["user", "system"])
+                    d["placement"] = w.choice(
+                        [
+                            "after-system",
+                            "before-current-user",
+                            "after-current-user",
+                            "after-last-tool-result",
+                        ]
+                    )
+                    d["lifetime"] = w.choice(["turn-only", "persisted"])
+        if rarely(0.1):
+            case["fences"].append(
+                {
+                    "kind": "spare-kind",
+                    "llmRole": "user",
+                    "placement": "after-system",
+                    "lifetime": "turn-only",
+                }
+            )
+
+    def widen_tick(self, tick: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Ticks at the edges: past maxSteps, the last step, the step before it under force_tools (with other
+        forced tools), step 0, and tiny maxSteps."""
+        w, rarely = self.wide, self.rarely
+        if tick is None or not rarely(0.3):
+            return tick
+        m = w.choice([tick["maxSteps"], 1, 2, 3])
+        tick["maxSteps"] = m
+        tick["stepCount"] = w.choice([0, m - 1, m, m + 1, m + 5])
+        if rarely(0.4):
+            tick.update(
+                finalStepPolicy="force_tools",
+                finalStepForcedTools=w.choice([[], ["grep", "read_file"], ["context_checkpoint"]]),
+            )
+        return tick
 
     def fence_share(self) -> dict[str, Any]:
         """A descriptor's must-keep flag and budget share (the seed's D6; the `linnkit-0.21` overlay ignores
@@ -387,7 +1020,7 @@ class Generator:
 
     def single(self, n: int) -> dict[str, Any]:
         case = self.common(f"s{self.seed}_{n}", self.session())
-        case["tick"] = self.tick()
+        case["tick"] = self.widen_tick(self.tick())
         return case
 
     def replay(self, n: int) -> dict[str, Any]:
@@ -399,7 +1032,8 @@ class Generator:
             if i and m["role"] == "assistant" and messages[i - 1]["role"] != "assistant"
         }
         steps = [
-            {"upto": u, "tick": self.tick(2 * k + 1)} for k, u in enumerate(sorted(starts | {len(messages)}))
+            {"upto": u, "tick": self.widen_tick(self.tick(2 * k + 1))}
+            for k, u in enumerate(sorted(starts | {len(messages)}))
         ]
         case = self.common(f"r{self.seed}_{n}", messages)
         if self.maybe(0.6):

@@ -3,7 +3,8 @@
 // summarization providers, the agent formatter, applySystemReminders). It reproduces the 25 shared cases.
 // Copy it into a linnkit 0.21.0 checkout's src/ and run it with bench/linnkit_oracle/fuzz.py.
 // Env: ORACLE_IN (a JSON list of cases), ORACLE_OUT (one result line per case), ORACLE_SHARED (set: a
-// replay's steps share message objects, so working memory's in-place truncation leaks into later steps).
+// replay's steps share message objects, so working memory's in-place truncation leaks into later steps),
+// ORACLE_TRACE (set: each record also carries linnkit's contextTrace).
 import { it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { AiMessage } from './contracts';
@@ -157,8 +158,9 @@ async function runBuild(c: any, messages: AiMessage[], tick: any) {
   });
   record.summarizationFired = strategies.includes('ai_history_summarization');
   record.checkpointFired = strategies.includes('checkpoint_trim_before');
-  record.finalTokens = built.contextTrace?.finalTokens;
+  record.finalTokens = built.contextTrace?.finalTokens ?? built.tokenUsage?.used; // the trace may be off
   record.summaryEvents = (built.events ?? []).filter((e: any) => e.type === 'history_summary');
+  if (process.env.ORACLE_TRACE) record.trace = built.contextTrace ?? null; // for trace-level comparisons
   return record;
 }
 
