@@ -152,9 +152,9 @@ class GroupScan:
                 if calls:
                     group = scan._add_group(message, index, calls)
                     changed[id(group)] = (group, len(scan.groups) - 1)
-            elif kind == "tool_output":
+            elif kind == "tool_output" and message.role == "tool":  # linnkit pairs a tool's output only
                 answered = message.tool_call_id
-                group = scan.declared.get(answered) if answered is not None else None
+                group = scan.declared.get(answered) if answered is not None and js_trim(answered) else None
                 if group is None:
                     continue
                 if max_pairing_distance is not None and index - group.anchor_index > max_pairing_distance:

@@ -108,3 +108,51 @@ def js_json(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     return _json_string(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def js_to_number(value: Any) -> float:
+    """`Number(v)` for a JSON-like value: null 0, booleans 0/1, strings parsed as JavaScript parses them
+    (blank 0, `0x1f`, `Infinity`; anything else NaN), arrays and objects through their `String(v)`."""
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int | float):
+        return value
+    text = js_trim(js_string(value))
+    if not text:
+        return 0
+    if text[:2].lower() in ("0x", "0o", "0b") and text[2:]:
+        try:
+            return int(text[2:], {"x": 16, "o": 8, "b": 2}[text[1].lower()])
+        except ValueError:
+            return math.nan
+    if text.lstrip("+-") == "Infinity":
+        return -math.inf if text.startswith("-") else math.inf
+    if any(c.isalpha() and c not in "eE" for c in text) or "_" in text:
+        return math.nan  # Python would read `inf`, `nan` and `1_0`; JavaScript does not
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+def js_greater(left: Any, right: Any) -> bool:
+    """`left > right` for JSON-like values: two strings compare by UTF-16 code units, anything else as
+    numbers (a comparison with NaN is false)."""
+    left = js_string(left) if isinstance(left, list | dict) else left
+    right = js_string(right) if isinstance(right, list | dict) else right
+    if isinstance(left, str) and isinstance(right, str):
+        return left.encode("utf-16-be", "surrogatepass") > right.encode("utf-16-be", "surrogatepass")
+    a, b = js_to_number(left), js_to_number(right)
+    return not (math.isnan(a) or math.isnan(b)) and a > b
+
+
+def js_truthy(value: Any) -> bool:
+    """JavaScript truthiness of a JSON value: empty arrays and objects are true; null, false, 0, NaN and ""
+    false."""
+    if isinstance(value, list | dict):
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return False
+    return bool(value)

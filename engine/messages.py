@@ -86,9 +86,9 @@ class AiMessage:
 
     @property
     def tool_calls(self) -> list[dict[str, Any]]:
+        """`metadata.tool_calls`: the only calls linnkit groups, compresses and formats (a top-level
+        `tool_calls` list is read by its token counter alone, `engine.tokens`)."""
         calls = self.meta("tool_calls")
-        if calls is None:
-            calls = self.extra.get("tool_calls")
         return calls if isinstance(calls, list) else []
 
     @property

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterator
@@ -317,8 +318,11 @@ class _BoundedLoader(yaml.SafeLoader):
         super().__init__(text)
         self.depth = 0
         self.sizes: dict[int, int] = {}
+        self.aliased = False  # an alias was read: a document over the bound is then an alias bomb
 
     def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self.aliased = True
         self.depth += 1
         if self.depth > MAX_DEPTH:
             mark = self.peek_event().start_mark
@@ -332,19 +336,26 @@ class _BoundedLoader(yaml.SafeLoader):
             size = 1 + sum(self.sizes.get(id(child), 1) for child in _children(node))
             self.sizes[id(node)] = size
         if size > MAX_YAML_NODES:
-            raise _YamlLimit(
-                f"aliases expand to more than {MAX_YAML_NODES} values (an alias bomb?)",
-                node.start_mark.line + 1,
+            reason = (
+                f"aliases expand to more than {MAX_YAML_NODES} values (an alias bomb?)"
+                if self.aliased
+                else f"more than {MAX_YAML_NODES:,} values (the limit of a YAML input)"
             )
+            raise _YamlLimit(reason, node.start_mark.line + 1)
         return node
 
     def construct_yaml_int(self, node: Any) -> Any:
+        """An integer as YAML 1.2 reads it: `020000` is 20000 (not octal), `0o17` and `0x1f` by their
+        prefix; the digits may be grouped with `_`."""
         text = str(node.value).replace("_", "")
         if len(text) > MAX_NUMBER_CHARS:
             raise _YamlLimit(
                 f"number too large: {len(text)} digits (limit {MAX_NUMBER_CHARS})", node.start_mark.line + 1
             )
-        return super().construct_yaml_int(node)
+        sign, digits = (-1, text[1:]) if text.startswith("-") else (1, text.removeprefix("+"))
+        if digits[:2] in ("0x", "0o"):
+            return sign * int(digits[2:], 16 if digits[1] == "x" else 8)
+        return sign * int(digits)
 
     def construct_yaml_float(self, node: Any) -> Any:
         value = super().construct_yaml_float(node)
@@ -361,7 +372,25 @@ class _BoundedLoader(yaml.SafeLoader):
         return str(node.value)
 
 
-_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
+# Numbers as YAML 1.2 (and JSON, and a TypeScript host's YAML reader) read them, not YAML 1.1's: no base-60
+# (`1:23:20`, text here), no leading-zero octal, and `5e-1` is a float
+_INT, _FLOAT = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+_BoundedLoader.yaml_implicit_resolvers = {
+    first: [(tag, pattern) for tag, pattern in resolvers if tag not in (_INT, _FLOAT)]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_BoundedLoader.add_implicit_resolver(
+    _INT, re.compile(r"^(?:[-+]?[0-9][0-9_]*|0o[0-7_]+|0x[0-9a-fA-F_]+)$"), list("-+0123456789")
+)
+_BoundedLoader.add_implicit_resolver(
+    _FLOAT,
+    re.compile(
+        r"^(?:[-+]?(?:\.[0-9][0-9_]*|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+.0123456789"),
+)
+_BoundedLoader.add_constructor(_INT, _BoundedLoader.construct_yaml_int)
 _BoundedLoader.add_constructor("tag:yaml.org,2002:float", _BoundedLoader.construct_yaml_float)
 _BoundedLoader.add_constructor("tag:yaml.org,2002:timestamp", _BoundedLoader.construct_as_written)
 _BoundedLoader.add_constructor("tag:yaml.org,2002:binary", _BoundedLoader.construct_as_written)

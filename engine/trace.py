@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.calibration import CalibrationState
+from engine.jsvalues import js_truthy
 from engine.messages import AiMessage
 from engine.providers.state import KEEP_CORE, ProviderReport, State
 
@@ -132,14 +133,15 @@ def decision_reason(state: State) -> str:
 
 
 def component_kind(state: State) -> str:
+    """linnkit's `classifyMessage`, in its order."""
     message = state.message
-    if message.fence_kind:
+    if js_truthy(message.meta("fenceKind")):
         return "fence"
-    if message.type == "history_summary":
+    if message.type == "history_summary" or message.meta("messageType") == "summary":
         return "history-summary"
-    if message.role == "tool" or message.type == "tool_calls":
+    if message.role == "tool" or message.type in ("tool_output", "tool_calls", "tool_code"):
         return "tool"
-    if message.type == "context_injection":
+    if message.type in ("context_injection", "context_before", "context_after"):
         return "context-injection"
     return message.role if message.role in ("system", "user", "assistant") else "other"
 

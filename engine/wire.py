@@ -9,46 +9,79 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.jsvalues import js_json
+from engine.jsvalues import js_json, js_truthy
 from engine.messages import LEGACY_TYPES, AiMessage
 
-PLAIN_TYPES = frozenset({"system_prompt", "user_input", "task_request", "task_completion"})
+PLAIN_TYPES = frozenset({"system_prompt", "user_input", "final_answer", "task_request", "task_completion"})
+CHAT_ROLES = frozenset({"user", "assistant", "system"})
 
 
 def format_message(message: AiMessage, registry=None) -> dict[str, Any] | None:
-    """One message in OpenAI chat shape, or None when the formatter drops it."""
-    kind = message.type
-    if kind in LEGACY_TYPES:
+    """One message in OpenAI chat shape, or None when the formatter drops it. As linnkit's agent formatter:
+    native calls, answers and outputs only for their own role; any other message by its type, with its
+    role (a role outside user, assistant and system is dropped)."""
+    native = _native(message)
+    if native is not None:
+        return native
+    role, kind = message.role, message.type
+    if kind == "tool_output" or role not in CHAT_ROLES or kind in LEGACY_TYPES:
         return None
-    if kind == "tool_calls":
-        return _format_tool_calls(message)
-    if kind == "final_answer":
-        return _with_sidecars({"role": "assistant", "content": message.content}, message)
-    if kind == "tool_output":
-        call_id = message.tool_call_id
-        return {"role": "tool", "tool_call_id": call_id, "content": message.content} if call_id else None
     if kind in PLAIN_TYPES:
-        return {"role": message.role, "content": message.content}
+        return {"role": role, "content": message.content}
     if kind == "history_summary":
         return {"role": "system", "content": message.content}
     if kind == "thought":
         content = message.content if "<think>" in message.content else f"<think>{message.content}</think>"
-        return {"role": "assistant", "content": content}
+        return {"role": role, "content": content}
     if kind == "context_injection":
         return _format_fence(message, registry)
+    if kind == "tool_calls":
+        return _first_call_as_text(message)
     if kind == "tool_code":
         return _format_tool_code(message)
     return None
 
 
-def _format_tool_calls(message: AiMessage) -> dict[str, Any] | None:
-    calls = message.meta("tool_calls")
-    if not isinstance(calls, list):
-        return None  # linnkit formats a tool_calls message only from its metadata.tool_calls
+def _native(message: AiMessage) -> dict[str, Any] | None:
+    """An assistant's calls or answer, a tool's output (with its call id), in their native shape."""
+    role, kind = message.role, message.type
+    if role == "assistant" and kind == "tool_calls":
+        calls = message.meta("tool_calls")
+        return _native_calls(message, calls) if js_truthy(calls) else None  # `[]` is truthy too
+    if role == "assistant" and kind == "final_answer":
+        return _with_sidecars({"role": "assistant", "content": message.content}, message)
+    if role == "tool" and kind == "tool_output":
+        call_id = message.meta("tool_call_id")
+        if js_truthy(call_id):
+            return {"role": "tool", "tool_call_id": call_id, "content": message.content}
+    return None
+
+
+def _native_calls(message: AiMessage, calls: Any) -> dict[str, Any]:
     wire: dict[str, Any] = {"role": "assistant", "content": message.content or None}
-    if calls:  # linnkit sends `tool_calls: []` for an empty list, which providers reject; the port omits it
+    if isinstance(calls, list) and calls:  # linnkit sends `tool_calls: []`, which providers reject: omitted
         wire["tool_calls"] = calls
     return _with_sidecars(wire, message)
+
+
+def _first_call_as_text(message: AiMessage) -> dict[str, Any] | None:
+    """A `tool_calls` message linnkit does not send natively (not the assistant's, or no calls): its first
+    call as `<tool_code>` text, when it has a name and arguments; arguments linnkit cannot parse as JSON
+    make linnkit throw, and the message is dropped here."""
+    calls = message.meta("tool_calls")
+    first = calls[0] if isinstance(calls, list) and calls else None
+    function = first.get("function") if isinstance(first, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
+    args = function.get("arguments") if isinstance(function, dict) else None
+    if not (js_truthy(name) and js_truthy(args)):
+        return None
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return None
+    payload = js_json({"name": name, "arguments": args})
+    return {"role": message.role, "content": f"<tool_code>{payload}</tool_code>"}
 
 
 def _with_sidecars(wire: dict[str, Any], message: AiMessage) -> dict[str, Any]:
@@ -71,15 +104,10 @@ def _format_fence(message: AiMessage, registry) -> dict[str, Any] | None:
 
 def _format_tool_code(message: AiMessage) -> dict[str, Any] | None:
     name, args = message.meta("tool_name"), message.meta("args")
-    if not (_js_truthy(name) and _js_truthy(args)):  # linnkit: `if (tool_name && args)`
+    if not (js_truthy(name) and js_truthy(args)):  # linnkit: `if (tool_name && args)`
         return None
     payload = js_json({"name": name, "arguments": args})
-    return {"role": "assistant", "content": f"<tool_code>{payload}</tool_code>"}
-
-
-def _js_truthy(value: Any) -> bool:
-    """JavaScript truthiness of a JSON value: empty lists and objects are true, 0 and "" false."""
-    return isinstance(value, (list, dict)) or bool(value)
+    return {"role": message.role, "content": f"<tool_code>{payload}</tool_code>"}
 
 
 def to_anthropic(wire: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> dict[str, Any]:

@@ -14,7 +14,9 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import accumulate
 from operator import is_
+from typing import Any
 
+from engine.jsvalues import js_greater
 from engine.lanes import LaneLists
 from engine.messages import AiMessage
 from engine.preprocess.base import Entry, Removal, StageOutput, common_prefix
@@ -24,10 +26,11 @@ from engine.shared_ids import extends, id_set
 STRATEGY = "summary_replacement_cleanup"
 
 
-def _seq(message: AiMessage) -> int | float:
-    """A summary's `summarySeq`; a missing or non-numeric one counts as -1."""
+def _seq(message: AiMessage) -> Any:
+    """A summary's `summarySeq` as written (`?? -1`: a missing or null one counts as -1); compared with
+    JavaScript's `>` (`js_greater`: `"2"` beats 1; one that is no number never beats another)."""
     seq = message.meta("summarySeq")
-    return seq if isinstance(seq, (int, float)) and not isinstance(seq, bool) else -1
+    return -1 if seq is None else seq
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +104,7 @@ def _summaries(entries: list[Entry], start: int, last: _Run | None) -> tuple[lis
         message = entries[index].message
         if message.type != "history_summary":
             continue
-        if not best or _seq(message) > _seq(entries[best[-1]].message):
+        if not best or js_greater(_seq(message), _seq(entries[best[-1]].message)):
             best.append(index)
         else:
             best.append(best[-1])

@@ -4,9 +4,11 @@ by one `history_summary` message (spec §5.4, §9 D8–D10)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import Any
 
 from engine.errors import SUMMARIZATION_FAILED, ContextProviderError
-from engine.jsvalues import js_trim
+from engine.jsvalues import js_to_number, js_trim
 from engine.messages import AiMessage
 from engine.pipeline import BuildContext, ProviderOutcome, TriggerCheck
 from engine.preprocess.base import new_id
@@ -155,8 +157,7 @@ def _failed(
 
 def _summary_message(states: list[State], replaced: list[State], reply: str, ctx: BuildContext) -> AiMessage:
     old = [s for s in replaced if s.message.type == "history_summary"]
-    seqs = [s.message.meta("summarySeq") for s in states if s.message.type == "history_summary"]
-    seq = max([q for q in seqs if isinstance(q, (int, float))], default=0) + 1
+    seq = _next_seq(s.message.meta("summarySeq") for s in states if s.message.type == "history_summary")
     n = len(replaced)
     desc = (
         f"[历史对话摘要(更新版) - 合并压缩了{n}条消息，包括旧摘要]"
@@ -175,9 +176,30 @@ def _summary_message(states: list[State], replaced: list[State], reply: str, ctx
             "compressionRatio": 0,
             "includedOldSummary": bool(old),
             "replacedMessageIds": _replaced_ids(replaced),
-            "summarySeq": int(seq),
+            "summarySeq": seq,
         },
     )
+
+
+def _next_seq(seqs: Iterable[Any]) -> int | float | None:
+    """linnkit's `Math.max(seq, summarySeq || 0)` over the summaries, plus 1: values read as JavaScript
+    numbers (`"2"` is 2, 3.5 stays 3.5); one that is no number makes NaN, which JSON writes as null."""
+    seq: float = 0
+    for value in seqs:
+        number = 0 if _js_falsy(value) else js_to_number(value)  # `|| 0`
+        seq = math.nan if math.isnan(seq) or math.isnan(number) else max(seq, number)
+    if math.isnan(seq):
+        return None
+    seq += 1
+    return int(seq) if float(seq).is_integer() and abs(seq) < 2**53 else seq
+
+
+def _js_falsy(value: Any) -> bool:
+    """null, false, 0, NaN and "" (an empty array or object is truthy in JavaScript)."""
+    if value is None or value is False or value == "":
+        return True
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return number and (value == 0 or math.isnan(value))
 
 
 def _replaced_ids(replaced: list[State]) -> list[str]:

@@ -362,9 +362,11 @@ def _keep_group(fill: _Fill, group: ToolGroup, limit: float, direct: str, trunca
 
     `_REJECTED`: truncation saved nothing; `_TOO_BIG`: truncated and still over the limit."""
     states = [own(fill.states, i) for i in group.indices]
-    source_ids = [s.message.id for s in states]
-    for state in states:
-        state.replacement_source_ids = source_ids
+    # linnkit's ReplacementSourceTagger: the group's ids once each, merged into what a state holds already
+    source_ids = list(dict.fromkeys(s.message.id for s in states if s.message.id))
+    for state in states if source_ids else ():
+        held = state.replacement_source_ids
+        state.replacement_source_ids = list(dict.fromkeys([*held, *source_ids])) if held else source_ids
     strategy = direct
     if not _fits(fill, states, limit):
         if not _truncate_outputs(fill, [fill.states[i] for i in group.output_indices]):

@@ -25,8 +25,6 @@ from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from engine.cache_breaks import MECHANISMS
 from engine.cost import CostTracker, SessionCost, iter_step_costs
 from engine.errors import EngineError
@@ -42,7 +40,7 @@ from engine.policy import (
 )
 from engine.prices import BUILTIN_PRICES, PriceTable, resolve_price
 from engine.recorded import recorded_cost
-from engine.safe_input import MAX_TRANSCRIPT_BYTES, InputError, output_kind_problem, read_text_file
+from engine.safe_input import MAX_TRANSCRIPT_BYTES, InputError, load_yaml, output_kind_problem, read_text_file
 from engine.session_lines import available_tools
 from engine.tokens import set_count_threads
 from engine.truth import Calibration
@@ -127,9 +125,11 @@ def parse_vary(spec: str) -> tuple[str, list[Any]]:
         raise SweepError(f"--vary {spec!r}: {error.args[0]}") from None
     parsed = []
     for raw in values.split(","):
-        try:
-            value = yaml.safe_load(raw.strip())
-        except yaml.YAMLError:
+        if not raw.strip():  # `a=1,` would sweep the default (null) as one more policy
+            raise SweepError(f"--vary {spec!r}: an empty value (a comma too many?)")
+        try:  # read as a policy file's values are (YAML 1.2 numbers: 020000 is 20000)
+            value = load_yaml(raw.strip(), "--vary").data
+        except InputError:
             raise SweepError(f"--vary {spec!r}: {raw.strip()!r} is not a plain value") from None
         if value in parsed:  # the same policy twice would count its sessions twice in the summary
             raise SweepError(f"--vary {spec!r}: {raw.strip()} given twice")

@@ -304,6 +304,11 @@ def _replay_end(args, inputs: PlaygroundInputs, run: RecordedRun, capture: Any, 
 
 
 def _replay_html(args, inputs: PlaygroundInputs, noticed: list[str]) -> int:
+    try:
+        price_table(args.prices)  # the page shows no cost, but a file given is read: a bad one is said
+    except LOAD_ERRORS as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     series = iter_session_steps(inputs.session.messages, inputs.policy, **_replay_options(args, inputs))
     rows, last = steps_of(series)
     policy = policy_diff(inputs.policy, inputs.defaults)

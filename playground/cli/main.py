@@ -322,6 +322,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(args_list)
         if getattr(args, "record", False) and getattr(args, "html", None):
             parser.error("--record keeps a text or --json replay; leave out --html")
+        if getattr(args, "json", False) and getattr(args, "html", None):
+            parser.error("--json prints to the terminal and --html writes a page: give one of them")
         refused = _html_refused(args.html) if getattr(args, "html", None) else None
         if refused is not None:  # the page is written after the whole build, replay or diff: say it first
             print(f"error: {printable(args.html)}: {refused}", file=sys.stderr)

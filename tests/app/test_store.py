@@ -215,3 +215,13 @@ def test_a_stored_runs_inputs_replay_to_the_same_run(tmp_path, capsys):
     inputs = stored.inputs()
     assert inputs.session.path == session.resolve() and inputs.fences is not None
     assert capture_run(inputs, inputs.policy).run_id == stored.run_id
+
+
+def test_json_with_html_is_refused_rather_than_one_of_them_dropped(tmp_path, capsys):
+    for command in ("build", "replay"):
+        with pytest.raises(SystemExit) as raised:
+            main([command, str(SUMMARIZING), "--json", "--html", str(tmp_path / "r.html")])
+        assert raised.value.code == 2
+        said = "--json prints to the terminal and --html writes a page: give one of them"
+        assert said in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()

@@ -48,6 +48,9 @@ def test_the_grid_is_every_combination_in_order():
     [
         (["budget.maxTokens"], "--vary 'budget.maxTokens': expected FIELD=VALUE[,VALUE...]"),
         (["budget.maxTokenz=1"], "--vary 'budget.maxTokenz=1': unknown policy field 'budget.maxTokenz'"),
+        (["budget.maxTokens=20000,"], "--vary 'budget.maxTokens=20000,': an empty value (a comma too many?)"),
+        # YAML 1.2 numbers, as in a policy file: a zero-padded 20000 is 20000, not octal 8192
+        (["budget.maxTokens=20000,020000"], "--vary 'budget.maxTokens=20000,020000': 020000 given twice"),
         (["budget.maxTokens=1,2", "budget.maxTokens=3"], "--vary names a field twice: budget.maxTokens"),
         (["budget.maxTokens=-5"], "--vary budget.maxTokens=-5: budget.maxTokens"),
         (["budget.maxTokens=20000,20000"], "--vary 'budget.maxTokens=20000,20000': 20000 given twice"),

@@ -41,3 +41,19 @@ def test_a_case_that_raises_becomes_its_own_error():
     assert actual["name"] == "bad"
     assert actual["error"]["code"] == "EXCEPTION"
     assert compare(broken, actual).startswith("error: expected a replay | actual")
+
+
+# cases the linnkit oracle's widened generator (bench/linnkit_oracle) found the port deciding otherwise, with
+# linnkit 0.21.0's own records as expected: roles that do not match the type, a top-level `tool_calls`, a
+# `summarySeq` written as text
+ORACLE_DIR = Path(__file__).resolve().parents[1] / "data" / "linnkit-oracle"
+ORACLE_CASES = load_cases([ORACLE_DIR])
+
+
+@pytest.mark.parametrize("case", ORACLE_CASES, ids=[case["name"] for case in ORACLE_CASES])
+def test_oracle_case(case):
+    assert compare(case, run_case(case)) is None
+
+
+def test_the_oracle_cases_are_there():
+    assert len(ORACLE_CASES) == 7

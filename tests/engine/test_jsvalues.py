@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from engine.jsvalues import js_string, utf16_len
@@ -69,3 +71,15 @@ def test_text_summary_counts_utf16_units():
 
     text = "😀" * 300  # 300 characters, 600 UTF-16 units: over the 400 limit in linnkit
     assert summarize_output(text).startswith("返回了600字符的文本")
+
+
+def test_number_and_greater_follow_javascript():
+    from engine.jsvalues import js_greater, js_to_number, js_truthy
+
+    given = ("2", " 3 ", "", "0x1A", [5], [], True, None)
+    assert [js_to_number(v) for v in given] == [2, 3, 0, 26, 5, 0, 1, 0]
+    assert all(math.isnan(js_to_number(v)) for v in ("abc", "inf", "1_0", {}, [1, 2]))
+    assert js_greater("2", 1) and not js_greater("10", "9") and not js_greater("abc", -1)
+    assert js_greater([2], 1) and not js_greater(1, 1)
+    truthy = [js_truthy(v) for v in ([], {}, 0, "", None, math.nan, "0")]
+    assert truthy == [True, True, False, False, False, False, True]

@@ -99,3 +99,38 @@ def test_ratio_count_and_tool_call_overhead():
 def test_an_encoding_name_is_taken_as_given():
     assert DefaultTokenizer("o200k_base", 2).estimate_text("你好世界，今天天气很好") == 7
     assert DefaultTokenizer("cl100k_base", 2).estimate_text("你好世界，今天天气很好") == 14
+
+
+def test_token_components_are_classified_as_linnkit_classifies_them():
+    # linnkit's classifyMessage, in its order: fence, summary (by type or messageType), tool (role or type:
+    # output, calls, tool_code), context (injection, before, after), then the role
+    from engine.messages import AiMessage
+    from engine.providers.state import State
+    from engine.trace import component_kind
+
+    def kind(role: str, type_: str, metadata: dict | None = None) -> str:
+        return component_kind(State(AiMessage("m", role, type_, "x", 0, metadata), 0, (0,), 1))
+
+    assert kind("assistant", "tool_code", {"tool_name": "ls", "args": {}}) == "tool"
+    assert kind("user", "tool_output", {"tool_call_id": "c"}) == "tool"
+    assert kind("user", "context_before") == kind("user", "context_after") == "context-injection"
+    assert kind("user", "user_input", {"messageType": "summary"}) == "history-summary"
+    assert kind("user", "context_injection", {"fenceKind": "repo-map"}) == "fence"
+    assert (kind("user", "user_input"), kind("assistant", "thought"), kind("system", "system_prompt")) == (
+        "user", "assistant", "system",
+    )  # fmt: skip
+
+
+def test_a_kept_groups_replacement_sources_are_its_ids_once_each():
+    # linnkit's ReplacementSourceTagger: a Set of the group's ids (two messages sharing an id count once)
+    from engine.policy import define_context_policy
+
+    messages = [
+        user_input("u1", "go"),
+        tool_calls("a1", ("c1", "ls", {})),
+        text("a1", "tool", "tool_output", "files", tool_call_id="c1"),
+    ]
+    result = build_context(messages, define_context_policy({"contextTrace": {"enabled": True}}))
+    events = result.trace["events"]
+    decisions = [e for e in events if e["kind"] == "message-decision" and e["originalIndex"] >= 1]
+    assert [e.get("replacementSourceIds") for e in decisions] == [["a1"], ["a1"]]

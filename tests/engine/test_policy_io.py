@@ -223,3 +223,26 @@ def test_a_failed_write_names_the_target_not_the_temporary_file(tmp_path):
         write_atomic(target, "budget: {}\n")
     assert str(into_dir.value) == f"{target}: is a directory"
     assert [p.name for p in target.parent.iterdir()] == ["dir"]  # no temporary file left behind
+
+
+def test_policy_numbers_are_read_as_yaml_1_2_reads_them(tmp_path) -> None:
+    # PyYAML's YAML 1.1 read `020000` as octal 8192 and `1:23:20` as base 60, and refused `5e-1`
+    path = tmp_path / "p.yaml"
+    path.write_text("budget: {maxTokens: 020000}\nsummarization: {triggerThreshold: 5e-1}\n")
+    policy = load_policy(path)
+    assert (policy.budget.max_tokens, policy.summarization.trigger_threshold) == (20000, 0.5)
+    path.write_text("budget:\n  maxTokens: 1:23:20\n")
+    with pytest.raises(PolicyFileError) as refused:
+        load_policy(path)
+    assert "p.yaml:2: budget.maxTokens" in str(refused.value)
+
+
+def test_a_large_file_without_aliases_is_not_called_an_alias_bomb(tmp_path) -> None:
+    path = tmp_path / "p.yaml"
+    rules = "".join(f"  - {{id: r{i}, trigger: {{kind: phase-equals, value: x}}, contentTemplate: t}}\n"
+                    for i in range(40_000))  # fmt: skip
+    path.write_text("systemReminder:\n extraRules:\n" + rules.replace("  - ", "  - ", 1))
+    with pytest.raises(PolicyFileError) as refused:
+        load_policy(path)
+    assert "more than 200,000 values (the limit of a YAML input)" in str(refused.value)
+    assert "alias" not in str(refused.value)
