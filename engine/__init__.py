@@ -55,6 +55,7 @@ from engine.policy import (
     policy_groups,
     read_policy_file,
     read_policy_layer,
+    runtime_problems,
     write_atomic,
 )
 from engine.policy.lint import layer_warnings
@@ -197,6 +198,7 @@ __all__ = [
     "recorded_run",
     "resolve_price",
     "run_all",
+    "runtime_problems",
     "save_session",
     "session_cost",
     "step_points",

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from engine.encodings import SUPPORTED_ENCODINGS, resolve_encoding
 from engine.policy.merge import _fields
 from engine.policy.model import ContextPolicy
-from engine.reminders.policy import reminder_policy_warnings
+from engine.reminders.policy import BUILTIN_RULE_IDS, reminder_policy_warnings
 from engine.safe_input import LoadProblem, YamlDocument
 
 WARNING = "warning"
@@ -79,10 +79,26 @@ def layer_warnings(
     for path, where, first in document.duplicates if document is not None else ():
         reason = f"written twice (first on line {first}); the last value is used"
         warnings.append(LoadProblem(source, where, prefix + dotted(path), reason, WARNING))
-    for path, reason in [*dropped_rules(data), *_encoding_read_as_model(data)]:
+    for path, reason in [*dropped_rules(data), *_unknown_rule_ids(data), *_encoding_read_as_model(data)]:
         where = document.line_of(path) if document is not None else line
         warnings.append(LoadProblem(source, where, prefix + dotted(path), reason, WARNING))
     return sorted(warnings, key=lambda w: (w.line or 0, w.field))
+
+
+def _unknown_rule_ids(data: Any) -> list[tuple[tuple[Any, ...], str]]:
+    """Ids in `enabledRuleIds` / `disabledRuleIds` that name no built-in rule: the lists select built-ins
+    only, so a typo there turns every reminder off (an allowlist) or leaves the rule on (a denylist)."""
+    group = data.get("systemReminder") if isinstance(data, Mapping) else None
+    found: list[tuple[tuple[Any, ...], str]] = []
+    for key, does in (("enabledRuleIds", "allows"), ("disabledRuleIds", "turns off")):
+        ids = group.get(key) if isinstance(group, Mapping) else None
+        for index, rule_id in enumerate(ids if isinstance(ids, list) else ()):
+            if isinstance(rule_id, str) and rule_id not in BUILTIN_RULE_IDS:
+                known = ", ".join(BUILTIN_RULE_IDS)
+                hint = suggestion(rule_id, list(BUILTIN_RULE_IDS))
+                reason = f"'{rule_id}' names no built-in rule, so it {does} nothing (built-in: {known}){hint}"
+                found.append((("systemReminder", key, index), reason))
+    return found
 
 
 def _encoding_read_as_model(data: Any) -> list[tuple[tuple[Any, ...], str]]:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from engine import (
+    AiMessage,
     BuildResult,
     CostTracker,
     LoadProblem,
@@ -156,11 +157,8 @@ def run_validate(args) -> int:
     print(f"total tokens: {total}  (tokenizer: {result.tokens.backend})")
     changed = policy_diff(inputs.policy, inputs.defaults)
     print("policy, non-default fields: " + (json.dumps(changed, ensure_ascii=False) if changed else "none"))
-    said = {f"{w.field.removeprefix('contextPolicy.')}: {w.reason}" for w in inputs.policy_warnings}
-    # an empty tool result, a call the session ends on, calls of an agent that records no results
-    recorded = inputs.header.get("toolResultsRecorded") is not False
-    ordinary = ordinary_warnings(messages, results_recorded=recorded)
-    problems = _input_problems(inputs) + [w for w in result.warnings if w not in said and w not in ordinary]
+    ordinary = _ordinary(inputs, messages)
+    problems = _input_problems(inputs) + _hygiene_problems(inputs, result, ordinary)
     if result.error:
         problems.append(f"build failed: {result.error.code}: {result.error.message}")
     problems += [f"{f.id}: {f.message}" for f in check_invariants(result).failures]
@@ -179,6 +177,19 @@ def run_validate(args) -> int:
         for warning in warnings:
             print(f"  {printable(warning)}")
     return 1 if problems else 0
+
+
+def _ordinary(inputs: PlaygroundInputs, messages: list[AiMessage]) -> dict[str, str]:
+    """The hygiene warnings real sessions show in normal use (an empty tool result, a call the session
+    ends on, calls of an agent that records no results), each with its warning line."""
+    recorded = inputs.header.get("toolResultsRecorded") is not False
+    return ordinary_warnings(messages, results_recorded=recorded)
+
+
+def _hygiene_problems(inputs: PlaygroundInputs, result: Any, ordinary: dict[str, str]) -> list[str]:
+    """A build's warnings that are problems: not a policy warning said already, not ordinary."""
+    said = {f"{w.field.removeprefix('contextPolicy.')}: {w.reason}" for w in inputs.policy_warnings}
+    return [w for w in result.warnings if w not in said and w not in ordinary]
 
 
 def run_build(args) -> int:
@@ -227,7 +238,8 @@ def run_build(args) -> int:
     if result.error:
         print(f"build failed: {result.error.code}: {result.error.message}", file=sys.stderr)
         return 1
-    return 1 if invariants.errors or result.provider_problems or noticed else 0
+    hygiene = _hygiene_problems(inputs, result, _ordinary(inputs, messages))  # as `validate` counts them
+    return 1 if invariants.errors or result.provider_problems or noticed or hygiene else 0
 
 
 def run_replay(args) -> int:

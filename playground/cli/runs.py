@@ -6,6 +6,7 @@ opened, no such run, no Parquet runs to import)."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from collections import Counter
@@ -192,11 +193,36 @@ def _query(store: Any, args) -> int:
         print(f"error: {printable(str(error))}", file=sys.stderr)
         return 1 if str(error).startswith("query failed") else 2
     if args.json:
+        keys = _distinct(names)
+        if keys != names:
+            renamed = ", ".join(f"{k}" for k, n in zip(keys, names, strict=True) if k != n)
+            print(f"note: columns sharing a name are keyed {renamed} in --json", file=sys.stderr)
         for row in rows:
-            print(json.dumps(dict(zip(names, row, strict=True)), default=str, ensure_ascii=False))
+            values = [_finite(value) for value in row]
+            print(json.dumps(dict(zip(keys, values, strict=True)), default=str, ensure_ascii=False))
     else:
         _print_table(names, rows)
     return 0
+
+
+def _distinct(names: list[str]) -> list[str]:
+    """Column names as JSON keys: a name given again takes `_2`, `_3`… (a join's `tokens_sent` of runs
+    and of steps were one key, and the first was silently gone)."""
+    seen: dict[str, int] = {}
+    keys = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        key = name if seen[name] == 1 else f"{name}_{seen[name]}"
+        while key in names and seen[name] > 1:
+            seen[name] += 1
+            key = f"{name}_{seen[name]}"
+        keys.append(key)
+    return keys
+
+
+def _finite(value: Any) -> Any:
+    """NaN and infinity as null: strict JSON readers (jq, JSON.parse) refuse Python's bare words."""
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def _export(stored: Any, args) -> int:

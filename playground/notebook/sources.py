@@ -19,6 +19,7 @@ from engine import (
     AiMessage,
     ContextPolicy,
     FenceRegistry,
+    PolicyFileError,
     Session,
     as_registry,
     available_tools,
@@ -28,6 +29,7 @@ from engine import (
     load_fences,
     messages_from,
     read_policy_layer,
+    runtime_problems,
 )
 from playground.app.inputs import PlaygroundInputs, header_dict, header_fences, load_inputs
 from playground.app.recording import stored_inputs
@@ -123,6 +125,10 @@ def open_sources(
         raise TypeError(f"policy: expected {expected}, not {type(policy).__name__}")
     if fences is not None and fence_file is None:
         chosen_fences = as_registry(fences)
+    problems = runtime_problems(chosen_policy)  # said now, not as an HTML status on the first build
+    if problems:
+        field, reason = ".".join(problems[0].path), problems[0].message
+        raise PolicyFileError("policy", reason, text=f"policy: {field}: {reason}")
     notes = [str(problem) for problem in loaded.problems]
     return Sources(
         loaded,

@@ -4,6 +4,7 @@ before is lost."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -224,3 +225,16 @@ def test_ctrl_c_during_a_query_is_interrupted_not_an_internal_error(tmp_path, ca
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert (proc.returncode, err.strip()) == (130, "interrupted"), err
+
+
+def test_query_json_keeps_columns_sharing_a_name_and_writes_no_bare_nan(tmp_path, capsys):
+    store = tmp_path / "runs.duckdb"
+    record_sample(store, capsys)
+    joined = "SELECT r.tokens_sent, s.tokens_sent FROM runs r JOIN steps s ON r.run_id = s.run_id LIMIT 1"
+    assert main(["runs", "query", joined, "--json", "--store", str(store)]) == 0
+    captured = capsys.readouterr()
+    assert list(json.loads(captured.out)) == ["tokens_sent", "tokens_sent_2"]
+    assert captured.err == "note: columns sharing a name are keyed tokens_sent_2 in --json\n"
+    endless = "SELECT 'inf'::DOUBLE AS x, 'nan'::DOUBLE AS y"
+    assert main(["runs", "query", endless, "--json", "--store", str(store)]) == 0
+    assert capsys.readouterr().out == '{"x": null, "y": null}\n'

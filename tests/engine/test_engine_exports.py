@@ -121,6 +121,7 @@ EXPORTS = [
     "recorded_run",
     "resolve_price",
     "run_all",
+    "runtime_problems",
     "save_session",
     "session_cost",
     "step_points",

@@ -171,6 +171,14 @@ def test_reset_buttons_bring_fields_back():
     assert pg.controls.accordion.titles[0] == "Budget"
 
 
+def test_a_policy_the_engine_refuses_is_refused_when_the_playground_opens():
+    # it opened, then `.result` raised a RuntimeError whose text was the status line's HTML
+    with pytest.raises(PolicyFileError) as refused:
+        playground(policy={"budget": {"maxTokens": 1000}})
+    reason = "reservedForResponse must be > 0 and < maxTokens"
+    assert str(refused.value) == f"policy: budget.reservedForResponse: {reason}"
+
+
 def test_an_engine_config_problem_is_shown_and_keeps_the_last_result():
     pg = playground()
     before = pg.result
