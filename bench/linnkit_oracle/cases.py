@@ -280,6 +280,11 @@ class Generator:
             message["metadata"] = metadata
         self._messages.insert(len(self._messages) if at is None else at, message)
 
+    def _put_call(self, call_id: str, name: str, arguments: str) -> None:
+        """An assistant `tool_calls` message of one call, at the end."""
+        call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+        self._put("assistant", "tool_calls", "", None, tool_calls=[call])
+
     def _anywhere(self) -> int:
         return self.wide.randint(0, len(self._messages))
 
@@ -359,19 +364,7 @@ class Generator:
         if rarely(0.06):  # a long streak of calls in the current run (the streak reminder at 10, 20)
             for k in range(w.choice([9, 10, 19, 20])):
                 call_id = f"call_s{self._extra}_{k}"
-                put(
-                    "assistant",
-                    "tool_calls",
-                    "",
-                    None,
-                    tool_calls=[
-                        {
-                            "id": call_id,
-                            "type": "function",
-                            "function": {"name": "read_file", "arguments": '{"path": "a.py"}'},
-                        }
-                    ],
-                )
+                self._put_call(call_id, "read_file", '{"path": "a.py"}')
                 put(
                     "tool",
                     "tool_output",
@@ -382,15 +375,7 @@ class Generator:
                 )
         if rarely(0.05):  # a checkpoint through a tool named only by the policy, answered with a marker
             call_id = f"call_c{self._extra}"
-            put(
-                "assistant",
-                "tool_calls",
-                "",
-                None,
-                tool_calls=[
-                    {"id": call_id, "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
-                ],
-            )
+            self._put_call(call_id, "read_file", "{}")
             marker = {"data": {"_type": "context_checkpoint", "summary": "custom"}, "observation": "ok"}
             put(
                 "tool",
