@@ -526,6 +526,25 @@ def summary_path(out: str | Path) -> Path:
     return path.with_name(f"{path.stem}.summary{suffix}")
 
 
+SUMMARY_HEAD = ("policy", "sessions", "errors")  # the first columns of every summary `summarize` makes
+
+
+def holds_other_than_a_summary(path: Path) -> bool:
+    """`path` is a file whose first line is not a sweep summary's (CSV header or JSON line): a summary
+    written there would replace something else."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return False
+    with path.open("rb") as file:
+        first = file.readline(65536).decode("utf-8", errors="replace").strip()
+    if first.startswith(",".join(SUMMARY_HEAD)):
+        return False
+    try:
+        line = json.loads(first)
+    except ValueError:
+        return True
+    return not (isinstance(line, dict) and list(line)[: len(SUMMARY_HEAD)] == list(SUMMARY_HEAD))
+
+
 def write_summary(out: str | Path, summary: list[dict[str, Any]]) -> Path:
     path = summary_path(out)
     names = list(summary[0]) if summary else ["policy"]

@@ -231,25 +231,35 @@ WRITE_ARGS = ("html", "output", "out")
 
 def _writes_over_an_input(args: argparse.Namespace) -> str | None:
     """Why an output of the command would replace a file the same command reads (a policy given as
-    `--policy` and as `--html`, a sweep's summary named like its session), or None."""
+    `--policy` and as `--html`, a sweep's summary named like its session) or one it should not (a file a
+    sweep's summary would replace), or None."""
     reads = [Path(value) for name in READ_ARGS for value in _listed(getattr(args, name, None))]
     writes = [Path(value) for name in WRITE_ARGS for value in _listed(getattr(args, name, None))]
     writes = [path for path in writes if str(path) != "-"]
-    if args.command == "sweep" and getattr(args, "out", None):
-        from playground.app.sweep import summary_path
-
-        summary = summary_path(args.out)
-        problem = output_kind_problem(summary)
-        if problem is not None:  # written after the whole sweep: said before it
-            return f"{summary} (the sweep's summary): {problem}"
-        writes.append(summary)
-    for written in writes:
+    summary = _sweep_summary(args)
+    for written in [*writes, *([summary] if summary else [])]:
         for read in reads:
             if written.is_file() and read.exists() and os.path.samefile(written, read):
                 return f"{written}: refusing to write over {read}, which this command reads"
+    if summary is not None:  # written after the whole sweep: said before it
+        from playground.app.sweep import holds_other_than_a_summary
+
+        problem = output_kind_problem(summary)
+        if problem is None and holds_other_than_a_summary(summary):
+            problem = "holds something else than a sweep's summary; move it or choose another --out"
+        if problem is not None:
+            return f"{summary} (the sweep's summary): {problem}"
     if args.command == "calibrate" and args.output and Path(args.output).exists() and not args.force:
         return f"{args.output}: already exists; pass --force to replace it"
     return None
+
+
+def _sweep_summary(args: argparse.Namespace) -> Path | None:
+    if args.command != "sweep" or not getattr(args, "out", None):
+        return None
+    from playground.app.sweep import summary_path
+
+    return summary_path(args.out)
 
 
 def _listed(value: object) -> list[str]:

@@ -111,3 +111,17 @@ def test_a_sweeps_summary_never_replaces_the_session_it_sweeps(tmp_path, capsys)
         f"error: {session}: refusing to write over {session}, which this command reads"
     )
     assert session.read_bytes() == before and not out.exists()
+
+
+def test_a_sweeps_summary_replaces_only_an_earlier_summary(tmp_path, capsys):
+    session = Path(__file__).resolve().parents[2] / "sample_sessions" / "short_chat.jsonl"
+    out, summary = tmp_path / "r.csv", tmp_path / "r.summary.csv"
+    summary.write_text("my notes\n", encoding="utf-8")
+    assert main(["sweep", str(session), "--vary", "budget.maxTokens=20000", "--out", str(out)]) == 2
+    said = "holds something else than a sweep's summary; move it or choose another --out"
+    assert capsys.readouterr().err.strip() == f"error: {summary} (the sweep's summary): {said}"
+    assert summary.read_text(encoding="utf-8") == "my notes\n" and not out.exists()
+    summary.unlink()
+    for tokens in ("20000", "30000"):  # a second sweep into the same --out rewrites its own summary
+        assert main(["sweep", str(session), "--vary", f"budget.maxTokens={tokens}", "--out", str(out)]) == 0
+    assert summary.read_text(encoding="utf-8").startswith("policy,sessions,errors")
