@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from engine import format_names, output_kind_problem
+from playground.app.lessons import lesson_path_for
 from playground.cli import commands, runs
 from playground.cli.diff import add_diff_parser, run_diff
 from playground.cli.export import add_export_parser, run_export
@@ -234,6 +235,7 @@ def _writes_over_an_input(args: argparse.Namespace) -> str | None:
     `--policy` and as `--html`, a sweep's summary named like its session) or one it should not (a file a
     sweep's summary would replace), or None."""
     reads = [Path(value) for name in READ_ARGS for value in _listed(getattr(args, name, None))]
+    reads += [lesson_path_for(path) for path in reads if path.suffix == ".jsonl"]  # a session's side lesson
     writes = [Path(value) for name in WRITE_ARGS for value in _listed(getattr(args, name, None))]
     writes = [path for path in writes if str(path) != "-"]
     summary = _sweep_summary(args)
@@ -251,6 +253,9 @@ def _writes_over_an_input(args: argparse.Namespace) -> str | None:
             return f"{summary} (the sweep's summary): {problem}"
     if args.command == "calibrate" and args.output and Path(args.output).exists() and not args.force:
         return f"{args.output}: already exists; pass --force to replace it"
+    single = getattr(args, "out", None) if args.command == "sweep" else getattr(args, "output", None)
+    if args.command in ("calibrate", "sweep") and single and not Path(single).parent.is_dir():
+        return f"{single}: its folder {Path(single).parent} does not exist"  # found after the work, else
     return None
 
 

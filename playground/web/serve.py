@@ -15,9 +15,13 @@ from pathlib import Path
 INSTALL_HINT = "pip install 'linn-playground[serve]'"
 
 
+EVERY_INTERFACE = ("0.0.0.0", "::", "*", "[::]")
+
+
 def free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
-        sock.bind((host, 0))
+    address = "" if host.strip() == "*" else host.strip().strip("[]")  # `*`: every interface
+    with socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET) as sock:
+        sock.bind((address, 0))
         return sock.getsockname()[1]
 
 
@@ -49,7 +53,10 @@ def serve(command: str, *, host: str, port: int | None, title: str) -> int:
         print(f"error: serve needs textual-serve; install it with: {INSTALL_HINT}", file=sys.stderr)
         return 2
     chosen = port if port else free_port(host)  # 0 asks for any free port: one is chosen here, to print it
-    shown = f"[{host}]" if ":" in host else host  # an IPv6 address goes in brackets in a URL
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host  # IPv6 in brackets in a URL
+    if host.strip() in EVERY_INTERFACE:
+        print(f"warning: --host {host} listens on every interface: anyone who reaches this machine can open "
+              "the playground, which reads and writes files as you", file=sys.stderr)  # fmt: skip
     print(f"linn-playground: serving on http://{shown}:{chosen}/ (Ctrl+C stops)", flush=True)
     Server(command, host=host, port=chosen, title=title).serve()
     return 0

@@ -125,3 +125,18 @@ def test_a_sweeps_summary_replaces_only_an_earlier_summary(tmp_path, capsys):
     for tokens in ("20000", "30000"):  # a second sweep into the same --out rewrites its own summary
         assert main(["sweep", str(session), "--vary", f"budget.maxTokens={tokens}", "--out", str(out)]) == 0
     assert summary.read_text(encoding="utf-8").startswith("policy,sessions,errors")
+
+
+def test_no_page_over_the_lesson_beside_the_session_and_no_fit_into_a_missing_folder(tmp_path, capsys):
+    samples = Path(__file__).resolve().parents[2] / "sample_sessions"
+    session, lesson = tmp_path / "chat.jsonl", tmp_path / "chat.lesson.yaml"
+    shutil.copy(samples / "short_chat.jsonl", session)
+    shutil.copy(samples / "short_chat.lesson.yaml", lesson)
+    before = lesson.read_bytes()
+    assert main(["build", str(session), "--html", str(lesson)]) == 2
+    said = f"error: {lesson}: refusing to write over {lesson}, which this command reads"
+    assert capsys.readouterr().err.strip() == said
+    assert lesson.read_bytes() == before
+    missing = tmp_path / "no" / "cal.yaml"
+    assert main(["calibrate", str(session), "-o", str(missing)]) == 2  # said before the fit, not after it
+    assert capsys.readouterr().err.strip() == f"error: {missing}: its folder {missing.parent} does not exist"

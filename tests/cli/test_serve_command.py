@@ -56,3 +56,23 @@ def test_the_printed_address_is_the_port_bound_and_an_ipv6_host_is_bracketed(mon
     assert port > 0 and said == f"linn-playground: serving on http://127.0.0.1:{port}/ (Ctrl+C stops)"
     assert serve("cmd", host="::1", port=18932, title="t") == 0
     assert capsys.readouterr().out.strip() == "linn-playground: serving on http://[::1]:18932/ (Ctrl+C stops)"
+
+
+def test_listening_on_every_interface_is_said(monkeypatch, capsys) -> None:
+    import textual_serve.server
+
+    class Server:
+        def __init__(self, command: str, *, host: str, port: int, title: str) -> None:
+            pass
+
+        def serve(self) -> None:
+            pass
+
+    monkeypatch.setattr(textual_serve.server, "Server", Server)
+    from playground.web.serve import serve
+
+    assert serve("cmd", host="*", port=18933, title="t") == 0
+    err = capsys.readouterr().err
+    assert err.startswith("warning: --host * listens on every interface: anyone who reaches this machine")
+    assert serve("cmd", host="[::1]", port=18934, title="t") == 0
+    assert capsys.readouterr().out.strip() == "linn-playground: serving on http://[::1]:18934/ (Ctrl+C stops)"
