@@ -41,6 +41,7 @@ SUMMARY = re.compile(
 )
 MODEL = re.compile(r"\(model ([^,)]+)|\(([\w.\-]+) \d{4}-")
 SEPARATOR = re.compile(r"^\s*---\s*$", re.M)
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})")  # a fenced block's opening line
 
 
 def detect_specstory(sniff: Sniff) -> bool:
@@ -61,8 +62,9 @@ def import_specstory(text: str, path: str = "<text>", conversation: int | None =
     header = ""
     body: list[str] = []
     start = 0
+    inside = _Inside()
     for number, line in enumerate(text.split("\n"), 1):
-        match = ROLE.match(line)
+        match = ROLE.match(line) if not inside.reading(line) else None
         if match:
             if role is not None:
                 reader.section(role, header, "\n".join(body), start)
@@ -79,6 +81,29 @@ def import_specstory(text: str, path: str = "<text>", conversation: int | None =
         out.problem(None, "no _**User**_ or _**Agent**_ section found")
     session = {"model": reader.model} if reader.model else {}
     return out.result(FORMAT, session=session, title=title)
+
+
+class _Inside:
+    """Whether a line is inside a fenced block or a `<tool-use>` element: a session that printed its own
+    SpecStory history holds role headers in a tool's output, which start no turn."""
+
+    def __init__(self) -> None:
+        self.fence: str | None = None
+        self.depth = 0  # open <tool-use> elements
+
+    def reading(self, line: str) -> bool:
+        """True when `line` belongs to a block opened before it (it updates the state either way)."""
+        was = self.fence is not None or self.depth > 0
+        stripped = line.strip()
+        if self.fence is not None:
+            if stripped and set(stripped) == {self.fence[0]} and len(stripped) >= len(self.fence):
+                self.fence = None
+            return True
+        opened = FENCE.match(line)
+        if opened is not None:
+            self.fence = opened.group(1)
+        self.depth = max(0, self.depth + line.count("<tool-use") - line.count("</tool-use>"))
+        return was
 
 
 class _Reader:
