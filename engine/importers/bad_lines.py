@@ -34,7 +34,9 @@ def read_around_bad_lines(read: Read, text: str, name: str, fmt: str, error: Bas
     a ValueError naming the format when the text is not JSON Lines or holds too many such lines."""
     lines = text.split("\n")
     if not _json_lines(lines):
-        raise ValueError(refusal(name, fmt, error, "the file is one document: nothing was read")) from None
+        document = text.lstrip().startswith(("{", "["))
+        what = "the file is one document" if document else "the file is not JSON Lines"
+        raise ValueError(refusal(name, fmt, error, f"{what}: nothing was read")) from None
     left_out: list[tuple[int, BaseException]] = []
     stopped_at = READING_LINE.get()
     while len(left_out) < MAX_BAD_LINES:
