@@ -380,7 +380,9 @@ _BoundedLoader.yaml_implicit_resolvers = {
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 _BoundedLoader.add_implicit_resolver(
-    _INT, re.compile(r"^(?:[-+]?[0-9][0-9_]*|0o[0-7_]+|0x[0-9a-fA-F_]+)$"), list("-+0123456789")
+    _INT,
+    re.compile(r"^(?:[-+]?[0-9][0-9_]*|0o[0-7][0-7_]*|0x[0-9a-fA-F][0-9a-fA-F_]*)$"),
+    list("-+0123456789"),
 )
 _BoundedLoader.add_implicit_resolver(
     _FLOAT,

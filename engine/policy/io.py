@@ -192,7 +192,7 @@ def write_atomic(path: PathLike, text: str, *, protected: PathLike | Iterable[Pa
     target = Path(path)
     guarded = [protected] if isinstance(protected, str | os.PathLike) else list(protected)
     for other in guarded:
-        if _same_file(target, Path(other)):
+        if _same_file(target, Path(other)) or _inside_folder(target, Path(other)):
             raise PolicyFileError(str(target), "refusing to overwrite a protected file (the open session?)")
     problem = output_kind_problem(target)
     if problem is not None:
@@ -285,6 +285,11 @@ def _kind(value: Any) -> str:
     return {list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(
         type(value), type(value).__name__
     )
+
+
+def _inside_folder(target: Path, folder: Path) -> bool:
+    """`target` is a file already in `folder` (a session kept as a folder: every file of it is its)."""
+    return folder.is_dir() and target.is_file() and target.resolve().is_relative_to(folder.resolve())
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.build import build_context
-from engine.policy import ContextPolicy, PolicyValidationError, effective_policy
+from engine.policy import ContextPolicy, PolicyValidationError, effective_policy, runtime_problems
 from engine.policy.lint import dotted, unknown_keys
 from engine.replay import StepBuild, replay_session
 from engine.result import BuildResult
@@ -103,8 +103,17 @@ class Lesson:
 
 
 def start_policy(lesson: Lesson, opened: ContextPolicy, defaults: str = "seed") -> ContextPolicy:
-    """The policy the lesson starts from: the one the session opened with, the lesson's `start` over it."""
-    return effective_policy(lesson.start, opened, defaults) if lesson.start else opened
+    """The policy the lesson starts from: the one the session opened with, the lesson's `start` over it.
+    A LessonError when the engine would refuse it (`start: {budget: {maxTokens: 1000}}` over a session
+    that reserves 2,400 tokens for the response)."""
+    if not lesson.start:
+        return opened
+    policy = effective_policy(lesson.start, opened, defaults)
+    problems = runtime_problems(policy)
+    if problems:
+        field, reason = ".".join(problems[0].path), problems[0].message
+        raise LessonError(f"{lesson.source}: start: {field}: {reason} (over the session's own policy)")
+    return policy
 
 
 def merge_layer(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from engine import (
 from playground.app.costing import price_choice, price_table
 from playground.app.explain import ordinary_warnings
 from playground.app.inputs import LOAD_ERRORS, PlaygroundInputs, load_inputs, loading_points
-from playground.app.lessons import side_lesson
+from playground.app.lessons import LessonError, side_lesson, start_policy
 from playground.app.pacing import paced_collection
 from playground.app.recorded import (
     RecordSetup,
@@ -164,8 +164,7 @@ def run_validate(args) -> int:
     problems += [f"{f.id}: {f.message}" for f in check_invariants(result).failures]
     problems += [str(p) for p in result.provider_problems]
     if inputs.session.path is not None:  # the lesson beside the session, which the playground opens
-        lesson_problem = side_lesson(inputs.session.path)[1]
-        problems += [lesson_problem] if lesson_problem else []
+        problems += _lesson_problems(inputs)
     warnings = _policy_warnings(inputs) + [ordinary[w] for w in result.warnings if w in ordinary]
     if args.strict:
         problems, warnings = problems + warnings, []
@@ -177,6 +176,20 @@ def run_validate(args) -> int:
         for warning in warnings:
             print(f"  {printable(warning)}")
     return 1 if problems else 0
+
+
+def _lesson_problems(inputs: PlaygroundInputs) -> list[str]:
+    """What the playground would say of the lesson beside the session: a file it cannot read, or a start
+    the engine refuses over the session's own policy."""
+    lesson, problem = side_lesson(inputs.session.path)
+    if problem:
+        return [problem]
+    try:
+        if lesson is not None:
+            start_policy(lesson, inputs.policy, inputs.defaults)
+    except LessonError as error:
+        return [str(error)]
+    return []
 
 
 def _ordinary(inputs: PlaygroundInputs, messages: list[AiMessage]) -> dict[str, str]:

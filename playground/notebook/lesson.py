@@ -9,7 +9,7 @@ from html import escape
 import ipywidgets as W
 
 from engine import ContextPolicy
-from playground.app.lessons import Lesson, LessonRun, build_view, start_policy
+from playground.app.lessons import Lesson, LessonError, LessonRun, build_view, start_policy
 from playground.app.workspace import Workspace
 
 
@@ -20,6 +20,7 @@ class LessonView:
         self.run = LessonRun(lesson)
         self.workspace = workspace
         self.hint_shown = False
+        self.problem: str | None = None  # why the lesson's start could not be applied
         self._on_reset = on_reset
         self.steps = W.HTML()
         self.hint_button = W.Button(description="hint", tooltip="the hint of the current step")
@@ -48,9 +49,17 @@ class LessonView:
         self.show()
 
     def reset(self) -> None:
+        """Back to the lesson's start; a start the engine refuses is said in the view, nothing changed."""
+        try:
+            policy = start_policy(self.run.lesson, self.workspace.inputs.policy, self.workspace.defaults)
+        except LessonError as error:
+            self.problem = str(error)
+            self.show()
+            return
+        self.problem = None
         self.run.reset()
         self.hint_shown = False
-        self._on_reset(start_policy(self.run.lesson, self.workspace.inputs.policy, self.workspace.defaults))
+        self._on_reset(policy)
 
     def show(self) -> None:
         lesson, run = self.run.lesson, self.run
@@ -69,4 +78,6 @@ class LessonView:
             rows.append("<div style='color:#059669;font-weight:600'>Lesson complete.</div>")
         elif self.hint_shown and step.hint:
             rows.append(f"<div class='lp-lesson-hint'><i>hint: {escape(step.hint)}</i></div>")
+        if self.problem:
+            rows.append(f"<div class='lp-lesson-problem' style='color:#dc2626'>{escape(self.problem)}</div>")
         self.steps.value = "".join(rows)

@@ -118,3 +118,23 @@ def test_bad_lessons_name_file_and_field(text, message):
 def test_the_side_file_sits_next_to_the_session():
     assert lesson_path_for("/a/b/s.jsonl") == Path("/a/b/s.lesson.yaml")
     assert load_lesson_for(SAMPLES / "no_such.jsonl") is None
+
+
+def test_a_start_the_engine_refuses_over_the_sessions_policy_is_said(tmp_path, capsys):
+    # each field is valid alone; over the session's own policy (2,400 tokens reserved) the budget is not
+    from engine.policy import define_context_policy
+    from playground.app.lessons import start_policy
+    from playground.cli.main import main
+
+    text = f"title: T\nstart: {{budget: {{maxTokens: 1000}}}}\nsteps: [{STEP}]"
+    lesson = parse_lesson(text, "x.lesson.yaml")
+    opened = define_context_policy({"budget": {"reservedForResponse": 2400}})
+    with pytest.raises(LessonError) as refused:
+        start_policy(lesson, opened)
+    reason = "budget.reservedForResponse: reservedForResponse must be > 0 and < maxTokens"
+    assert str(refused.value) == f"x.lesson.yaml: start: {reason} (over the session's own policy)"
+    session = tmp_path / "s.jsonl"
+    session.write_text((SAMPLES / "short_chat.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "s.lesson.yaml").write_text(text, encoding="utf-8")
+    assert main(["validate", str(session)]) == 1
+    assert f"{tmp_path / 's.lesson.yaml'}: start: {reason}" in capsys.readouterr().out

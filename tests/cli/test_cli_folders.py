@@ -6,6 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from playground.app.inputs import find_sessions, load_inputs
 from playground.cli.main import main
 
@@ -140,3 +142,36 @@ def test_no_page_over_the_lesson_beside_the_session_and_no_fit_into_a_missing_fo
     missing = tmp_path / "no" / "cal.yaml"
     assert main(["calibrate", str(session), "-o", str(missing)]) == 2  # said before the fit, not after it
     assert capsys.readouterr().err.strip() == f"error: {missing}: its folder {missing.parent} does not exist"
+
+
+def test_no_output_over_a_file_of_a_transcript_folder_or_a_session_in_a_folder(tmp_path, capsys):
+    task = tmp_path / "session"
+    shutil.copytree(COPILOT, task)
+    events = task / "events.jsonl"
+    before = events.read_bytes()
+    page = ["build", str(task), "--html", str(events)]
+    imported = ["import", str(task), "-o", str(events), "--force"]
+    for command in (page, imported):
+        assert main(command) == 2
+        said = f"error: {events}: refusing to write over a file of {task}, which this command reads"
+        assert capsys.readouterr().err.strip() == said
+    assert events.read_bytes() == before
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[2] / "sample_sessions" / "short_chat.jsonl", sessions)
+    target = sessions / "short_chat.jsonl"
+    vary = ["--vary", "budget.maxTokens=20000"]
+    assert main(["sweep", str(sessions), *vary, "--out", str(target)]) == 2
+    assert "refusing to write over a file of" in capsys.readouterr().err
+
+
+def test_a_notebook_export_never_writes_over_a_file_of_the_folder_it_opened(tmp_path):
+    from engine import PolicyFileError
+    from playground.notebook import Playground
+
+    task = tmp_path / "session"
+    shutil.copytree(COPILOT, task)
+    before = (task / "events.jsonl").read_bytes()
+    with pytest.raises(PolicyFileError, match="refusing to overwrite a protected file"):
+        Playground(task).export_report(task / "events.jsonl")
+    assert (task / "events.jsonl").read_bytes() == before

@@ -21,7 +21,7 @@ from playground.app.compare import compare_builds
 from playground.app.costing import CostRequest, price_choice
 from playground.app.diffing import policy_sources
 from playground.app.explain import summarization_verdict
-from playground.app.lessons import LessonRun, StepView, build_view, side_lesson, start_policy
+from playground.app.lessons import LessonError, LessonRun, StepView, build_view, side_lesson, start_policy
 from playground.app.views import StepSample, tokens_long
 from playground.app.workspace import Workspace
 from playground.tui.builder import Builder
@@ -330,9 +330,14 @@ class MainScreen(Screen[None]):
         if self.lesson is None:
             return
         pane = self.query_one(LessonPane)
-        pane.run.reset()
         ws = self.workspace
-        ws.set_policy(start_policy(pane.run.lesson, ws.inputs.policy, ws.defaults))
+        try:
+            policy = start_policy(pane.run.lesson, ws.inputs.policy, ws.defaults)
+        except LessonError as error:  # a start the engine refuses: said, the policy left as it is
+            self.notify(str(error), severity="error", timeout=10)
+            return
+        pane.run.reset()
+        ws.set_policy(policy)
         pane.refresh_lesson()
         self.policy_loaded()
 
