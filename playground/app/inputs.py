@@ -361,6 +361,16 @@ def header_fences(data: Any, source: str = "<header>") -> FenceRegistry | None:
         return None
 
 
+def read_as_part_of(folder: Path, file: Path) -> bool:
+    """`file` is read as part of `folder`: any file of a transcript folder (a Copilot or Cline session, an
+    OpenCode root), or one of the sessions a folder of sessions holds."""
+    if not file.resolve().is_relative_to(folder.resolve()):
+        return False
+    if folder_format(folder) is not None:
+        return True
+    return any(os.path.samefile(file, found) for found in find_sessions([folder])[0] if found.is_file())
+
+
 def find_sessions(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
     """Session files: each file as given, and each folder's files (recursively) that are a session or a
     transcript the importers read (an OpenCode storage root given as such is one transcript). Returns

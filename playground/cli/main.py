@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from engine import format_names, output_kind_problem
+from playground.app.inputs import read_as_part_of
 from playground.app.lessons import lesson_path_for
 from playground.cli import commands, runs
 from playground.cli.diff import add_diff_parser, run_diff
@@ -243,7 +244,7 @@ def _writes_over_an_input(args: argparse.Namespace) -> str | None:
         for read in reads:
             if written.is_file() and read.exists() and os.path.samefile(written, read):
                 return f"{written}: refusing to write over {read}, which this command reads"
-            if written.is_file() and read.is_dir() and _read_from(read, written):
+            if written.is_file() and read.is_dir() and read_as_part_of(read, written):
                 return f"{written}: refusing to write over a file of {read}, which this command reads"
     if summary is not None:  # written after the whole sweep: said before it
         from playground.app.sweep import holds_other_than_a_summary
@@ -259,19 +260,6 @@ def _writes_over_an_input(args: argparse.Namespace) -> str | None:
     if args.command in ("calibrate", "sweep") and single and not Path(single).parent.is_dir():
         return f"{single}: its folder {Path(single).parent} does not exist"  # found after the work, else
     return None
-
-
-def _read_from(folder: Path, file: Path) -> bool:
-    """`file` is read as part of `folder`: any file of a transcript folder (a Copilot or Cline session, an
-    OpenCode root), or one of the sessions a folder of sessions holds."""
-    if not file.resolve().is_relative_to(folder.resolve()):
-        return False
-    from engine.importers import folder_format
-    from playground.app.inputs import find_sessions
-
-    if folder_format(folder) is not None:
-        return True
-    return any(os.path.samefile(file, found) for found in find_sessions([folder])[0] if found.is_file())
 
 
 def _sweep_summary(args: argparse.Namespace) -> Path | None:
