@@ -21,6 +21,7 @@ from engine.lineage import grown
 from engine.messages import AiMessage
 from engine.preprocess.base import ID_SCOPE
 from engine.result import BuildResult
+from engine.session import Session
 from engine.ticks import StepPoint, TickState, iter_step_points, step_points, tick_for
 
 MARKERS = {"ai_history_summarization": "S", "checkpoint_trim_before": "C"}
@@ -94,16 +95,17 @@ def count_summaries(messages: Sequence[AiMessage]) -> int:
 
 
 def build_step(
-    history: Sequence[AiMessage],
+    history: Sequence[AiMessage] | Session,
     policy: Any,
     tick: TickState | None,
     *,
     summaries: int | None = None,
     **build_options: Any,
 ) -> BuildResult:
-    """Build a replay step from its input list (see `with_persisted`), its created ids scoped by the
-    `summaries` its history holds (counted when not given)."""
-    held = count_summaries(history) if summaries is None else summaries
+    """Build a replay step from its input list (see `with_persisted`; a Session holding it is taken as
+    checked, as `build_context` takes one), its created ids scoped by the `summaries` its history holds
+    (counted when not given)."""
+    held = count_summaries(getattr(history, "messages", history)) if summaries is None else summaries
     token = ID_SCOPE.set(summary_scope(held))
     try:
         return build_context(history, policy, tick=tick, **build_options)

@@ -95,9 +95,8 @@ def run_build(request: BuildRequest, *, check: bool = True) -> BuildOutcome:
             loaded = Session(None, None, list(request.messages))  # a loaded session's: checked when read
             result = build_context(loaded, request.policy, tick=request.tick, **options)
         else:
-            result = build_step(
-                request.messages, request.policy, request.tick, summaries=request.summaries, **options
-            )
+            loaded = Session(None, None, list(request.messages))  # checked when read, as above
+            result = build_step(loaded, request.policy, request.tick, summaries=request.summaries, **options)
     except BUILD_ERRORS as error:
         return BuildOutcome(request, None, error=str(error))
     # What every view reads, made here (in the worker) rather than on the UI thread: the cards the engine
