@@ -61,6 +61,7 @@ from engine.importers.claude_attachments import attachment_text
 from engine.importers.claude_branches import select, subagent_files
 from engine.messages import AiMessage
 from engine.safe_input import InputError
+from engine.session_lines import json_type
 from engine.usage import UsageProblem, anthropic_usage
 
 FORMAT = "claude-code"
@@ -123,6 +124,15 @@ def loglines(text: str) -> list[Any] | None:
     return value["loglines"]
 
 
+def _bad_links(out: Collector, number: int, entry: dict[str, Any]) -> None:
+    """A `uuid` or `parentUuid` that cannot name a line cuts the conversation's tree there: said, not silent
+    (the lines above it read as another branch)."""
+    for key in ("uuid", "parentUuid"):
+        value = entry.get(key)
+        if value is not None and not isinstance(value, str):
+            out.problem(number, f"{key}: must be a line's uuid (a string), got {json_type(value)}")
+
+
 def _import_lines(
     lines: Iterator[tuple[int, Any, str | None]], path: str, conversation: int | None
 ) -> ImportResult:
@@ -135,6 +145,7 @@ def _import_lines(
             reader.out.problem(number, f"expected a JSON object, found {type(entry).__name__}")
         else:
             entries.append((number, _slim(entry)))
+            _bad_links(reader.out, number, entry)
     reader.renders = any(_rendered(e) is not None for _, e in entries if e.get("type") == "attachment")
     selection = select(entries, conversation, path)
     if selection.subagent_file is not None:

@@ -38,6 +38,7 @@ from engine.importers._common import (
 from engine.importers._json import READING_LINE
 from engine.importers.registry import Sniff
 from engine.messages import AiMessage
+from engine.session_lines import json_type
 from engine.usage import anthropic_usage
 
 FORMAT = "pi"
@@ -73,6 +74,7 @@ def import_pi(text: str, path: str = "<text>", conversation: int | None = None) 
         else:
             entries.append((number, value))
     converter = _Converter(out)
+    _bad_links(out, entries)
     path = _live_path(entries)
     on_path = {id(entry) for _, entry in path}
     for number, entry in entries:
@@ -94,6 +96,16 @@ def _session_name(entries: list[tuple[int, dict[str, Any]]]) -> str | None:
         if isinstance(name, str) and name.strip():
             return name.strip()[:TITLE_CHARS]
     return None
+
+
+def _bad_links(out: Collector, entries: list[tuple[int, dict[str, Any]]]) -> None:
+    """An `id` or `parentId` that cannot name an entry cuts the live branch there: said, not silent."""
+    for number, entry in entries:
+        for key in ("id", "parentId"):
+            value = entry.get(key)
+            if value is not None and not isinstance(value, str):
+                reason = f"must be an entry id (a string), got {json_type(value)}; the branch is cut here"
+                out.problem(number, f"{key}: {reason}")
 
 
 def _live_path(entries: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:

@@ -52,3 +52,21 @@ def test_a_large_file_read_a_line_at_a_time_names_the_line(tmp_path, monkeypatch
         import_file(path)
     assert str(refused.value).startswith(f"{path}:{number}: read as claude-code, a value has a type")
     assert str(refused.value).endswith("fix or remove that line)")
+
+
+def test_a_link_that_cannot_name_an_entry_is_said() -> None:
+    # a value of the wrong type that stops no importer but cuts a tree: pi read 12 messages as 1, "another
+    # branch", and said nothing
+    lines = PI.read_text(encoding="utf-8").splitlines()
+    last = json.loads(lines[-1])
+    last["parentId"] = 12345
+    result = import_text("\n".join([*lines[:-1], json.dumps(last)]) + "\n", name="pi.jsonl")
+    reason = "parentId: must be an entry id (a string), got a number; the branch is cut here"
+    assert [(p.line, p.reason) for p in result.problems] == [(len(lines), reason)]
+    claude = (DATA / "claude-code" / "session-3fe1b6bc.jsonl").read_text(encoding="utf-8").splitlines()
+    entry = json.loads(claude[5])
+    entry["parentUuid"] = 12345
+    spoiled = import_text("\n".join([*claude[:5], json.dumps(entry), *claude[6:]]) + "\n", name="cc.jsonl")
+    assert [(p.line, p.reason) for p in spoiled.problems] == [
+        (6, "parentUuid: must be a line's uuid (a string), got a number")
+    ]
