@@ -42,6 +42,17 @@ RULES = [
 ]
 
 
+# linnkit's own reminder trigger kinds, in the order the generator draws from
+TRIGGER_KINDS = (
+    "agent-has-tool",
+    "step-count-modulo",
+    "tool-call-streak",
+    "remaining-steps-leq",
+    "phase-equals",
+    "budget-warning",
+)
+
+
 class Generator:
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
@@ -873,16 +884,7 @@ class Generator:
         """An extra rule with the trigger fields the base ones never vary (minStep, number and boolean
         values, other tools and ratios) and contentArgs."""
         w = self.wide
-        kind = w.choice(
-            [
-                "agent-has-tool",
-                "step-count-modulo",
-                "tool-call-streak",
-                "remaining-steps-leq",
-                "phase-equals",
-                "budget-warning",
-            ]
-        )
+        kind = w.choice(list(TRIGGER_KINDS))
         trigger: dict[str, Any] = {"kind": kind}
         for key, values in [
             ("threshold", [0, 1, 2, 5, 10]),
@@ -968,17 +970,7 @@ class Generator:
 
     def extra_rule(self, i: int) -> dict[str, Any]:
         """A host rule built from linnkit's own trigger kinds and templates."""
-        kind = self.rng.choice(
-            [
-                "agent-has-tool",
-                "step-count-modulo",
-                "tool-call-streak",
-                "remaining-steps-leq",
-                "phase-equals",
-                "budget-warning",
-                "no-such-kind",
-            ]
-        )
+        kind = self.rng.choice([*TRIGGER_KINDS, "no-such-kind"])
         trigger = {
             "kind": kind,
             "toolName": "read_file",
