@@ -6,7 +6,6 @@ in one scanner call.
 
 from __future__ import annotations
 
-import difflib
 import json
 import sys
 from collections.abc import Iterable, Iterator, Mapping
@@ -16,6 +15,7 @@ from typing import Any, BinaryIO
 
 from engine.fences import FenceError, parse_fences_skipping
 from engine.messages import ROLE_TYPES, AiMessage
+from engine.policy.lint import suggestion
 from engine.safe_input import MAX_DEPTH, make_json_decoder
 
 SESSION_VERSION = 1
@@ -136,11 +136,9 @@ def header_key_warnings(data: Mapping[str, Any]) -> list[tuple[str, str]]:
         if key in _OPTION_KEYS:
             found.append((key, f"not read from a header: set with {_OPTION_KEYS[key]}; kept as written"))
             continue
-        folded = {known.lower(): known for known in HEADER_KEYS}.get(key.lower().replace("_", ""))
-        close = [folded] if folded else difflib.get_close_matches(key, HEADER_KEYS, n=1, cutoff=0.8)
-        if close:
-            reason = f"unknown header key, kept as written and not read; did you mean `{close[0]}`?"
-            found.append((key, reason))
+        hint = suggestion(key, HEADER_KEYS, cutoff=0.8)  # stricter than a policy's: a header holds any key
+        if hint:
+            found.append((key, f"unknown header key, kept as written and not read{hint}"))
     return found
 
 

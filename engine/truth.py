@@ -28,7 +28,6 @@ linnkit's calibration samples (`engine.calibration`), applied when `tokenEstimat
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 import statistics
@@ -42,6 +41,7 @@ import yaml
 from engine.calibration import CalibrationSample, TokenRoute
 from engine.lanes import memory_lane
 from engine.messages import AiMessage
+from engine.policy.lint import suggestion
 from engine.provider_count import provider_counts
 from engine.recorded import RecordedCall, RecordedRun
 from engine.replay import iter_session_steps
@@ -217,8 +217,7 @@ def _refuse_unknown(
     """A key the file format does not have: a typo there (`ofset: 40`) would silently leave its default."""
     for key in row:
         if key not in known:
-            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
-            hint = f"; did you mean `{close[0]}`?" if close else f" (known: {', '.join(known)})"
+            hint = suggestion(str(key), known) or f" (known: {', '.join(known)})"
             field = ".".join(map(str, (*at, key)))
             line = document.line_of((*at, key))
             raise InputError(source, f"unknown key{hint}", line=line, field=field)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -29,11 +29,12 @@ def dotted(path: tuple[Any, ...]) -> str:
     return out
 
 
-def suggestion(key: str, known: list[str]) -> str:
-    """"; did you mean `maxTokens`?" for a near miss, else ""."""
+def suggestion(key: str, known: Sequence[str], cutoff: float = 0.6) -> str:
+    """"; did you mean `maxTokens`?" for a near miss (the same letters in another case or without `_`,
+    else a close spelling: `cutoff` as difflib's), else ""."""
     lowered = {name.lower().replace("_", ""): name for name in known}
     exact = lowered.get(key.lower().replace("_", "").replace("-", ""))
-    close = [exact] if exact else difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    close = [exact] if exact else difflib.get_close_matches(key, list(known), n=1, cutoff=cutoff)
     return f"; did you mean `{close[0]}`?" if close else ""
 
 
