@@ -104,11 +104,12 @@ def run_checkpoint(states: list[State], available: int, ctx: BuildContext) -> Pr
             state = own(states, index)
             state.keep(KEEP_WM, CHECKPOINT, STRATEGY)
             promoted.append(state.message.id)
-    candidates = [s for i, s in enumerate(states[:start]) if i not in keep_set and not _exempt(s)]
+    candidates = [i for i, s in enumerate(states[:start]) if i not in keep_set and not _exempt(s)]
     if not candidates:  # nothing before it may be pruned: linnkit reports no pruning (promotions stay)
         return ProviderOutcome(report)
-    for state in candidates:
-        if state.kept:
+    for index in candidates:
+        if states[index].kept:
+            state = own(states, index)  # a state working memory kept may be shared (a run's twin)
             state.drop(CHECKPOINT_PURGED, STRATEGY)
             purged.append(state.message.id)
     report.strategies.append(STRATEGY)

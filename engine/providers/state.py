@@ -60,10 +60,14 @@ class State:
 
 
 def own(states: list[State], position: int) -> State:
-    """The state at `position`, this build's own: a shared starting state is replaced by a copy first."""
+    """The state at `position`, this build's own: a shared state (a starting state, or a kept twin that
+    working memory placed, `engine.providers.text_runs`) is replaced by a copy first."""
     state = states[position]
     if state.shared:
-        state = states[position] = State(state.message, state.index, state.origins, state.tokens)
+        state = states[position] = State(
+            state.message, state.index, state.origins, state.tokens, state.action, state.phase,
+            state.strategy, state.processed, state.replacement_source_ids, state.truncation, state.kept,
+        )  # fmt: skip
         if isinstance(states, States) and states.owned is not None:
             states.owned.append(position)
     return state
@@ -109,9 +113,10 @@ class States(list[State]):
         self.initial_tokens = initial_tokens
         # the token list whose first k counts `initial_tokens` took over for the same entries, and k
         self.grown_from = grown_from
-        # The positions whose shared starting state this build replaced by its own (`own`), in the order it
-        # did; None once the list was changed otherwise (a summary's states). A starting state is never
-        # kept, so only these can be: a long build reads them instead of every state (`kept_states`).
+        # The positions whose shared starting state this build replaced by its own (`own`) or by a kept
+        # twin (working memory's runs); None once the list was changed otherwise (a summary's states). A
+        # starting state is never kept, so only these can be: a long build reads them instead of every
+        # state (`kept_states`).
         self.owned: list[int] | None = [] if starting else None
 
 
@@ -156,7 +161,7 @@ def kept_states(states: list[State]) -> list[State]:
     owned = states.owned if isinstance(states, States) else None
     if owned is None:
         return list(compress(states, map(_KEPT, states)))
-    candidates = list(map(states.__getitem__, sorted(owned)))
+    candidates = list(map(states.__getitem__, sorted(set(owned))))  # a twin owned later is listed twice
     return list(compress(candidates, map(_KEPT, candidates)))
 
 

@@ -31,6 +31,7 @@ from engine.providers.state import (
     kept_tokens,
     own,
 )
+from engine.providers.text_runs import PLAIN, PlainRuns, held_candidates, plain_runs
 from engine.result import Event
 from engine.tool_summary import output_text, preview_chars_for, summarize_output
 
@@ -67,6 +68,7 @@ class _Floors:
     compressed_indices: list[int]  # ascending
     text_indices: list[int]  # the P2 candidates' indices, ascending
     text_strategies: list[str | None]  # and their strategies (P2 reads them at every candidate)
+    runs: PlainRuns | None = None  # for keeping plain candidates a run at a time (None: one by one)
 
 
 _FLOORS: LaneLists[tuple[list[int], None, _Floors]] = LaneLists(4)  # per set of starting states (`derived`)
@@ -108,14 +110,17 @@ def _made_floors(
             indices.append(index)
     if base is None or not start:
         text_floor, compressed_floor = accumulate(text, min), accumulate(compressed, min)
-        return _Floors(list(text_floor), list(compressed_floor), indices, candidates, strategies)
+        runs = plain_runs(states, tokens, candidates, strategies, None, 0)
+        return _Floors(list(text_floor), list(compressed_floor), indices, candidates, strategies, runs)
     text_floor, compressed_floor = base.text[start - 1], base.compressed[start - 1]
+    runs = plain_runs(states, tokens, candidates, strategies, base.runs, kept) if base.runs else None
     return _Floors(
         base.text[:start] + list(accumulate(text, min, initial=text_floor))[1:],
         base.compressed[:start] + list(accumulate(compressed, min, initial=compressed_floor))[1:],
         indices,
         candidates,
         strategies,
+        runs,
     )
 
 
@@ -205,45 +210,57 @@ def _p2_text(fill: _Fill) -> None:
     """Text newest first. Only the candidates are visited: between two of them the floor and the total stay
     as they are, so a stop that a message between them would have made, the next candidate makes. A
     candidate kept when working memory started is still kept (nothing before P2 drops, and P1 keeps tool
-    groups only), so `kept` alone tells what P2 skips. Its loop runs over every candidate until the budget
-    is full (most of a long default-policy step): what it reads is in locals, a state is owned and kept
-    inline, and each candidate's strategy was found with the floors (P1 rewrites tool outputs only)."""
-    keep_thoughts = fill.ctx.policy.reasoning_retention.keep_latest_thoughts
+    groups only), so `kept` alone tells what P2 skips. A run of plain candidates is kept in one go
+    (`engine.providers.text_runs`) until one does not fit; from there, and for every other candidate, one
+    at a time."""
     thoughts = 0
     floors = _floors_of(fill)
     floor, states, processed, budget = floors.text, fill.states, fill.processed, fill.budget
     noted, total = fill.strategies, fill.total
-    strategies = floors.text_strategies
+    indices, strategies = floors.text_indices, floors.text_strategies
     owned = states.owned if isinstance(states, States) else None
+    # a run places twins over starting states only: the positions this build changed are held
+    runs = floors.runs if owned is not None else None
+    held = held_candidates(owned, indices) if runs is not None else []
+    at = len(indices) - 1
     try:
-        for at in range(len(floors.text_indices) - 1, -1, -1):
-            index = floors.text_indices[at]
+        while at >= 0:
+            index = indices[at]
             if total >= budget or floor[index] > budget - total:
                 return
-            state = states[index]
-            if state.kept or state.message.id in processed:
-                continue
-            strategy = strategies[at]
-            if strategy is None:  # not a candidate (only a test's floors list every message)
-                continue
-            if strategy == "thought_processing":
-                if thoughts >= keep_thoughts:
+            first = runs.run_at(at, held, budget - total, processed) if runs is not None else None
+            if first is not None:  # a run of plain candidates ends at `at`
+                if first > at:  # `at` does not fit (or one of them was kept in a group): one by one
+                    runs = None
                     continue
-                thoughts += total + state.tokens <= budget
-            if total + state.tokens <= budget:
-                if state.shared:  # `own`, inline: this loop is the hot path
-                    state = states[index] = State(state.message, state.index, state.origins, state.tokens)
-                    if owned is not None:
-                        owned.append(index)
-                state.action, state.phase, state.strategy = KEEP_WM, WORKING_MEMORY, strategy
-                state.kept = True
-                total += state.tokens
-                if strategy not in noted:
-                    noted.append(strategy)
-                if strategy == "history_summary":  # linnkit marks a kept summary's id processed (P3 skips it)
-                    processed.add(state.message.id)
+                total += runs.place(states, owned, indices, first, at)  # type: ignore[union-attr, arg-type]
+                if PLAIN not in noted:
+                    noted.append(PLAIN)
+                at = first - 1
+                continue
+            at -= 1
+            total, thoughts = _one_text(fill, index, strategies[at + 1], total, thoughts)
     finally:
         fill.total = total
+
+
+def _one_text(fill: _Fill, index: int, strategy: str | None, total: int, thoughts: int) -> tuple[int, int]:
+    """P2 at one candidate, given the total and the thoughts kept so far: both after it."""
+    state, budget = fill.states[index], fill.budget
+    if state.kept or state.message.id in fill.processed or strategy is None:  # None: a test's non-candidate
+        return total, thoughts
+    if strategy == "thought_processing":
+        if thoughts >= fill.ctx.policy.reasoning_retention.keep_latest_thoughts:
+            return total, thoughts
+        thoughts += total + state.tokens <= budget
+    if total + state.tokens > budget:
+        return total, thoughts
+    state = own(fill.states, index)
+    state.keep(KEEP_WM, WORKING_MEMORY, strategy)
+    _note(fill, strategy)
+    if strategy == "history_summary":  # linnkit marks a kept summary's id processed (P3 skips it)
+        fill.processed.add(state.message.id)
+    return total + state.tokens, thoughts
 
 
 # P2 asks about every message on every build; the answer reads the message's role, type and metadata only.

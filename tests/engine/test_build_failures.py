@@ -7,6 +7,7 @@ from engine.build import build_context
 from engine.errors import ContextProviderError
 from engine.invariants import check_invariants
 from engine.policy import define_context_policy
+from engine.providers.state import own
 from tests.pipeline_helpers import CHECKPOINT_RAW, answer, call, calls, output, sys, user
 
 
@@ -33,7 +34,7 @@ def test_the_checkpoint_prunes_when_it_works():
 
 def test_a_provider_that_raises_loses_its_changes_and_its_trace_event(monkeypatch):
     def broken(states, available, ctx):
-        states[2].drop("CHECKPOINT_PURGED", "half-done")  # a change that must be rolled back
+        own(states, 2).drop("CHECKPOINT_PURGED", "half-done")  # a change that must be rolled back
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(engine.build, "run_checkpoint", broken)

@@ -1,0 +1,118 @@
+"""Working memory's P2 over runs of plain text candidates, kept a run at a time.
+
+On a long default-policy session P2 keeps thousands of messages at every step, nearly all of them plain
+`text_conversation` candidates that nothing before it touched. Between two candidates that are not plain
+(a thought, a summary, one core or P1 already holds) P2 keeps newest first while each fits, so what it
+keeps of such a run is its newest part up to where the sum of their counts passes what is left: a search
+over the run's running sums. Each plain candidate's kept state is made once per set of starting states
+(its twin: kept by working memory, shared like a starting state, so a provider `own`s it before a change),
+and a step keeps a run by placing those, not by making thousands of states.
+
+The lists grow along a replay's line: the next step's set starts with this one's states, so its lists are
+this set's with the new candidates appended in place (a set reads only its first `count`).
+"""
+
+from __future__ import annotations
+
+import threading
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+
+from engine.providers.state import KEEP_WM, WORKING_MEMORY, State
+
+PLAIN = "text_conversation"
+_GROWING = threading.Lock()  # two builds growing one set's lists: only the first appends in place
+
+
+@dataclass(frozen=True, slots=True)
+class PlainRuns:
+    """For the first `count` candidates of a set: `sums[k]` the counts of candidates `0..k-1`, `ids[k]` and
+    `twins[k]` candidate k's message id and kept state (None: not plain), `special` the candidates that are
+    not plain, ascending (its first `special_count`)."""
+
+    count: int
+    sums: list[int]
+    ids: list[str]
+    twins: list[State | None]
+    special: list[int]
+    special_count: int
+
+    def blocked_below(self, at: int, held: list[int]) -> int:
+        """The newest candidate at or below `at` that is not plain or is in `held` (ascending), or -1."""
+        special = bisect_right(self.special, at, 0, self.special_count)
+        position = bisect_right(held, at)
+        return max(self.special[special - 1] if special else -1, held[position - 1] if position else -1)
+
+    def run_at(self, at: int, held: list[int], room: int, processed: set[str]) -> int | None:
+        """Where P2, keeping newest first from candidate `at`, stops keeping: the oldest candidate `first`
+        of the plain run ending at `at` such that `first..at` fit in `room`, stopping where the room is
+        full (as P2 does: a zero-count candidate after that is not kept). `at + 1`: not even `at` fits,
+        or a candidate of the run has an id a kept group holds (`processed`); None: `at` is not plain or
+        is `held` (one this build changed)."""
+        special = bisect_right(self.special, at, 0, self.special_count)
+        position = bisect_right(held, at)
+        low = max(self.special[special - 1] if special else -1, held[position - 1] if position else -1) + 1
+        if low > at:
+            return None
+        target = self.sums[at + 1] - room
+        first = bisect_left(self.sums, target, low, at + 1)
+        if first <= at and self.sums[first] == target:  # fills the room exactly: stop at the first to do so
+            first = bisect_right(self.sums, target, first, at + 1) - 1
+        if first <= at and not processed.isdisjoint(self.ids[first : at + 1]):
+            return at + 1
+        return first
+
+    def place(self, states: list[State], owned: list[int], indices: list[int], first: int, at: int) -> int:
+        """Keep candidates `first..at` (their twins in place, their positions owned); their count."""
+        run = indices[first : at + 1]
+        for position, twin in zip(run, self.twins[first : at + 1], strict=True):
+            states[position] = twin  # type: ignore[assignment]  # a plain candidate's twin is never None
+        owned.extend(run)
+        return self.sums[at + 1] - self.sums[first]
+
+
+def plain_runs(
+    states: list[State],
+    tokens: list[int],
+    indices: list[int],
+    strategies: list[str | None],
+    base: PlainRuns | None,
+    kept: int,
+) -> PlainRuns | None:
+    """The runs of the candidates `indices` (their `strategies`), of which the first `kept` are `base`'s.
+    None when a count is negative (the running sums would not grow)."""
+    new = range(kept, len(indices))
+    if any(tokens[indices[k]] < 0 for k in new):
+        return None
+    with _GROWING:
+        if base is not None and base.count == kept == len(base.ids):  # the line's longest: grow in place
+            sums, ids, twins, special = base.sums, base.ids, base.twins, base.special
+        else:
+            sums = base.sums[: kept + 1] if base is not None else [0]
+            ids = base.ids[:kept] if base is not None else []
+            twins = base.twins[:kept] if base is not None else []
+            special = base.special[: bisect_left(base.special, kept, 0, base.special_count)] if base else []
+        for k in new:
+            index = indices[k]
+            state, count = states[index], tokens[index]
+            sums.append(sums[-1] + count)
+            ids.append(state.message.id)
+            if strategies[k] == PLAIN:
+                twin = State(state.message, state.index, state.origins, count, KEEP_WM, WORKING_MEMORY, PLAIN)
+                twin.kept = twin.shared = True
+                twins.append(twin)
+            else:
+                twins.append(None)
+                special.append(k)
+        return PlainRuns(len(indices), sums, ids, twins, special, len(special))
+
+
+def held_candidates(owned: list[int], indices: list[int]) -> list[int]:
+    """The candidates (positions in `indices`, ascending) at the state positions `owned`: states this build
+    already changed, which a run never places a twin over."""
+    out = []
+    for position in owned:
+        k = bisect_left(indices, position)
+        if k < len(indices) and indices[k] == position:
+            out.append(k)
+    return sorted(set(out))

@@ -1,0 +1,150 @@
+"""Working memory's P2 keeping a run of plain text candidates in one go decides exactly as keeping them one
+at a time does: over random sessions (thoughts, summaries, empty texts, an id a tool group also holds) and
+budgets, for single builds and for every step of a replay (whose runs grow in place along its line)."""
+
+from __future__ import annotations
+
+from unittest.mock import patch
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.build import build_context
+from engine.host_tokenizers import MockTokenizer
+from engine.messages import AiMessage
+from engine.policy import define_context_policy
+from engine.providers import working_memory
+from engine.providers.text_runs import PlainRuns
+from engine.replay import iter_session_steps
+from engine.stage_cache import forget_earlier_builds
+
+WORDS = st.text(alphabet="ab cd", min_size=0, max_size=40)
+TOKENIZER = MockTokenizer(5, 10, 4)
+
+
+@st.composite
+def sessions(draw: st.DrawFn) -> list[AiMessage]:
+    out = [AiMessage("sys", "system", "system_prompt", "Be careful.")]
+    if draw(st.booleans()):
+        meta = {"messageType": "summary", "summarySeq": 1, "replacedMessageIds": []}
+        out.append(AiMessage("s1", "system", "history_summary", "earlier: " + draw(WORDS), 0, meta))
+    for turn in range(draw(st.integers(1, 5))):
+        out.append(AiMessage(f"u{turn}", "user", "user_input", draw(WORDS), turn))
+        for k in range(draw(st.integers(0, 6))):
+            kind = draw(st.sampled_from(("answer", "answer", "thought", "group", "user")))
+            if kind == "group":
+                call = {
+                    "id": f"c{turn}_{k}",
+                    "type": "function",
+                    "function": {"name": "grep", "arguments": "{}"},
+                }
+                out.append(
+                    AiMessage(f"a{turn}_{k}", "assistant", "tool_calls", "", turn, {"tool_calls": [call]})
+                )
+                meta = {"tool_call_id": call["id"], "tool_name": "grep"}
+                out.append(
+                    AiMessage(
+                        f"t{turn}_{k}", "tool", "tool_output", "x" * draw(st.integers(0, 300)), turn, meta
+                    )
+                )
+            elif kind == "thought":
+                out.append(AiMessage(f"r{turn}_{k}", "assistant", "thought", draw(WORDS), turn))
+            elif kind == "user":
+                out.append(AiMessage(f"n{turn}_{k}", "user", "user_input", draw(WORDS), turn))
+            else:
+                # now and then an answer has the id of a tool call message (a kept group holds that id)
+                same = draw(st.integers(0, 7)) == 0 and any(m.type == "tool_calls" for m in out)
+                answer_id = (
+                    next(m.id for m in reversed(out) if m.type == "tool_calls") if same else f"f{turn}_{k}"
+                )
+                out.append(AiMessage(answer_id, "assistant", "final_answer", draw(WORDS), turn))
+    return out
+
+
+LAYERS = st.fixed_dictionaries(
+    {
+        "budget": st.fixed_dictionaries(
+            {
+                "maxTokens": st.integers(200, 3000),
+                "reservedForResponse": st.just(100),
+                "workingMemoryBudgetPercentage": st.sampled_from([0.3, 0.7, 1.0]),
+            }
+        ),
+        "reasoningRetention": st.fixed_dictionaries({"keepLatestThoughts": st.integers(0, 3)}),
+        "summarization": st.fixed_dictionaries({"triggerThreshold": st.sampled_from([0.5, 1.0])}),
+    }
+)
+
+
+def _one_by_one():
+    return patch.object(working_memory, "plain_runs", lambda *args: None)
+
+
+def _decided(result) -> list[tuple]:
+    return [(d.message_id, d.kept, d.phase, d.strategy, d.tokens) for d in result.decisions]
+
+
+def _build(messages, policy):
+    forget_earlier_builds()
+    result = build_context(messages, policy, tokenizer=TOKENIZER, now=0)
+    return result.error, [m.to_dict() for m in result.messages], _decided(result), result.strategies_applied
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sessions(), LAYERS)
+def test_a_build_keeps_what_one_at_a_time_keeps(messages, layer):
+    policy = define_context_policy(layer)
+    in_runs = _build(messages, policy)
+    with _one_by_one():
+        assert _build(messages, policy) == in_runs
+
+
+def _replayed(messages, policy):
+    forget_earlier_builds()
+    steps = iter_session_steps(messages, policy, tokenizer=TOKENIZER, now=0)
+    return [(s.result.tokens.final_tokens, _decided(s.result), s.result.strategies_applied) for s in steps]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sessions(), LAYERS)
+def test_every_replay_step_keeps_what_one_at_a_time_keeps(messages, layer):
+    policy = define_context_policy(layer)
+    in_runs = _replayed(messages, policy)
+    with _one_by_one():
+        assert _replayed(messages, policy) == in_runs
+
+
+def _runs(counts: list[int], special: tuple[int, ...] = ()) -> PlainRuns:
+    sums = [0]
+    for count in counts:
+        sums.append(sums[-1] + count)
+    return PlainRuns(
+        len(counts), sums, [f"m{k}" for k in range(len(counts))], [], list(special), len(special)
+    )
+
+
+def test_a_run_stops_where_the_next_older_one_does_not_fit():
+    runs = _runs([4, 3, 2, 5])
+    assert runs.run_at(3, [], 10, set()) == 1  # 5 + 2 + 3 = 10; the 4 below would pass it
+    assert runs.run_at(3, [], 9, set()) == 2  # 5 + 2; the 3 below would make 10
+    assert runs.run_at(3, [], 4, set()) == 4  # not even the newest fits
+
+
+def test_a_run_that_fills_the_room_exactly_keeps_no_zero_count_candidate_below():
+    runs = _runs([0, 0, 3, 2])
+    assert runs.run_at(3, [], 5, set()) == 2  # full after the 3: the two zeros below are not kept
+    assert runs.run_at(3, [], 6, set()) == 0  # room left: the zeros are kept too
+
+
+def test_a_run_ends_at_a_candidate_that_is_not_plain_or_is_held():
+    runs = _runs([1, 1, 1, 1, 1], special=(1,))
+    assert runs.run_at(4, [], 100, set()) == 2  # candidate 1 (a thought) is taken one at a time
+    assert runs.run_at(4, [3], 100, set()) == 4  # candidate 3 core already keeps
+    assert runs.run_at(3, [3], 100, set()) is None
+    assert runs.run_at(1, [], 100, set()) is None
+
+
+def test_a_run_holding_an_id_of_a_kept_group_is_left_to_one_at_a_time():
+    runs = _runs([1, 1, 1])
+    assert runs.run_at(2, [], 100, {"m1"}) == 3
+    assert runs.run_at(2, [], 1, {"m1"}) == 2  # only candidate 2 fits: m1 is not in the run
