@@ -1,30 +1,21 @@
 """What a build sends (spec §5.5-5.6): the final states' messages, their counts, their wire form and the
-budget category each counts in.
+budget category each counts in, made in one pass over the final states.
 
 A long default-policy build keeps thousands of messages, and a replay's next step or a rebuild after an edit
 keeps nearly the same message objects: each message's wire form and categories are looked up by its
-identity (`_ROWS`), in passes over whole lists that run in C.
+identity (`_ROWS`), and the pass reads each state once instead of once per figure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
-from itertools import compress
-from operator import attrgetter, is_not, itemgetter
 from typing import Any
 
 from engine.fences import FenceRegistry
 from engine.messages import AiMessage
 from engine.providers.state import KEEP_CORE, State
 from engine.wire import format_message
-
-_PROCESSED, _MESSAGE, _TOKENS, _ACTION = (
-    attrgetter("processed"), attrgetter("message"), attrgetter("tokens"), attrgetter("action"),
-)  # fmt: skip
-_OF, _REGISTRY, _FORMATTED, _WM_CATEGORY = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(4)
-_NOT_NONE = partial(is_not, None)
 
 
 @dataclass(slots=True)
@@ -39,75 +30,36 @@ class Sent:
 
 def sent(final: list[State], registry: FenceRegistry | None, estimate: Callable[[AiMessage], int]) -> Sent:
     """`final` (the kept states in final order) as sent. A state a provider processed (truncated) counts its
-    message as sent (`estimate`); any other its starting count. Read in passes over whole lists (in C): a
-    long default-policy build sends thousands of messages, nearly all as the last build sent them."""
+    message as sent (`estimate`); any other its starting count."""
     out = Sent()
-    processed = list(map(_PROCESSED, final))
-    if processed.count(None) == len(final):
-        messages, tokens = list(map(_MESSAGE, final)), list(map(_TOKENS, final))
-    else:
-        messages, tokens = [], []
-        for state, shortened in zip(final, processed, strict=True):
-            if shortened is None:
-                messages.append(state.message)
-                tokens.append(state.tokens)
-            else:
-                message = shortened if shortened.content else state.message
-                messages.append(message)
-                tokens.append(estimate(message))
-    rows = _rows(messages, registry)
-    categories = list(map(_WM_CATEGORY, rows))
-    actions = list(map(_ACTION, final))
-    for at in _positions(actions, KEEP_CORE):
-        categories[at] = rows[at][3]
-    out.messages, out.tokens = messages, sum(tokens)
-    out.by_category = {c: sum(compress(tokens, map(c.__eq__, categories))) for c in dict.fromkeys(categories)}
-    formatted = list(map(_FORMATTED, rows))
-    if None not in formatted:
-        out.positions, out.wire = list(range(len(final))), list(map(dict, formatted))  # the build's own dicts
-        return out
-    for state, form in zip(final, formatted, strict=True):
-        if form is None:
-            out.positions.append(None)
+    messages, positions, wire, by_category = out.messages, out.positions, out.wire, out.by_category
+    total = 0
+    rows, limit = _ROWS, _ROWS_LIMIT
+    for state in final:
+        processed = state.processed
+        if processed is None:
+            message, tokens = state.message, state.tokens
+        else:
+            message = processed if processed.content else state.message
+            tokens = estimate(message)
+        row = rows.get(id(message))
+        if row is None or row[0] is not message or (row[1] is not None and row[1] is not registry):
+            if len(rows) >= limit:
+                rows.clear()
+            row = rows[id(message)] = _row(message, registry)
+        category = row[3] if state.action == KEEP_CORE else row[4]
+        by_category[category] = by_category.get(category, 0) + tokens
+        total += tokens
+        messages.append(message)
+        formatted = row[2]
+        if formatted is None:
+            positions.append(None)
             out.unformatted.append(state)
         else:
-            out.positions.append(len(out.wire))
-            out.wire.append(dict(form))  # the build's own dict: a reminder replaces the last one
+            positions.append(len(wire))
+            wire.append(dict(formatted))  # the build's own dict: a reminder replaces the last one
+    out.tokens = total
     return out
-
-
-def _rows(messages: list[AiMessage], registry: FenceRegistry | None) -> list[_Row]:
-    """Each message's row: the one kept for it (`_ROWS`) when made for this very message and, for a fenced
-    one, this registry; else made now."""
-    rows = list(map(_ROWS.get, map(id, messages)))
-    if (
-        None not in rows
-        and True not in map(is_not, map(_OF, rows), messages)
-        and set(map(id, filter(_NOT_NONE, map(_REGISTRY, rows)))) <= {id(registry)}
-    ):
-        return rows
-    for at, (message, row) in enumerate(zip(messages, rows, strict=True)):
-        if row is None or row[0] is not message or (row[1] is not None and row[1] is not registry):
-            rows[at] = _made_row(message, registry)
-    return rows
-
-
-def _made_row(message: AiMessage, registry: FenceRegistry | None) -> _Row:
-    if len(_ROWS) >= _ROWS_LIMIT:
-        _ROWS.clear()
-    row = _ROWS[id(message)] = _row(message, registry)
-    return row
-
-
-def _positions(items: list[Any], value: Any) -> Iterator[int]:
-    """Where `value` is in `items` (found in C: a few among thousands)."""
-    at = -1
-    while True:
-        try:
-            at = items.index(value, at + 1)
-        except ValueError:
-            return
-        yield at
 
 
 # id of a message -> (the message, kept so its id is not reused while held; the fence registry its wire form
