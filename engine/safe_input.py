@@ -457,6 +457,9 @@ def load_yaml(text: str, source: str) -> YamlDocument:
         raise InputError(source, f"nested deeper than {MAX_DEPTH} levels") from None
     except yaml.constructor.ConstructorError as err:
         line = err.problem_mark.line + 1 if err.problem_mark else None
+        if err.problem == "found unhashable key":  # `? [a, b]` or `[a]: 1`: no tag involved
+            reason = "bad YAML: a key is a list or a mapping; a key must be plain"
+            raise InputError(source, reason, line=line) from None
         problem = f"{err.problem}; only plain YAML (mappings, lists, strings, numbers, booleans) is allowed"
         raise InputError(source, f"unsafe or unknown YAML tag: {problem}", line=line) from None
     except yaml.MarkedYAMLError as err:
