@@ -49,9 +49,7 @@ class PlainRuns:
         full (as P2 does: a zero-count candidate after that is not kept). `at + 1`: not even `at` fits,
         or a candidate of the run has an id a kept group holds (`processed`); None: `at` is not plain or
         is `held` (one this build changed)."""
-        special = bisect_right(self.special, at, 0, self.special_count)
-        position = bisect_right(held, at)
-        low = max(self.special[special - 1] if special else -1, held[position - 1] if position else -1) + 1
+        low = self.blocked_below(at, held) + 1
         if low > at:
             return None
         target = self.sums[at + 1] - room
