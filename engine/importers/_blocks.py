@@ -10,6 +10,7 @@ from typing import Any
 
 from engine.importers._common import compact_json, image_note, image_placeholder, unmapped_note
 from engine.messages import AiMessage
+from engine.session_lines import json_type
 
 # OpenRouter's `format` for Anthropic reasoning details; the thinking text itself is the thought's content.
 ANTHROPIC_REASONING_FORMAT = "anthropic-claude-v1"
@@ -28,6 +29,23 @@ def as_blocks(content: Any) -> list[Any] | None:
     if content is None:
         return []
     return content if isinstance(content, list) else None
+
+
+def wrong_block(blocks: list[Any], where: str) -> str | None:
+    """The first block of `blocks` (at `where`, e.g. `message.content`) with a value of a type no Anthropic
+    message has, where it would change what is read without a word (a block that is no object, or has no
+    type, is kept as an unmapped note, a text block's text that is not text is dropped), or None."""
+    for n, block in enumerate(blocks):
+        if not isinstance(block, dict):
+            return f"{where}[{n}]: must be a content block (an object), got {json_type(block)}"
+        kind = block.get("type")
+        if not isinstance(kind, str):
+            got = "missing" if "type" not in block else json_type(kind)
+            return f"{where}[{n}].type: must be a block type (a string), got {got}"
+        if kind == "text" and not isinstance(block.get("text"), str):
+            got = "missing" if "text" not in block else json_type(block["text"])
+            return f"{where}[{n}].text: must be text (a string), got {got}"
+    return None
 
 
 def flatten_blocks(blocks: list[Any]) -> tuple[str, dict[str, Any]]:

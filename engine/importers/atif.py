@@ -27,6 +27,7 @@ from typing import Any
 from engine.importers._common import Collector, ImportResult, compact_json, iso_to_ms, load_json_document
 from engine.importers.registry import Sniff
 from engine.messages import AiMessage
+from engine.session_lines import json_type
 from engine.usage import openai_usage
 
 FORMAT = "atif"
@@ -54,6 +55,10 @@ def import_atif(text: str, path: str = "<text>", conversation: int | None = None
         if not isinstance(step, dict):
             out.problem(None, f"steps[{index}]: expected an object, found {type(step).__name__}")
             continue
+        wrong = _wrong_type(step)
+        if wrong is not None:
+            out.problem(None, f"steps[{index}].{wrong}; left out")
+            continue
         source = step.get("source")
         base = f"step-{step.get('step_id', index + 1)}"
         timestamp = iso_to_ms(step.get("timestamp")) or index
@@ -75,6 +80,23 @@ def import_atif(text: str, path: str = "<text>", conversation: int | None = None
     if default_model:
         session["model"] = default_model
     return out.result(FORMAT, session=session)
+
+
+def _wrong_type(step: dict[str, Any]) -> str | None:
+    """A step value of a type ATIF never writes where it would change what is read without a word, or stop
+    the reader outside its errors (a `step_id` that is text), or None."""
+    step_id = step.get("step_id")
+    if "step_id" in step and not _whole(step_id):
+        got = "a fraction" if isinstance(step_id, float) else json_type(step_id)
+        return f"step_id: must be a step number (an integer), got {got}"
+    message = step.get("message")
+    if isinstance(message, bool | int | float | dict):  # read as no message: the step's text gone
+        return f"message: must be text (or a list of content parts), got {json_type(message)}"
+    return None
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and float(value).is_integer()
 
 
 def _agent(

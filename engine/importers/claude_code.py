@@ -42,7 +42,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from engine.importers._blocks import AssistantTurn, as_blocks, flatten_blocks, tool_output
+from engine.importers._blocks import AssistantTurn, as_blocks, flatten_blocks, tool_output, wrong_block
 from engine.importers._common import (
     Collector,
     ImportResult,
@@ -133,6 +133,24 @@ def _bad_links(out: Collector, number: int, entry: dict[str, Any]) -> None:
             out.problem(number, f"{key}: must be a line's uuid (a string), got {json_type(value)}")
 
 
+def _wrong_type(entry: dict[str, Any]) -> str | None:
+    """What makes a line unreadable without stopping the reader (a value of a type Claude Code never
+    writes, which would change what is read without a word), or None: the line is then left out, named."""
+    sidechain = entry.get("isSidechain")
+    if "isSidechain" in entry and not isinstance(sidechain, bool):
+        # read as false it made a sub-agent file's line the main conversation, and the rest another branch
+        return f"isSidechain: must be true or false, got {json_type(sidechain)}"
+    message = entry.get("message")
+    if entry.get("type") not in ("user", "assistant") or not isinstance(message, dict):
+        return None
+    if "content" not in message:  # read as no blocks: a tool result vanished as an empty line
+        return "message: no content (text or a list of blocks)"
+    if message["content"] is None:
+        return "message.content: must be text or a list of blocks, got null"
+    content = message["content"]
+    return wrong_block(content, "message.content") if isinstance(content, list) else None
+
+
 def _import_lines(
     lines: Iterator[tuple[int, Any, str | None]], path: str, conversation: int | None
 ) -> ImportResult:
@@ -143,6 +161,8 @@ def _import_lines(
             reader.out.problem(number, error)
         elif not isinstance(entry, dict):
             reader.out.problem(number, f"expected a JSON object, found {type(entry).__name__}")
+        elif (wrong := _wrong_type(entry)) is not None:
+            reader.out.problem(number, f"{wrong}; left out")
         else:
             entries.append((number, _slim(entry)))
             _bad_links(reader.out, number, entry)

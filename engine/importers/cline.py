@@ -36,7 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from engine.importers._blocks import AssistantTurn, as_blocks, flatten_blocks, tool_output
+from engine.importers._blocks import AssistantTurn, as_blocks, flatten_blocks, tool_output, wrong_block
 from engine.importers._common import (
     TITLE_CHARS,
     Collector,
@@ -147,6 +147,10 @@ def _convert(out: Collector, text: str, ui_calls: list[tuple[int, dict[str, Any]
         blocks = as_blocks(message.get("content"))
         if blocks is None:
             out.problem(None, f"[{index}].content: neither text nor a list of blocks")
+            continue
+        wrong = wrong_block(blocks, f"[{index}].content")
+        if wrong is not None:  # a block kept as a note, a text dropped: said, and the message left out
+            out.problem(None, f"{wrong}; left out")
             continue
         start = len(out.messages)
         ts = message["ts"] if isinstance(message.get("ts"), int | float) else index

@@ -25,6 +25,7 @@ from typing import Any
 
 from engine.importers._common import Collector, ImportResult, Names, iso_to_ms, iter_jsonl, load_json_document
 from engine.importers.responses import BOOKKEEPING_ITEMS, ITEM_TYPES, ItemConverter, flatten_content
+from engine.session_lines import json_type
 from engine.usage import openai_usage
 
 FORMAT = "codex"
@@ -158,6 +159,10 @@ class _Rollout:
             self.out.drift(f"line type {kind!r}", number)
 
     def _meta(self, payload: dict[str, Any], number: int, ts: int) -> None:
+        wrong = _wrong_instructions(payload)
+        if wrong is not None:  # read as none, the system prompt was gone without a word
+            self.out.problem(number, f"{wrong}; left out")
+            return
         for key in ("id", "cwd", "cli_version", "originator"):
             if isinstance(payload.get(key), str):
                 self.session[key] = payload[key]
@@ -212,3 +217,18 @@ class _Rollout:
             summary = UNSEEN_SUMMARY
         source = {"line": number, "type": "compacted", "replacementHistoryItems": len(history)}
         self.converter.compaction(summary, set(user_texts), number, ts, source)
+
+
+def _wrong_instructions(payload: dict[str, Any]) -> str | None:
+    """A session_meta's instructions of a type Codex never writes (`instructions` text, `base_instructions`
+    text or `{text}`), or None."""
+    instructions = payload.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        return f"payload.instructions: must be text, got {json_type(instructions)}"
+    base = payload.get("base_instructions")
+    if base is not None and not isinstance(base, str | dict):
+        return f"payload.base_instructions: must be text or an object with its text, got {json_type(base)}"
+    text = base.get("text") if isinstance(base, dict) else None
+    if text is not None and not isinstance(text, str):
+        return f"payload.base_instructions.text: must be text, got {json_type(text)}"
+    return None

@@ -30,6 +30,7 @@ from engine.importers._common import (
 )
 from engine.importers.responses import PART_SEPARATOR
 from engine.messages import AiMessage
+from engine.session_lines import json_type
 from engine.usage import UsageProblem, gemini_usage
 
 FORMAT = "gemini-cli"
@@ -69,10 +70,35 @@ def convert_messages(out: Collector, messages: list[Any], lines: list[int] | Non
         if not isinstance(message, dict):
             out.problem(line, f"{label}: expected a message object, found {type(message).__name__}")
             continue
+        wrong = _wrong_type(message)
+        if wrong is not None:
+            out.problem(line, f"{label}.{wrong}; left out")
+            continue
         start = len(out.messages)
         _message(out, index, line or index + 1, message, answered)
         if message.get("type") == "gemini" and message.get("tokens") is not None:
             _attach_tokens(out, start, index, line, message)
+
+
+def _wrong_type(message: dict[str, Any]) -> str | None:
+    """A value of a type the CLI never writes that would change what is read without a word (a `type` read
+    as a newer kind, thoughts or calls read as none), or None: the message is then left out, named."""
+    kind = message.get("type")
+    if "type" not in message:
+        return "type: missing"
+    if not isinstance(kind, str):
+        return f"type: must be a message type (a string), got {json_type(kind)}"
+    for key, what in (("thoughts", "a thought"), ("toolCalls", "a tool call")):
+        items = message.get(key)
+        if items is not None and not isinstance(items, list):
+            return f"{key}: must be a list, got {json_type(items)}"
+        for n, item in enumerate(items or []):
+            if not isinstance(item, dict):
+                return f"{key}[{n}]: must be {what} (an object), got {json_type(item)}"
+            for part in ("subject", "description") if key == "thoughts" else ():
+                if item.get(part) is not None and not isinstance(item[part], str):
+                    return f"{key}[{n}].{part}: must be text, got {json_type(item[part])}"
+    return None
 
 
 def session_fields(doc: dict[str, Any]) -> dict[str, Any]:

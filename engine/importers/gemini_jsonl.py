@@ -20,6 +20,7 @@ from typing import Any
 
 from engine.importers._common import Collector, ImportResult, iter_jsonl
 from engine.importers.gemini_cli import MESSAGE_TYPES, convert_messages, session_fields
+from engine.session_lines import json_type
 
 FORMAT = "gemini-cli-jsonl"
 HEADER_KEYS = ("sessionId", "projectHash")
@@ -52,6 +53,9 @@ def import_gemini_jsonl(text: str, path: str = "<text>", conversation: int | Non
             out.problem(number, f"expected a JSON object, found {type(item).__name__}")
         elif isinstance(item.get("$rewindTo"), str):
             _rewind(records, item["$rewindTo"], out, number)
+        elif "id" in item and not isinstance(item["id"], str):
+            # read as an unknown record: the message (or its latest writing) gone, an earlier one read instead
+            out.problem(number, f"id: must be a message id (a string), got {json_type(item['id'])}; left out")
         elif isinstance(item.get("id"), str):
             if item["id"] in records:
                 out.skip("earlier record of a message written again", records[item["id"]][0])

@@ -34,6 +34,7 @@ from engine.importers._common import (
 )
 from engine.importers.registry import Sniff
 from engine.messages import AiMessage
+from engine.session_lines import json_type
 from engine.usage import anthropic_usage
 
 FORMAT = "kimi"
@@ -41,6 +42,8 @@ INTERRUPTED = (
     "Tool execution was interrupted before its result was recorded. "
     "Do not assume the tool completed successfully."
 )
+# Kimi Code records whose content is one object: the key that holds it
+RECORD_OBJECTS = {"context.append_message": "message", "context.append_loop_event": "event"}
 COMPACTION_PREFIX = "The conversation so far has been compacted to free up context."
 
 
@@ -68,6 +71,8 @@ def import_kimi(text: str, path: str = "<text>", conversation: int | None = None
             out.problem(number, error)
         elif not isinstance(record, dict):
             out.problem(number, f"expected a JSON object, found {type(record).__name__}")
+        elif (wrong := _wrong_type(record)) is not None:  # read, it would change what is around it, unsaid
+            out.problem(number, f"{wrong}; left out")
         elif record.get("type") == "metadata":
             version = record.get("protocol_version")
         elif (kind := _legacy_type(record)) is not None:
@@ -318,6 +323,58 @@ class _Reader:
         messages[:] = kept
         self.pending.clear()
         self.settled = None
+
+
+def _wrong_type(record: dict[str, Any]) -> str | None:
+    """A record holding a value of a type Kimi never writes where it changes what is read without a word,
+    or None: a loop event that is no object or has no type ends no step, a call id that is no string answers
+    no call, a content part with no type or no text is dropped, an undo count that is no number undoes
+    nothing."""
+    if _legacy_type(record) == "ContentPart":
+        return _wrong_part(record["message"]["payload"], "message.payload")
+    kind = record.get("type")
+    if kind == "context.undo" and "count" in record and not _is_int(record["count"]):
+        return f"count: must be a number of turns, got {json_type(record['count'])}"
+    key = RECORD_OBJECTS.get(kind) if isinstance(kind, str) else None
+    if key is None:
+        return None
+    value = record.get(key)
+    if not isinstance(value, dict):
+        return f"{key}: must be an object, got {json_type(value)}"
+    return _wrong_event(value) if key == "event" else None
+
+
+def _wrong_event(event: dict[str, Any]) -> str | None:
+    kind = event.get("type")
+    if not isinstance(kind, str):
+        return f"event.type: must be a loop event type (a string), got {_got(event, 'type')}"
+    if kind in ("tool.call", "tool.result") and not isinstance(event.get("toolCallId"), str):
+        return f"event.toolCallId: must be a tool call id (a string), got {_got(event, 'toolCallId')}"
+    if kind != "content.part":
+        return None
+    part = event.get("part")
+    return (
+        _wrong_part(part, "event.part")
+        if isinstance(part, dict)
+        else f"event.part: must be an object, got {_got(event, 'part')}"
+    )
+
+
+def _wrong_part(part: dict[str, Any], where: str) -> str | None:
+    kind = part.get("type")
+    if not isinstance(kind, str):
+        return f"{where}.type: must be a part type (a string), got {_got(part, 'type')}"
+    if kind in ("text", "think") and not isinstance(part.get(kind), str):
+        return f"{where}.{kind}: must be text (a string), got {_got(part, kind)}"
+    return None
+
+
+def _got(value: dict[str, Any], key: str) -> str:
+    return "missing" if key not in value else json_type(value[key])
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class _Step:

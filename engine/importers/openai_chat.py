@@ -44,6 +44,7 @@ from engine.importers._common import (
 )
 from engine.importers._media import SideImages
 from engine.messages import AiMessage
+from engine.session_lines import json_type
 from engine.usage import openai_usage
 
 FORMAT = "openai"
@@ -223,8 +224,9 @@ class _Converter:
             self.exit_record = len(entries) - 1
 
     def _message(self, index: int, line: int | None, label: str | None, message: Any) -> None:
-        if not isinstance(message, dict):
-            self._problem(line, label, f"expected a message object, found {type(message).__name__}")
+        wrong = _wrong_type(message)
+        if wrong is not None:
+            self._problem(line, label, wrong)
             return
         if message.get("role") in BOOKKEEPING_ROLES or index == self.exit_record:
             self._bookkeeping(message, line if line is not None else index + 1)
@@ -373,6 +375,16 @@ class _Converter:
 
     def _problem(self, line: int | None, label: str | None, reason: str) -> None:
         self.out.problem(line, f"{label}: {reason}" if label else reason)
+
+
+def _wrong_type(message: Any) -> str | None:
+    """Why a message cannot be read: not an object, or a `role` that is not a name (read as a newer role it
+    was carried as the user's words, or left out as bookkeeping, and only counted as drift); else None."""
+    if not isinstance(message, dict):
+        return f"expected a message object, found {type(message).__name__}"
+    if "role" in message and not isinstance(message["role"], str):
+        return f"role: must be a role name (a string), got {json_type(message['role'])}; left out"
+    return None
 
 
 def _meta(notes: dict[str, Any], extras: dict[str, Any]) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from engine.importers._common import (
 )
 from engine.importers.openai_chat import normalize_call
 from engine.messages import AiMessage
+from engine.session_lines import json_type
 from engine.usage import UsageProblem, openai_usage
 
 FORMAT = "openhands"
@@ -125,6 +126,8 @@ def import_openhands(text: str, path: str = "<text>", conversation: int | None =
         where = line if line is not None else index + 1
         if not isinstance(event, dict):
             out.problem(line, f"event {index}: expected an object, found {type(event).__name__}")
+        elif (wrong := _wrong_type(event)) is not None:
+            out.problem(line, f"event {index}: {wrong}; left out")
         elif isinstance(event.get("kind"), str) and event["kind"].endswith("Event"):
             reader.v1_event(where, event)
         elif "observation" in event:
@@ -134,6 +137,19 @@ def import_openhands(text: str, path: str = "<text>", conversation: int | None =
         else:
             out.skip("neither an action nor an observation", where)
     return out.result(FORMAT, session=reader.session, conversations=max(len(runs), 1))
+
+
+def _wrong_type(event: dict[str, Any]) -> str | None:
+    """A value of a type OpenHands never writes where it would change what is read without a word (a call's
+    metadata that is no object made the action a call of an older stream, under an id of ours; a call id
+    that is no string answered no call), or None."""
+    meta = event.get("tool_call_metadata")
+    if meta is not None and not isinstance(meta, dict):
+        return f"tool_call_metadata: must be an object, got {json_type(meta)}"
+    call_id = meta.get("tool_call_id") if isinstance(meta, dict) else None
+    if call_id is not None and not isinstance(call_id, str):
+        return f"tool_call_metadata.tool_call_id: must be a call id (a string), got {json_type(call_id)}"
+    return None
 
 
 def _run_items(record: dict[str, Any], reader: _Reader) -> list[tuple[int | None, Any]]:

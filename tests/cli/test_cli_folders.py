@@ -95,12 +95,11 @@ def test_a_task_folder_with_a_value_of_the_wrong_type_is_one_line(tmp_path, caps
     messages = json.loads(history.read_text(encoding="utf-8"))
     messages[1]["content"] = [{"type": "text", "text": ["x"]}]
     history.write_text(json.dumps(messages), encoding="utf-8")
-    assert main(["import", str(task)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err == (
-        f"error: {task}: read as cline, a value has a type the format does not have "
-        "(AttributeError: 'list' object has no attribute 'strip'); nothing was read"
-    )
+    assert main(["import", str(task)]) == 1  # read, with a problem: the message is left out by name
+    out = capsys.readouterr().out
+    problem = f"{history}: [1].content[0].text: must be text (a string), got an array; left out"
+    assert f"  problem: {problem}\n" in out
+    assert "detected format: cline; 10 messages" in out
 
 
 def test_a_sweeps_summary_never_replaces_the_session_it_sweeps(tmp_path, capsys):

@@ -127,3 +127,20 @@ def test_a_step_whose_results_name_no_call_made_its_calls_in_text_and_builds_wit
     assert result.messages[4].meta("generated") is True
     built = build_context(result.messages, effective_policy({}))
     assert [w["role"] for w in built.wire] == ["user", "assistant", "user", "assistant", "user"]
+
+
+def test_a_step_value_of_a_wrong_type_is_said_and_the_step_left_out() -> None:
+    # a `step_id` that is text stopped the import with a bare ValueError (int() of it, outside the errors a
+    # reader may raise); a `message` that is an object was read as no message, the step's text gone unsaid
+    clean = [m.id for m in import_file(TRAJECTORY).messages]
+    for index, key, value, reason, gone in [
+        (3, "step_id", "4", "step_id: must be a step number (an integer), got a string", "step-4"),
+        (2, "step_id", 3.5, "step_id: must be a step number (an integer), got a fraction", "step-3"),
+        (1, "message", {"text": "hi"}, "message: must be text (or a list of content parts), got an object",
+         "step-2"),
+    ]:  # fmt: skip
+        document = json.loads(TRAJECTORY.read_text(encoding="utf-8"))
+        document["steps"][index][key] = value
+        result = import_text(json.dumps(document), name="t.json")
+        assert [str(p) for p in result.problems] == [f"t.json: steps[{index}].{reason}; left out"], key
+        assert [m.id for m in result.messages] == [i for i in clean if i.split("#")[0] != gone]

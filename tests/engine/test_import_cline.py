@@ -223,3 +223,27 @@ def test_text_results_of_multi_line_questions_and_of_subagents_answer_their_call
     capsys.readouterr()
     assert main(["validate", str(session)]) == 0  # the interrupted call is a warning
     assert "call t3 has no result: the user spoke next (the call was interrupted)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("index", "block", "value", "reason"),
+    [
+        (1, 1, {"type": 7}, "[1].content[1].type: must be a block type (a string), got a number"),
+        (4, 3, {"type": "text", "text": None}, "[4].content[3].text: must be text (a string), got null"),
+        (2, 1, "x", "[2].content[1]: must be a content block (an object), got a string"),
+    ],
+)
+def test_a_block_of_a_wrong_type_is_said_and_its_message_left_out(index, block, value, reason) -> None:
+    # a block with no type was kept as an unmapped note (the assistant's text gone), a text that is not text
+    # was dropped (the user's feedback gone), and nothing was said
+    history = json.loads((TASK / "api_conversation_history.json").read_text(encoding="utf-8"))
+    if isinstance(value, dict):
+        history[index]["content"][block].update(value)
+    else:
+        history[index]["content"][block] = value
+    result = import_text(json.dumps(history), name="api_conversation_history.json")
+    assert [str(p) for p in result.problems] == [f"api_conversation_history.json: {reason}; left out"]
+    clean = import_file(TASK / "api_conversation_history.json")
+    assert len(clean.messages) == 13
+    kept = [m.id for m in clean.messages if m.id.split("#")[0] != f"cline-{index}"]
+    assert [m.id for m in result.messages] == kept

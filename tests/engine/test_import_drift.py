@@ -561,3 +561,24 @@ def test_sweep_jobs_carry_from_to_their_worker(tmp_path):
     assert run_job(job)["error"].startswith(f"{source}: read as codex, no message came in")
     (job,) = plan_sweep([source], fmt="openai")
     assert run_job(job)["error"] is None
+
+
+def test_a_role_that_is_not_a_name_is_a_problem_not_a_newer_role():
+    # read as drift, the model's answer (role 7, before the model's last message) was carried as the user's
+    # words, and only counted as an unknown role
+    messages = [
+        {"role": "user", "content": "count the files"},
+        {"role": 7, "content": "There are 3 files."},
+        {"role": "user", "content": "and the folders?"},
+        {"role": "assistant", "content": "2 folders."},
+    ]
+    result = import_text(json.dumps({"messages": messages}), name="chat.json")
+    assert [str(p) for p in result.problems] == [
+        "chat.json:1: messages[1]: role: must be a role name (a string), got a number; left out"
+    ]
+    assert result.unknown == {}
+    assert [(m.role, m.type, m.content) for m in result.messages] == [
+        ("user", "user_input", "count the files"),
+        ("user", "user_input", "and the folders?"),
+        ("assistant", "final_answer", "2 folders."),
+    ]

@@ -929,3 +929,42 @@ def test_codex_desktop_session_meta_repeated_each_turn_is_not_a_message() -> Non
         "system_prompt", "user_input", "final_answer", "user_input", "final_answer",
     ]  # fmt: skip
     assert result.skipped_lines["session_meta repeating the session's instructions (not sent again)"] == [4]
+
+
+@needs_real
+def test_an_openhands_call_metadata_of_a_wrong_type_is_said_and_its_event_left_out() -> None:
+    # metadata that is no object made the edit a call of an older stream under an id of ours (its result
+    # then answered nothing), unsaid; a call id that is a list stopped the reader and refused the whole file
+    source = (REAL / "openhands" / "basic.json").read_text(encoding="utf-8")
+    for index, change, reason, kept in [
+        (1, lambda meta: 7, "tool_call_metadata: must be an object, got a number",
+         ["oh-0", "oh-4-out", "oh-5"]),
+        (2, lambda meta: {**meta, "tool_call_id": ["x"]},
+         "tool_call_metadata.tool_call_id: must be a call id (a string), got an array",
+         ["oh-0", "oh-3", "oh-5"]),
+    ]:  # fmt: skip
+        events = json.loads(source)
+        events[index]["tool_call_metadata"] = change(events[index]["tool_call_metadata"])
+        result = import_text(json.dumps(events), name="basic.json")
+        assert [str(p) for p in result.problems] == [f"basic.json:1: event {index}: {reason}; left out"]
+        assert [m.id for m in result.messages] == kept
+        assert result.unpaired == ["toolu_017nBp7UfiGqyrA7j77HgtFP"]  # the edit's call or its result, alone
+
+
+def test_codex_instructions_of_a_wrong_type_are_said_and_the_session_meta_left_out() -> None:
+    # read as no instructions, the rollout's system prompt was gone without a word
+    data = Path(__file__).resolve().parents[1] / "data" / "real-sessions" / "codex"
+    path = data / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    clean = import_file(path)
+    assert clean.messages[0].type == "system_prompt"
+    for key, value, reason in [
+        ("base_instructions", ["You are Codex"], "payload.base_instructions: must be text or an object with "
+         "its text, got an array"),
+        ("instructions", {"text": "You are Codex"}, "payload.instructions: must be text, got an object"),
+    ]:  # fmt: skip
+        meta = json.loads(lines[0])
+        meta["payload"][key] = value
+        result = import_text("\n".join([json.dumps(meta), *lines[1:]]), name="rollout.jsonl")
+        assert [str(p) for p in result.problems] == [f"rollout.jsonl:1: {reason}; left out"]
+        assert [m.id for m in result.messages] == [m.id for m in clean.messages[1:]]

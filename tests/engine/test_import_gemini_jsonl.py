@@ -189,3 +189,43 @@ def test_the_prompt_log_is_the_users_turns_of_one_session_the_last_by_default() 
         ("user_input", "Sum up"),
     ]
     assert first.skipped_lines == {"a command to the CLI (not sent to the model)": [2]}
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "reason"),
+    [
+        ("type", 7, "type: must be a message type (a string), got a number"),
+        ("thoughts", "Defining Project Scope", "thoughts: must be a list, got a string"),
+        ("thoughts", [["Defining"]], "thoughts[0]: must be a thought (an object), got an array"),
+        ("thoughts", [{"subject": 7}], "thoughts[0].subject: must be text, got a number"),
+        ("toolCalls", {"id": "c1"}, "toolCalls: must be a list, got an object"),
+    ],
+)
+def test_a_message_field_of_a_wrong_type_is_said_and_the_message_left_out(key, value, reason) -> None:
+    # the last record of message cda8a342 (line 14): its thoughts were dropped (a string, a list read as no
+    # thought), or the message taken for a newer kind, and nothing named the line
+    path = DATA / "gemini.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[13])
+    record[key] = value
+    spoiled = "\n".join([*lines[:13], json.dumps(record), *lines[14:]])
+    result = import_text(spoiled, name="gemini.jsonl")
+    assert [(p.line, p.reason) for p in result.problems] == [(14, f"messages[4].{reason}; left out")]
+    kept = [m.id for m in import_file(path).messages if not m.id.startswith("cda8a342")]
+    assert [m.id for m in result.messages] == kept
+    assert len(result.messages) == 25
+
+
+def test_a_message_id_that_is_not_text_is_said_and_its_record_left_out() -> None:
+    # line 14 writes message cda8a342 again (its final record); with a number for its id it was counted as
+    # an unknown record, the earlier writing of line 12 read in its place, and no problem named the line
+    lines = (DATA / "gemini.jsonl").read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[13])
+    record["id"] = 12345
+    result = import_text("\n".join([*lines[:13], json.dumps(record), *lines[14:]]), name="gemini.jsonl")
+    assert [(p.line, p.reason) for p in result.problems] == [
+        (14, "id: must be a message id (a string), got a number; left out")
+    ]
+    without = import_text("\n".join([*lines[:13], "", *lines[14:]]), name="gemini.jsonl")
+    assert [(m.id, m.content) for m in result.messages] == [(m.id, m.content) for m in without.messages]
+    assert len(result.messages) == 26

@@ -4,11 +4,12 @@ from agent-core's record types (tool calls, an interrupted call, undo, compactio
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from engine.importers import import_file
+from engine.importers import import_file, import_text
 from engine.importers.detect import detect_text
 from engine.importers.registry import Sniff, importers
 
@@ -149,3 +150,50 @@ def test_only_the_kimi_context_importer_claims_a_context_file(path: Path) -> Non
     sniff = Sniff.of(text, path.name)  # the generic chat importers, tried last, also see chat messages
     assert [i.name for i in importers() if not i.generic and i.detect(sniff)] == ["kimi-context"]
     assert detect_text(text) == "kimi-context"
+
+
+@pytest.mark.parametrize(
+    ("number", "change", "reason"),
+    [
+        (11, lambda r: r["event"].update(toolCallId=["call_1"]),
+         "event.toolCallId: must be a tool call id (a string), got an array"),
+        (17, lambda r: r.update(event=7), "event: must be an object, got a number"),
+        (17, lambda r: r["event"].update(type=None),
+         "event.type: must be a loop event type (a string), got null"),
+        (9, lambda r: r["event"]["part"].update(text={"text": "Reading"}),
+         "event.part.text: must be text (a string), got an object"),
+        (8, lambda r: r["event"]["part"].update(type=["think"]),
+         "event.part.type: must be a part type (a string), got an array"),
+        (27, lambda r: r.update(count="1"), "count: must be a number of turns, got a string"),
+    ],
+    ids=["call id a list", "event a number", "event type null", "text an object", "part type a list",
+         "undo count a string"],
+)  # fmt: skip
+def test_a_loop_event_of_a_wrong_type_is_said_and_left_out(number, change, reason) -> None:
+    # a call id that is not one answered no call (its result dropped as Kimi Code drops a stray one); an
+    # event that is not one, or has no type, ended no step: each was only counted as a skipped line; a part
+    # whose text is not text, or has no type, was dropped; an undo whose count is not one undid nothing
+    lines = OURS.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[number - 1])
+    change(record)
+    spoiled = "\n".join([*lines[: number - 1], json.dumps(record), *lines[number:]])
+    blank = "\n".join([*lines[: number - 1], "", *lines[number:]])
+    result = import_text(spoiled, name="wire.jsonl")
+    assert [(p.line, p.reason) for p in result.problems] == [(number, f"{reason}; left out")]
+    without = import_text(blank, name="wire.jsonl")
+    assert [(m.type, m.content) for m in result.messages] == [(m.type, m.content) for m in without.messages]
+    assert len(result.messages) == {11: 11, 27: 14}.get(number, 12)
+
+
+def test_a_kimi_cli_content_part_of_a_wrong_type_is_said_and_left_out() -> None:
+    # the text part of a step was read as "" (its answer gone) and nothing named the line
+    lines = HOOK.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[9])
+    record["message"]["payload"]["text"] = None
+    result = import_text("\n".join([*lines[:9], json.dumps(record), *lines[10:]]), name="wire.jsonl")
+    assert [(p.line, p.reason) for p in result.problems] == [
+        (10, "message.payload.text: must be text (a string), got null; left out")
+    ]
+    clean = import_file(HOOK)
+    assert [m.content for m in clean.messages if m.type == "final_answer"] == ["OK, shell was blocked."]
+    assert [m.type for m in result.messages] == [m.type for m in clean.messages if m.type != "final_answer"]
