@@ -40,9 +40,15 @@ def utf16_slice(text: str, start: int, end: int | None = None) -> str:
 
 
 def js_number(value: float) -> str:
-    """`String(n)` for a JS number: `21`, `0.5`, `1e+21`, `NaN`, `Infinity`."""
-    if isinstance(value, int):
+    """`String(n)` for a JS number: `21`, `0.5`, `1e+21`, `NaN`, `Infinity`. An integer JSON wrote beyond
+    2^53 is the double JavaScript's `JSON.parse` reads it as (`9007199254740993` is `9007199254740992`)."""
+    if isinstance(value, int) and abs(value) <= 2**53:
         return str(value)
+    if isinstance(value, int):
+        try:
+            value = float(value)
+        except OverflowError:  # past the largest double: JSON.parse reads Infinity
+            value = math.inf if value > 0 else -math.inf
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from engine.jsvalues import js_string, utf16_len
+from engine.jsvalues import js_number, js_string, utf16_len
 
 
 def test_utf16_len():
@@ -83,3 +83,10 @@ def test_number_and_greater_follow_javascript():
     assert js_greater([2], 1) and not js_greater(1, 1)
     truthy = [js_truthy(v) for v in ([], {}, 0, "", None, math.nan, "0")]
     assert truthy == [True, True, False, False, False, False, True]
+
+
+def test_an_integer_past_2p53_prints_as_the_double_json_parse_reads():
+    assert js_number(2**53) == "9007199254740992"
+    assert js_number(2**53 + 1) == "9007199254740992"
+    assert js_number(10**22 + 1) == "1e+22"
+    assert js_number(-(10**400)) == "-Infinity"
