@@ -30,23 +30,24 @@ class Sent:
 
 def sent(final: list[State], registry: FenceRegistry | None, estimate: Callable[[AiMessage], int]) -> Sent:
     """`final` (the kept states in final order) as sent. A state a provider processed (truncated) counts its
-    message as sent (`estimate`); any other its starting count."""
+    message as sent (`estimate`), and so does a message with top-level call fields (`_counted_final`); any
+    other its starting count."""
     out = Sent()
     messages, positions, wire, by_category = out.messages, out.positions, out.wire, out.by_category
     total = 0
     rows, limit = _ROWS, _ROWS_LIMIT
     for state in final:
         processed = state.processed
-        if processed is None:
-            message, tokens = state.message, state.tokens
-        else:
-            message = processed if processed.content else state.message
-            tokens = estimate(message)
+        message = state.message if processed is None or not processed.content else processed
         row = rows.get(id(message))
         if row is None or row[0] is not message or (row[1] is not None and row[1] is not registry):
             if len(rows) >= limit:
                 rows.clear()
             row = rows[id(message)] = _row(message, registry)
+        if row[5] is not None:  # counted as linnkit's final message, without its top-level call fields
+            tokens = estimate(row[5])
+        else:
+            tokens = state.tokens if processed is None else estimate(message)
         category = row[3] if state.action == KEEP_CORE else row[4]
         by_category[category] = by_category.get(category, 0) + tokens
         total += tokens
@@ -63,8 +64,9 @@ def sent(final: list[State], registry: FenceRegistry | None, estimate: Callable[
 
 
 # id of a message -> (the message, kept so its id is not reused while held; the fence registry its wire form
-# was made with, None when it does not depend on one; its wire form; its category when kept by core; else)
-_Row = tuple[AiMessage, FenceRegistry | None, dict[str, Any] | None, str, str]
+# was made with, None when it does not depend on one; its wire form; its category when kept by core; else;
+# the message as linnkit counts it once final when that differs, else None)
+_Row = tuple[AiMessage, FenceRegistry | None, dict[str, Any] | None, str, str, AiMessage | None]
 _ROWS: dict[int, _Row] = {}
 _ROWS_LIMIT = 20_000  # a long default-policy build sends ~2,500 messages
 
@@ -77,7 +79,21 @@ def _row(message: AiMessage, registry: FenceRegistry | None) -> _Row:
         format_message(message, registry),
         category(message, core=True),
         category(message, core=False),
+        _counted_final(message),
     )
+
+
+_TOP_LEVEL_COUNTED = ("tool_calls", "tool_call_id")  # the fields the token counter reads off the message
+
+
+def _counted_final(message: AiMessage) -> AiMessage | None:
+    """linnkit makes each final message anew from its id, role, type, content, timestamp and metadata, and
+    counts that: top-level `tool_calls` / `tool_call_id`, which the counter reads off an input message, are
+    gone by then. The message without them when it has them, else None."""
+    extra = message.extra
+    if not any(key in extra for key in _TOP_LEVEL_COUNTED):
+        return None
+    return message.with_(extra={k: v for k, v in extra.items() if k not in _TOP_LEVEL_COUNTED})
 
 
 def category(message: AiMessage, *, core: bool) -> str:
