@@ -17,10 +17,12 @@ from __future__ import annotations
 import threading
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from operator import attrgetter, is_
 
 from engine.providers.state import KEEP_WM, WORKING_MEMORY, State
 
 PLAIN = "text_conversation"
+_MESSAGE = attrgetter("message")
 _GROWING = threading.Lock()  # two builds growing one set's lists: only the first appends in place
 
 
@@ -60,10 +62,17 @@ class PlainRuns:
             return at + 1
         return first
 
-    def place(self, states: list[State], owned: list[int], indices: list[int], first: int, at: int) -> int:
-        """Keep candidates `first..at` (their twins in place, their positions owned); their count."""
-        run = indices[first : at + 1]
-        for position, twin in zip(run, self.twins[first : at + 1], strict=True):
+    def place(
+        self, states: list[State], owned: list[int], indices: list[int], first: int, at: int
+    ) -> int | None:
+        """Keep candidates `first..at` (their twins in place, their positions owned); their count. None, and
+        nothing placed, when a twin holds another message than the state it would replace: the set's
+        counts were taken over from an earlier set whose created messages had another id scope (a replay
+        step after a summary), so its twins are that set's."""
+        run, twins = indices[first : at + 1], self.twins[first : at + 1]
+        if not all(map(is_, map(_MESSAGE, map(states.__getitem__, run)), map(_MESSAGE, twins))):
+            return None
+        for position, twin in zip(run, twins, strict=True):
             states[position] = twin  # type: ignore[assignment]  # a plain candidate's twin is never None
         owned.extend(run)
         return self.sums[at + 1] - self.sums[first]

@@ -230,10 +230,11 @@ def _p2_text(fill: _Fill) -> None:
                 return
             first = runs.run_at(at, held, budget - total, processed) if runs is not None else None
             if first is not None:  # a run of plain candidates ends at `at`
-                if first > at:  # `at` does not fit (or one of them was kept in a group): one by one
+                placed = runs.place(states, owned, indices, first, at) if first <= at else None  # type: ignore[union-attr, arg-type]
+                if placed is None:  # `at` does not fit, one of them was kept in a group, or stale: one by one
                     runs = None
                     continue
-                total += runs.place(states, owned, indices, first, at)  # type: ignore[union-attr, arg-type]
+                total += placed
                 if PLAIN not in noted:
                     noted.append(PLAIN)
                 at = first - 1

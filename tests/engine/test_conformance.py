@@ -56,4 +56,4 @@ def test_oracle_case(case):
 
 
 def test_the_oracle_cases_are_there():
-    assert len(ORACLE_CASES) == 9
+    assert len(ORACLE_CASES) == 10

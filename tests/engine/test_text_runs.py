@@ -29,6 +29,11 @@ def sessions(draw: st.DrawFn) -> list[AiMessage]:
         meta = {"messageType": "summary", "summarySeq": 1, "replacedMessageIds": []}
         out.append(AiMessage("s1", "system", "history_summary", "earlier: " + draw(WORDS), 0, meta))
     for turn in range(draw(st.integers(1, 5))):
+        if turn and draw(st.integers(0, 3)) == 0:  # a later summary: the replay's id scope changes there
+            meta = {"messageType": "summary", "summarySeq": turn + 1, "replacedMessageIds": []}
+            out.append(
+                AiMessage(f"s{turn + 1}", "system", "history_summary", "then: " + draw(WORDS), turn, meta)
+            )
         out.append(AiMessage(f"u{turn}", "user", "user_input", draw(WORDS), turn))
         for k in range(draw(st.integers(0, 6))):
             kind = draw(st.sampled_from(("answer", "answer", "thought", "group", "user")))
@@ -72,6 +77,10 @@ LAYERS = st.fixed_dictionaries(
         ),
         "reasoningRetention": st.fixed_dictionaries({"keepLatestThoughts": st.integers(0, 3)}),
         "summarization": st.fixed_dictionaries({"triggerThreshold": st.sampled_from([0.5, 1.0])}),
+        # tool groups sent as text (created messages, whose ids take the step's scope) are P2 candidates
+        "providerReplay": st.sampled_from(
+            [{}, {"requiresReasoningDetailsForToolReplay": True, "missingSidecarBehavior": "degrade_to_text"}]
+        ),
     }
 )
 
