@@ -45,10 +45,7 @@ def js_number(value: float) -> str:
     if isinstance(value, int) and abs(value) <= 2**53:
         return str(value)
     if isinstance(value, int):
-        try:
-            value = float(value)
-        except OverflowError:  # past the largest double: JSON.parse reads Infinity
-            value = math.inf if value > 0 else -math.inf
+        value = _as_double(value)
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
@@ -63,6 +60,14 @@ def js_number(value: float) -> str:
         sign = "-" if exponent.startswith("-") else "+"
         text = f"{mantissa}e{sign}{int(exponent.lstrip('+-'))}"
     return text
+
+
+def _as_double(value: int) -> float:
+    """The double JavaScript's `JSON.parse` reads an integer as (Infinity past the largest)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def js_string(value: Any) -> str:
@@ -111,8 +116,8 @@ def js_json(value: Any) -> str:
         return {None: "null", True: "true", False: "false"}[value]
     if isinstance(value, float):
         return "null" if math.isnan(value) or math.isinf(value) else js_number(value)
-    if isinstance(value, int):
-        return str(value)
+    if isinstance(value, int):  # past 2^53 the double JSON.parse made: JSON.stringify(1e21) is 1e+21
+        return str(value) if abs(value) <= 2**53 else js_json(_as_double(value))
     return _json_string(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 

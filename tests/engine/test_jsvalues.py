@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from engine.jsvalues import js_number, js_string, utf16_len
+from engine.jsvalues import js_json, js_number, js_string, utf16_len
 
 
 def test_utf16_len():
@@ -90,3 +90,7 @@ def test_an_integer_past_2p53_prints_as_the_double_json_parse_reads():
     assert js_number(2**53 + 1) == "9007199254740992"
     assert js_number(10**22 + 1) == "1e+22"
     assert js_number(-(10**400)) == "-Infinity"
+
+
+def test_json_of_an_integer_past_2p53_is_that_of_the_double():
+    assert js_json({"n": 2**53 + 1, "m": 10**21, "k": 10**400}) == '{"n":9007199254740992,"m":1e+21,"k":null}'
