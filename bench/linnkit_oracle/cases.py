@@ -7,7 +7,9 @@ A second random stream (`wide`) adds what the base cases never exercise (`widen_
 (top-level or empty call lists, blank ids and names, roles that do not match the type, text outside the BMP,
 long outputs of every summary shape, odd summary metadata), every policy group's remaining fields, free
 fence descriptors and edge ticks. It draws apart from the base stream, so a seed's base cases stay as
-they were."""
+they were. A third stream (`edge_*`, off with `EDGES = False`) adds policy values at the limits linnkit
+accepts, must-keep truncation rules over fenced messages, fence shares past 1, odd reminder rules and
+metadata, and replays of up to 60 steps under a small budget (several summaries)."""
 
 from __future__ import annotations
 
@@ -42,6 +44,8 @@ RULES = [
 ]
 
 
+EDGES = True  # the third stream's draws (`edge_*`); False reproduces the cases of before they were added
+
 # linnkit's own reminder trigger kinds, in the order the generator draws from
 TRIGGER_KINDS = (
     "agent-has-tool",
@@ -59,6 +63,9 @@ class Generator:
         self.seed = seed
         # the draws added for wider coverage use their own stream, so a seed's base cases stay as they were
         self.wide = random.Random(seed * 7919 + 17)
+        # a third stream (`edge_*`): boundary values and odd JSON, drawn after the other two, so a seed's base
+        # and wide draws stay as they were
+        self.edge = random.Random(seed * 104729 + 31)
         self._host: dict[str, Any] = {}  # host fallback groups `widen_host` adds to the case being made
         self._messages: list[dict[str, Any]] = []  # the session `insertions` puts messages into
         self._extra = 0
@@ -998,6 +1005,9 @@ class Generator:
     def single(self, n: int) -> dict[str, Any]:
         case = self.common(f"s{self.seed}_{n}", self.session())
         case["tick"] = self.widen_tick(self.tick())
+        if EDGES:
+            self.edge_case(case)
+            case["tick"] = self.edge_tick(case["tick"])
         return case
 
     def replay(self, n: int) -> dict[str, Any]:
@@ -1016,7 +1026,246 @@ class Generator:
         if self.maybe(0.6):
             case["contextPolicy"]["summarization"] = {"triggerThreshold": self.rng.choice([0.05, 0.1, 0.3])}
         case.update(kind="replay", steps=steps)
+        if EDGES:
+            self.edge_case(case)
+            for step in steps:
+                step["tick"] = self.edge_tick(step["tick"])
+            self.edge_replay(case)
         return case
+
+    # -- boundary values and odd JSON (third stream) ------------------------------------------------------
+    def edging(self, p: float) -> bool:
+        return self.edge.random() < p
+
+    def edge_case(self, case: dict[str, Any]) -> None:
+        """Policy fields at their boundaries, must-keep truncation rules over the fences the messages carry,
+        descriptor budget shares that add up past 1, and message metadata holding odd JSON."""
+        e, edging, p = self.edge, self.edging, case["contextPolicy"]
+        if edging(0.12):
+            b = p["budget"]
+            b["maxTokens"] = e.choice([2, 10, 50, 200, b["maxTokens"]])
+            b["reservedForResponse"] = e.choice([1, b["maxTokens"] - 1, b["maxTokens"] // 2 or 1])
+        self._edge_values(p)
+        self._edge_thresholds(p)
+        if edging(0.15):
+            self.edge_must_keep(case)
+        if case["fences"] and edging(0.15):
+            for d in case["fences"]:
+                d["maxBudgetFraction"] = e.choice([0.6, 0.9, 1])
+                if edging(0.5):
+                    d["mustKeep"] = e.random() < 0.7
+        if edging(0.1):
+            rules = p.setdefault("systemReminder", {}).setdefault("extraRules", [])
+            rules.append(self.edge_rule(len(rules)))
+        if edging(0.3):
+            self.edge_metadata(case["messages"])
+
+    def _edge_values(self, p: dict[str, Any]) -> None:
+        """Budget shares, tool-history and working-memory settings at the boundaries linnkit's config check
+        still accepts."""
+        e, edging = self.edge, self.edging
+        if edging(0.12):
+            p["budget"]["workingMemoryBudgetPercentage"] = e.choice([0.001, 0.999, 1])
+        if edging(0.15):
+            th = p["toolHistory"]
+            if edging(0.6):  # linnkit's config check: 0 < summary tokens <= pair tokens
+                th["maxPairTokens"] = e.choice([1, 5, 10**6])
+                th["maxOutputSummaryTokens"] = e.choice([1, min(3, th["maxPairTokens"]), th["maxPairTokens"]])
+            for key, values in [
+                ("keepLatestToolPairs", [0, 100]),
+                ("keepLatestRuns", [0, 100]),
+                ("maxInteractionGroups", [1, 100]),
+            ]:
+                if edging(0.4):
+                    th[key] = e.choice(values)
+            memory = p.setdefault("workingMemory", {})
+            memory["maxRecentToolInteractions"] = min(
+                memory.get("maxRecentToolInteractions", 2), th.get("maxInteractionGroups", 12)
+            )
+        if edging(0.12):
+            memory = p.setdefault("workingMemory", {})
+            cap = p["toolHistory"].get("maxInteractionGroups", 12)
+            for key, values in [
+                ("toolPairingSearchRange", [1, 100]),
+                ("minToolInteractionsToKeep", [0, 10]),
+                ("maxRecentToolInteractions", [0, cap]),
+            ]:
+                if edging(0.5):
+                    memory[key] = e.choice(values)
+
+    def _edge_thresholds(self, p: dict[str, Any]) -> None:
+        """Summarisation, estimation, reminder and reasoning settings at their accepted extremes."""
+        e, edging = self.edge, self.edging
+        if edging(0.12):
+            s = p.setdefault("summarization", {})
+            for key, values in [
+                ("triggerThreshold", [0.001, 0.999, 1]),
+                ("oldestMessagesPercentage", [0.01, 0.99]),
+                ("budgetPercentage", [0.001, 0.5]),
+            ]:
+                if edging(0.5):
+                    s[key] = e.choice(values)
+        if edging(0.1):
+            te = p.setdefault("tokenEstimation", {})
+            if e.random() < 0.5:
+                te["avgCharsPerToken"] = e.choice([0.1, 1, 100])
+            else:
+                te["toolCallOverhead"] = e.choice([1, 1000])
+        if edging(0.1):
+            th = p.setdefault("systemReminder", {}).setdefault("thresholds", {})
+            th.update(
+                e.choice(
+                    [
+                        {"budgetWarningRatio": 0.001},
+                        {"budgetWarningRatio": 0.999},
+                        {"taskstateReflectionPeriod": 1},
+                        {"lastStepsHintThreshold": 100},
+                        {"toolCallStreak": 1},
+                    ]
+                )
+            )
+        if edging(0.08):
+            p.setdefault("reasoningRetention", {})["keepLatestThoughts"] = e.choice([0, 100])
+
+    def edge_must_keep(self, case: dict[str, Any]) -> None:
+        """Truncation rules (several per kind, first match; shares of 0, tiny, half, over 1; blank strategy
+        names) over kinds the messages use, a long fenced message to cut, and kinds kept always."""
+        e, p = self.edge, case["contextPolicy"]
+        used = sorted({(m.get("metadata") or {}).get("fenceKind") for m in case["messages"]} - {None})
+        kinds = [k for k in used if isinstance(k, str)] or ["memory-context"]
+        keep = p.setdefault("mustKeep", {})
+        keep["alwaysKeepFenceKinds"] = e.sample(kinds, e.randint(1, len(kinds)))
+        keep["truncationRules"] = [
+            {
+                "fenceKind": e.choice(kinds),
+                "maxBudgetFraction": e.choice([1e-6, 0.001, 0.05, 0.5, 1]),
+                "strategyName": e.choice(["cut-a", "cut-b", "cut a"]),
+            }
+            for _ in range(e.randint(1, 4))
+        ]
+        if e.random() < 0.6:
+            keep["alwaysKeepTypes"] = e.sample(
+                ["context_injection", "system_prompt", "user_input"], e.randint(0, 2)
+            )
+        if e.random() < 0.6:
+            at = next((i for i, m in enumerate(case["messages"]) if m["type"] != "system_prompt"), 0)
+            kind = e.choice(kinds)
+            case["messages"].insert(
+                at,
+                {
+                    "id": "edge_fence",
+                    "role": "user",
+                    "type": "context_injection",
+                    "content": " ".join(e.choice(WORDS) for _ in range(e.choice([50, 400, 3000]))),
+                    "timestamp": 999,
+                    "metadata": {"fenceKind": kind, "fencePlacement": "after-system", "fenceAttrs": {"n": 1}},
+                },
+            )
+
+    def edge_rule(self, i: int) -> dict[str, Any]:
+        """A rule whose kind or template name is padded or unknown, with odd contentArgs."""
+        e = self.edge
+        kind = e.choice(list(TRIGGER_KINDS))
+        return {
+            "id": e.choice([f"e_rule_{i}", "context_budget_warning", "e rule"]),
+            "trigger": {
+                "kind": e.choice([kind, f" {kind}", kind.upper()]),
+                "threshold": e.choice([0, 1, 10**9]),
+                "period": e.choice([1, 2, 10**9]),
+                "ratio": e.choice([0, 1e-9, 0.999999, 1]),
+                "value": e.choice(["running", "", 0]),
+            },
+            "contentTemplate": e.choice(
+                [
+                    "toolCallStreak",
+                    " toolCallStreak",
+                    "lastStepsHint ",
+                    "contextBudgetWarning",
+                    "custom-template",
+                ]
+            ),
+            "contentArgs": e.choice([{}, {"a": {"b": [1, None, True]}}, {"🙂": "x", "n": 1e21}]),
+        }
+
+    def edge_metadata(self, messages: list[dict[str, Any]]) -> None:
+        """Metadata with odd JSON: fence attributes of every JSON type (floats JS prints differently,
+        booleans, null, nested objects, unicode keys), deep unknown keys, and known keys of the wrong type."""
+        e = self.edge
+        odd_values = [
+            True,
+            False,
+            None,
+            1.0,
+            1e21,
+            1e-7,
+            0.1 + 0.2,
+            -0.0,
+            2**53,
+            [1, "a"],
+            {"x": {"y": 1}},
+            "",
+        ]
+        for m in messages:
+            meta = m.get("metadata")
+            if not isinstance(meta, dict) or e.random() > 0.3:
+                continue
+            if "fenceKind" in meta:
+                attrs = dict(meta.get("fenceAttrs") or {})
+                for key in e.sample(["a", "ключ", "🙂", "x y", 'q"', "&"], e.randint(1, 3)):
+                    attrs[key] = e.choice(odd_values)
+                meta["fenceAttrs"] = attrs
+            if e.random() < 0.3:
+                meta[e.choice(["extra", "nested", "ünï"])] = {
+                    "d": [{"e": [None, {"f": 1e300}]}],
+                    "s": "\u0000\u2028",
+                }
+            if m["type"] == "tool_calls" and e.random() < 0.2:
+                meta["reasoning_details"] = e.choice([[], {}, [{"type": "reasoning.text"}], "text", None])
+            if m["type"] == "tool_output" and e.random() < 0.1:
+                meta["raw_output"] = e.choice([None, 0, {"data": {"_type": "context_checkpoint"}}, [1, 2]])
+
+    def edge_tick(self, tick: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Ticks past the edges: step 0 of 0, negative or huge counts, tool lists with repeats and blanks."""
+        e = self.edge
+        if tick is None or e.random() > 0.15:
+            return tick
+        tick = dict(tick)
+        tick.update(
+            e.choice(
+                [
+                    {"stepCount": 0, "maxSteps": 0},
+                    {"stepCount": -1},
+                    {"stepCount": 10**6, "maxSteps": 10**6 + 1},
+                    {"availableTools": ["read_file", "read_file", ""]},
+                    {"finalStepPolicy": "force_tools", "finalStepForcedTools": ["", "grep", "grep"]},
+                    {"finalStepPolicy": "none"},
+                ]
+            )
+        )
+        return tick
+
+    def edge_replay(self, case: dict[str, Any]) -> None:
+        """A many-step replay that summarises several times: a build at every assistant message (and some
+        others) under a small budget and a low trigger, so each summary folds the one before."""
+        e = self.edge
+        if e.random() > 0.2:
+            return
+        messages = case["messages"]
+        n = len(messages)
+        if n < 4:
+            return
+        ups = sorted({i for i in range(1, n) if e.random() < 0.5} | {n})[-60:]
+        case["steps"] = [{"upto": u, "tick": None} for u in ups]
+        p = case["contextPolicy"]
+        p["budget"]["maxTokens"] = e.choice([600, 1200, 2500])
+        p["budget"]["reservedForResponse"] = e.choice([1, 100])
+        p["summarization"] = {
+            "triggerThreshold": e.choice([0.05, 0.1, 0.3]),
+            "oldestMessagesPercentage": e.choice([0.3, 0.5, 1]),
+            "budgetPercentage": e.choice([0.12, 0.3]),
+        }
+        if e.random() < 0.5:
+            p["summarization"]["failureBehavior"] = "continue-if-within-budget"
 
 
 class _Session:
