@@ -17,8 +17,8 @@ events of github/copilot-sdk (nodejs/src/generated/session-events.ts):
   gets; `detailedContent` is the timeline's), or the error's message;
 - `session.compaction_complete` with a `summaryContent` → `history_summary`; its `compactionTokensUsed` is
   an other billed call;
-- `assistant.usage` (`inputTokens` including the cache read, `outputTokens`, `cacheReadTokens`; the
-  `apiCallId` of the message it paid for) → that call's `metadata.usage`;
+- `assistant.usage` (`inputTokens` including the cache read and write, `outputTokens`, `cacheReadTokens`,
+  `cacheWriteTokens`; the `apiCallId` of the message it paid for) → that call's `metadata.usage`;
 - events of a sub-agent (`agentId`, or `parentToolCallId` in `data`) are its own conversation: left out
   and counted, their `assistant.usage` kept as other billed calls;
 - `session.shutdown` (written each time the CLI leaves the session, so a resumed session has several):
@@ -35,6 +35,7 @@ sessionId, exitCode, usage}` line: its `sessionId` is kept, the line counted und
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,7 @@ from engine.importers._common import (
 )
 from engine.importers.folders import has_part, read_part
 from engine.messages import AiMessage
-from engine.usage import openai_usage
+from engine.usage import UsageProblem, openai_usage
 
 FORMAT = "copilot-cli"
 EVENTS = "events.jsonl"
@@ -326,8 +327,9 @@ def _call(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _usage(data: dict[str, Any]) -> Any:
-    """Copilot's counts in OpenAI's terms: `inputTokens` includes the cache read; the cache write is kept
-    in `raw` only (OpenAI's shape has no place for it)."""
+    """Copilot's counts in OpenAI's terms: `inputTokens` includes the cache read and the cache write (a
+    real 1.0.55 shutdown: opus `inputTokens` 81,666 = its `tokenDetails` input 8 + cache read 54,064 +
+    cache write 27,594), so `cacheWriteTokens` is the part of the prompt written to the cache."""
     model = data.get("model") if isinstance(data.get("model"), str) else None
     counts = {
         "input_tokens": data.get("inputTokens"),
@@ -338,4 +340,10 @@ def _usage(data: dict[str, Any]) -> Any:
     if isinstance(data.get("reasoningTokens"), int):
         counts["reasoning_output_tokens"] = data["reasoningTokens"]
     call_id = data.get("apiCallId") if isinstance(data.get("apiCallId"), str) else None
-    return openai_usage({k: v for k, v in counts.items() if v is not None}, model, call_id)
+    usage = openai_usage({k: v for k, v in counts.items() if v is not None}, model, call_id)
+    written = data.get("cacheWriteTokens")
+    if isinstance(usage, UsageProblem) or not isinstance(written, int) or isinstance(written, bool):
+        return usage
+    if written < 0 or usage.cache_read_tokens + written > usage.prompt_tokens:
+        return UsageProblem("cacheWriteTokens", f"{written} does not fit in inputTokens less the cache read")
+    return replace(usage, cache_write_tokens=written)

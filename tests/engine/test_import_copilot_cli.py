@@ -191,3 +191,39 @@ def test_a_one_call_sessions_shutdown_totals_are_that_calls_usage() -> None:
     assert (usage["model"], usage["promptTokens"], usage["outputTokens"]) == ("gpt-5.4-mini", 15517, 45)
     two = [*events[:3], events[2], events[3]]  # two replies, one request counted: nothing is guessed
     assert not any(m.meta("usage") for m in import_text("\n".join(json.dumps(e) for e in two)).messages)
+
+
+def test_input_tokens_include_the_cache_write_which_is_kept_as_such() -> None:
+    # a real Copilot CLI 1.0.55 events.jsonl (qiaolei81/copilot-session-viewer, MIT,
+    # __tests__/fixtures/sessions/copilot-cli/session-demo/events.jsonl, its session.shutdown line): each
+    # model's inputTokens is its tokenDetails' input + cache read + cache write (8 + 54,064 + 27,594 and
+    # 17 + 13,964 + 3,069), so the cache write is part of the prompt, not plain input; the same repository's
+    # 1.0.49 session-medium/events.jsonl agrees (48,243 = 4 + 24,072 + 24,167)
+    real = {"claude-opus-4.7-1m-internal": {"inputTokens": 81666, "outputTokens": 521,
+                                            "cacheReadTokens": 54064, "cacheWriteTokens": 27594,
+                                            "reasoningTokens": 0, "input": 8},
+            "claude-haiku-4.5": {"inputTokens": 17050, "outputTokens": 226, "cacheReadTokens": 13964,
+                                 "cacheWriteTokens": 3069, "reasoningTokens": 0, "input": 17}}  # fmt: skip
+    for c in real.values():
+        assert c["inputTokens"] == c["input"] + c["cacheReadTokens"] + c["cacheWriteTokens"]
+    # a one-call session with such counts: the call's usage keeps the cache write
+    usage = {k: v for k, v in real["claude-haiku-4.5"].items() if k != "input"}
+    events = [
+        {"type": "session.start", "id": "e0", "data": {"sessionId": "s", "copilotVersion": "1.0.55-1"}},
+        {"type": "user.message", "id": "e1", "data": {"content": "hello"}},
+        {"type": "assistant.message", "id": "e2", "data": {"content": "hi", "toolRequests": []}},
+        {"type": "session.shutdown", "id": "e3",
+         "data": {"modelMetrics": {"claude-haiku-4.5": {"requests": {"count": 1}, "usage": usage}}}},
+    ]  # fmt: skip
+    text = "\n".join(json.dumps(e) for e in events)
+    got = import_text(text, name="events.jsonl").messages[-1].meta("usage")
+    assert (got["promptTokens"], got["cacheReadTokens"], got["cacheWriteTokens"]) == (17050, 13964, 3069)
+    # the fixture's assistant.usage lines count the same way (18,342 = 322 + 18,020 written)
+    first = next(m for m in import_file(SESSION).messages if m.meta("usage"))
+    assert (first.meta("usage")["promptTokens"], first.meta("usage")["cacheWriteTokens"]) == (18342, 18020)
+    # a cache write the input cannot hold is named, not taken
+    bad = {**usage, "cacheWriteTokens": 5000}
+    events[3]["data"]["modelMetrics"]["claude-haiku-4.5"]["usage"] = bad
+    result = import_text("\n".join(json.dumps(e) for e in events), name="events.jsonl")
+    assert not result.messages[-1].meta("usage")
+    assert any("cacheWriteTokens" in str(p) for p in result.problems)
