@@ -376,6 +376,8 @@ def image_note(source: Any) -> dict[str, Any]:
     """What an image was, without its bytes: its URL, or its media type and base64 length."""
     if not isinstance(source, dict):
         return {"type": "unknown"}
+    if isinstance(source.get("path"), str):  # a file or URL the image was stored at (ATIF-v1.6)
+        return {"path": source["path"], "media_type": source.get("media_type")}
     url = source.get("url")
     if isinstance(url, str) and url.startswith("data:"):
         head, _, data = url.partition(",")
@@ -388,8 +390,8 @@ def image_note(source: Any) -> dict[str, Any]:
 
 def image_placeholder(note: dict[str, Any]) -> str:
     """The text an image stands for: its kind and size (base64 length → bytes), never an empty string."""
-    if "url" in note:
-        return f"[image: {note['url']}]"
+    if "url" in note or "path" in note:
+        return f"[image: {note.get('url') or note['path']}]"
     size = int(note.get("base64Chars") or 0) * 3 // 4
     return f"[image: {note.get('media_type') or 'unknown type'}, {size:,} bytes]"
 

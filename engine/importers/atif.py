@@ -16,7 +16,9 @@ Terminus 2 parses its commands from the reply's text, so the spec's id-less resu
 that doesn't use the standard tool calling format") made no tool calls: it is a `final_answer` whose text
 is the message and then each call's name and arguments, a line each (the calls kept in
 `metadata.text_actions`), and its results are what the model reads next. The step's metrics are the
-call's usage. Token ids and logprobs are left out (counted).
+call's usage. Token ids and logprobs are left out (counted). Since ATIF-v1.6 a `message` or a result's
+`content` may be a list of content parts (`{type: "text", text}`, `{type: "image", source: {media_type,
+path}}`): their text joined by a blank line, an image as `[image: PATH]` with a note in `metadata.images`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from engine.importers._blocks import flatten_blocks
 from engine.importers._common import Collector, ImportResult, compact_json, iso_to_ms, load_json_document
 from engine.importers.registry import Sniff
 from engine.messages import AiMessage
@@ -62,14 +65,18 @@ def import_atif(text: str, path: str = "<text>", conversation: int | None = None
         source = step.get("source")
         base = f"step-{step.get('step_id', index + 1)}"
         timestamp = iso_to_ms(step.get("timestamp")) or index
-        text = step.get("message") if isinstance(step.get("message"), str) else ""
+        text, notes = _content(step.get("message"))
         if source == "system" and not seen_other:
-            out.add(AiMessage(out.unique_id(base), "system", "system_prompt", text, timestamp))
+            out.add(AiMessage(out.unique_id(base), "system", "system_prompt", text, timestamp, notes or None))
         elif source in ("system", "user"):
             seen_other = True
-            meta = {"generated": True, "source": {"atif": "system"}} if source == "system" else None
+            meta = {"generated": True, "source": {"atif": "system"}} if source == "system" else {}
             if text:
-                out.add(AiMessage(out.unique_id(base), "user", "user_input", text, timestamp, meta))
+                out.add(
+                    AiMessage(
+                        out.unique_id(base), "user", "user_input", text, timestamp, {**meta, **notes} or None
+                    )
+                )
             _observations(out, step, base, timestamp, {})
         elif source == "agent":
             seen_other = True
@@ -90,9 +97,25 @@ def _wrong_type(step: dict[str, Any]) -> str | None:
         got = "a fraction" if isinstance(step_id, float) else json_type(step_id)
         return f"step_id: must be a step number (an integer), got {got}"
     message = step.get("message")
-    if isinstance(message, bool | int | float | dict):  # read as no message: the step's text gone
-        return f"message: must be text (or a list of content parts), got {json_type(message)}"
+    if isinstance(message, bool | int | float | dict) or (isinstance(message, list) and not _parts(message)):
+        got = "a list that is not content parts" if isinstance(message, list) else json_type(message)
+        return f"message: must be text (or a list of content parts), got {got}"
     return None
+
+
+def _parts(items: list[Any]) -> bool:
+    """ATIF-v1.6 content parts: objects each naming its type."""
+    return all(isinstance(part, dict) and isinstance(part.get("type"), str) for part in items)
+
+
+def _content(value: Any) -> tuple[str, dict[str, Any]]:
+    """A message or result content: text as it is; content parts as their text and image placeholders,
+    with the notes of what they held (`flatten_blocks`)."""
+    if isinstance(value, str):
+        return value, {}
+    if isinstance(value, list) and _parts(value):
+        return flatten_blocks(value)
+    return "", {}
 
 
 def _whole(value: Any) -> bool:
@@ -108,10 +131,10 @@ def _agent(
     reasoning = step.get("reasoning_content")
     if isinstance(reasoning, str) and reasoning.strip():
         out.add(AiMessage(out.unique_id(base), "assistant", "thought", reasoning, timestamp))
-    text = step.get("message") if isinstance(step.get("message"), str) else ""
+    text, notes = _content(step.get("message"))
     calls = [_call(c) for c in step.get("tool_calls") or [] if isinstance(c, dict)]
     names = {c["id"]: c["function"]["name"] for c in calls}
-    meta: dict[str, Any] = {"source": source} if source else {}
+    meta: dict[str, Any] = {"source": source, **notes} if source else dict(notes)
     if calls and _answered_without_ids(step):
         lines = [text, *(f"{c['function']['name']} {c['function']['arguments']}" for c in calls)]
         meta["text_actions"] = calls
@@ -166,9 +189,15 @@ def _observations(
         if not isinstance(result, dict):
             continue
         content = result.get("content")
-        text = content if isinstance(content, str) else ("" if content is None else compact_json(content))
+        text, notes = _content(content)
+        if (
+            content is not None
+            and not isinstance(content, str)
+            and not (isinstance(content, list) and _parts(content))
+        ):
+            text = compact_json(content)  # no content parts: kept as the JSON it is
         refs = result.get("subagent_trajectory_ref")
-        meta: dict[str, Any] = {}
+        meta: dict[str, Any] = dict(notes)
         if isinstance(refs, list) and refs:
             meta["subagents"] = refs
             if not text:

@@ -144,3 +144,43 @@ def test_a_step_value_of_a_wrong_type_is_said_and_the_step_left_out() -> None:
         result = import_text(json.dumps(document), name="t.json")
         assert [str(p) for p in result.problems] == [f"t.json: steps[{index}].{reason}; left out"], key
         assert [m.id for m in result.messages] == [i for i in clean if i.split("#")[0] != gone]
+
+
+def test_atif_1_6_content_parts_are_read_as_their_text_and_images() -> None:
+    # ATIF-v1.6 lets a message or a result's content be a list of text and image parts; a list was read as
+    # no message (the user's words gone) and a result's parts as their JSON
+    document = {
+        "schema_version": "ATIF-v1.6",
+        "session_id": "s",
+        "agent": {"name": "a", "version": "1", "model_name": "m"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": [
+                {"type": "text", "text": "What is on this chart?"},
+                {"type": "image", "source": {"media_type": "image/png", "path": "images/chart.png"}},
+            ]},
+            {"step_id": 2, "source": "agent", "message": "Looking.", "tool_calls": [
+                {"tool_call_id": "c1", "function_name": "view", "arguments": {"path": "chart.png"}},
+            ], "observation": {"results": [{"source_call_id": "c1", "content": [
+                {"type": "text", "text": "a bar chart"},
+                {"type": "image", "source": {"media_type": "image/jpeg", "path": "https://x.test/c.jpg"}},
+            ]}]}},
+        ],
+    }  # fmt: skip
+    result = import_text(json.dumps(document), name="t.json")
+    assert result.problems == []
+    user, call, output = result.messages
+    assert (user.type, user.content) == ("user_input", "What is on this chart?\n\n[image: images/chart.png]")
+    assert user.metadata == {"images": [{"path": "images/chart.png", "media_type": "image/png"}]}
+    assert (call.type, call.content) == ("tool_calls", "Looking.")
+    assert (output.type, output.content) == ("tool_output", "a bar chart\n\n[image: https://x.test/c.jpg]")
+    assert output.metadata["images"] == [{"path": "https://x.test/c.jpg", "media_type": "image/jpeg"}]
+
+
+def test_an_atif_message_list_of_other_things_is_said_and_the_step_left_out() -> None:
+    document = json.loads(TRAJECTORY.read_text(encoding="utf-8"))
+    document["steps"][1]["message"] = ["hi"]
+    result = import_text(json.dumps(document), name="t.json")
+    assert [str(p) for p in result.problems] == [
+        "t.json: steps[1].message: must be text (or a list of content parts), got a list that is not content "
+        "parts; left out"
+    ]
