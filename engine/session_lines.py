@@ -69,6 +69,11 @@ def json_type(value: Any) -> str:
     return "an array" if isinstance(value, list) else "an object"
 
 
+def field_type(record: Mapping[str, Any], key: str) -> str:
+    """`json_type` of `record[key]`, or "missing" when the record has no such key."""
+    return "missing" if key not in record else json_type(record[key])
+
+
 _MAX_NUMBER = sys.float_info.max  # JS Number.MAX_VALUE
 _PAIRS = frozenset((role, type_) for role, types in ROLE_TYPES.items() for type_ in types)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from engine.importers._common import compact_json, image_note, image_placeholder, unmapped_note
 from engine.messages import AiMessage
-from engine.session_lines import json_type
+from engine.session_lines import field_type, json_type
 
 # OpenRouter's `format` for Anthropic reasoning details; the thinking text itself is the thought's content.
 ANTHROPIC_REASONING_FORMAT = "anthropic-claude-v1"
@@ -40,11 +40,9 @@ def wrong_block(blocks: list[Any], where: str) -> str | None:
             return f"{where}[{n}]: must be a content block (an object), got {json_type(block)}"
         kind = block.get("type")
         if not isinstance(kind, str):
-            got = "missing" if "type" not in block else json_type(kind)
-            return f"{where}[{n}].type: must be a block type (a string), got {got}"
+            return f"{where}[{n}].type: must be a block type (a string), got {field_type(block, 'type')}"
         if kind == "text" and not isinstance(block.get("text"), str):
-            got = "missing" if "text" not in block else json_type(block["text"])
-            return f"{where}[{n}].text: must be text (a string), got {got}"
+            return f"{where}[{n}].text: must be text (a string), got {field_type(block, 'text')}"
     return None
 
 

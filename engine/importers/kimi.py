@@ -34,7 +34,7 @@ from engine.importers._common import (
 )
 from engine.importers.registry import Sniff
 from engine.messages import AiMessage
-from engine.session_lines import json_type
+from engine.session_lines import field_type, json_type
 from engine.usage import anthropic_usage
 
 FORMAT = "kimi"
@@ -347,30 +347,26 @@ def _wrong_type(record: dict[str, Any]) -> str | None:
 def _wrong_event(event: dict[str, Any]) -> str | None:
     kind = event.get("type")
     if not isinstance(kind, str):
-        return f"event.type: must be a loop event type (a string), got {_got(event, 'type')}"
+        return f"event.type: must be a loop event type (a string), got {field_type(event, 'type')}"
     if kind in ("tool.call", "tool.result") and not isinstance(event.get("toolCallId"), str):
-        return f"event.toolCallId: must be a tool call id (a string), got {_got(event, 'toolCallId')}"
+        return f"event.toolCallId: must be a tool call id (a string), got {field_type(event, 'toolCallId')}"
     if kind != "content.part":
         return None
     part = event.get("part")
     return (
         _wrong_part(part, "event.part")
         if isinstance(part, dict)
-        else f"event.part: must be an object, got {_got(event, 'part')}"
+        else f"event.part: must be an object, got {field_type(event, 'part')}"
     )
 
 
 def _wrong_part(part: dict[str, Any], where: str) -> str | None:
     kind = part.get("type")
     if not isinstance(kind, str):
-        return f"{where}.type: must be a part type (a string), got {_got(part, 'type')}"
+        return f"{where}.type: must be a part type (a string), got {field_type(part, 'type')}"
     if kind in ("text", "think") and not isinstance(part.get(kind), str):
-        return f"{where}.{kind}: must be text (a string), got {_got(part, kind)}"
+        return f"{where}.{kind}: must be text (a string), got {field_type(part, kind)}"
     return None
-
-
-def _got(value: dict[str, Any], key: str) -> str:
-    return "missing" if key not in value else json_type(value[key])
 
 
 def _is_int(value: Any) -> bool:

@@ -228,9 +228,9 @@ def _p2_text(fill: _Fill) -> None:
             index = indices[at]
             if total >= budget or floor[index] > budget - total:
                 return
-            first = runs.run_at(at, held, budget - total, processed) if runs is not None else None
-            if first is not None:  # a run of plain candidates ends at `at`
-                placed = runs.place(states, owned, indices, first, at) if first <= at else None  # type: ignore[union-attr, arg-type]
+            if runs is not None and (first := runs.run_at(at, held, budget - total, processed)) is not None:
+                # a run of plain candidates ends at `at` (`owned` is set: `runs` is None without it)
+                placed = runs.place(states, owned, indices, first, at) if first <= at else None  # type: ignore[arg-type]
                 if placed is None:  # `at` does not fit, one of them was kept in a group, or stale: one by one
                     runs = None
                     continue
