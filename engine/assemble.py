@@ -43,7 +43,7 @@ def assemble_result(
 ) -> BuildResult:
     ctx, registry = run.ctx, run.registry
     final = final_order(run.states)
-    out = sent(final, registry, run.ctx.estimate)
+    out = sent(final, registry, ctx.tokenizer, ctx.model_id)
     final_tokens = out.tokens
     trace = None
     if detail and run.trace.enabled:
@@ -51,7 +51,7 @@ def assemble_result(
         trace = run.trace.finish(len(run.entries), final, final_tokens, run.states)
     if trace is not None:
         trace["tokenizerBackend"] = ctx.tokenizer.backend  # which tokenizer served: tiktoken, bundle, ratio
-    wire_positions, wire = out.positions, out.wire
+    wire_positions, wire = Deferred(lambda: out.positions(final)) if detail else (), out.wire
     reminder = ReminderOutcome()
     if tick is not None:
         wire, reminder = _apply_reminders(run, wire, tick, reminder_registry)

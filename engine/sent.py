@@ -1,20 +1,23 @@
 """What a build sends (spec §5.5-5.6): the final states' messages, their counts, their wire form and the
-budget category each counts in, made in one pass over the final states.
+budget category each counts in.
 
 A long default-policy build keeps thousands of messages, and a replay's next step or a rebuild after an edit
-keeps nearly the same message objects: each message's wire form and categories are looked up by its
-identity (`_ROWS`), and the pass reads each state once instead of once per figure.
+keeps nearly the same states: a replay's consecutive steps share all but about twenty of them, in a handful
+of runs. So the last build's figures are kept per final state (`_Last`), a run of states the last build also
+sent in the same order takes its figures as slices (compared and copied in C), and only the other states are
+read one by one, their message's wire form and categories looked up by the message's identity (`_ROWS`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine.fences import FenceRegistry
 from engine.messages import AiMessage
 from engine.providers.state import KEEP_CORE, State
+from engine.tokens import TokenizerPort
 from engine.wire import format_message
 
 
@@ -22,60 +25,248 @@ from engine.wire import format_message
 class Sent:
     messages: list[AiMessage] = field(default_factory=list)  # each final state's message as sent
     tokens: int = 0  # their count
-    positions: list[int | None] = field(default_factory=list)  # each final state's wire index (None: dropped)
-    wire: list[dict[str, Any]] = field(default_factory=list)  # the formatted messages (dicts of this build)
+    wire: list[dict[str, Any]] = field(default_factory=list)  # the formatted messages, shared: read only
     by_category: dict[str, int] = field(default_factory=dict)  # the count per budget category
     unformatted: list[State] = field(default_factory=list)  # kept states the wire formatter drops
 
+    def positions(self, final: list[State]) -> list[int | None]:
+        """Each final state's wire index (None: the formatter dropped it)."""
+        if not self.unformatted:
+            return list(range(len(final)))
+        dropped = set(map(id, self.unformatted))
+        out: list[int | None] = []
+        index = 0
+        for state in final:
+            if id(state) in dropped:
+                out.append(None)
+            else:
+                out.append(index)
+                index += 1
+        return out
 
-def sent(final: list[State], registry: FenceRegistry | None, estimate: Callable[[AiMessage], int]) -> Sent:
+
+@dataclass(frozen=True, slots=True)
+class _Last:
+    """The last build's figures per final state, for the next build to take runs of."""
+
+    final: tuple[State, ...]  # held so that no id below is reused while this is kept
+    ids: list[int]
+    messages: list[AiMessage]
+    tokens: list[int]
+    categories: list[str]
+    formatted: list[dict[str, Any] | None]
+    sums: dict[str, int]  # tokens per category over all of `final`
+    registry: FenceRegistry | None
+    tokenizer: TokenizerPort
+    model_id: str
+    # positions whose figures may differ in another build: a state no other build shares (it may change),
+    # and those whose wire form needs the registry or whose count needs the tokenizer, when those differ
+    own: list[int]
+    fenced: list[int]
+    estimated: list[int]
+    unformatted: list[int]
+
+
+_LAST: _Last | None = None  # read once and replaced whole: builds on other threads see one or the other
+_FEW = 64  # a build this small is read state by state
+
+
+def sent(final: list[State], registry: FenceRegistry | None, tokenizer: TokenizerPort, model_id: str) -> Sent:
     """`final` (the kept states in final order) as sent. A state a provider processed (truncated) counts its
-    message as sent (`estimate`), and so does a message with top-level call fields (`_counted_final`); any
-    other its starting count."""
-    out = Sent()
-    messages, positions, wire, by_category = out.messages, out.positions, out.wire, out.by_category
-    total = 0
-    rows, limit = _ROWS, _ROWS_LIMIT
-    for state in final:
-        processed = state.processed
-        message = state.message if processed is None or not processed.content else processed
-        row = rows.get(id(message))
-        if row is None or row[0] is not message or (row[1] is not None and row[1] is not registry):
-            if len(rows) >= limit:
-                rows.clear()
-            row = rows[id(message)] = _row(message, registry)
-        if row[5] is not None:  # counted as linnkit's final message, without its top-level call fields
-            tokens = estimate(row[5])
-        else:
-            tokens = state.tokens if processed is None else estimate(message)
-        category = row[3] if state.action == KEEP_CORE else row[4]
-        by_category[category] = by_category.get(category, 0) + tokens
-        total += tokens
-        messages.append(message)
-        formatted = row[2]
-        if formatted is None:
-            positions.append(None)
-            out.unformatted.append(state)
-        else:
-            positions.append(len(wire))
-            wire.append(dict(formatted))  # the build's own dict: a reminder replaces the last one
-    out.tokens = total
+    message as sent (estimated by `tokenizer`), and so does a message with top-level call fields
+    (`_counted_final`); any other its starting count."""
+    global _LAST
+    last = _LAST
+    ids = list(map(id, final))
+    figures = _Figures()
+    if last is None or len(final) < _FEW:
+        for position, state in enumerate(final):
+            figures.add(position, state, registry, tokenizer, model_id)
+        sums = figures.sums_of_all()
+    else:
+        runs = _take_runs(figures, final, ids, last, registry, tokenizer, model_id)
+        sums = figures.sums_after(last, runs)
+    categories = figures.categories
+    out = Sent(
+        messages=figures.messages[:],
+        tokens=sum(sums.values()),
+        wire=[f for f in figures.formatted if f is not None] if figures.unformatted else figures.formatted[:],
+        by_category={name: sums[name] for name in dict.fromkeys(categories)},
+        unformatted=[final[p] for p in figures.unformatted],
+    )
+    _LAST = _Last(
+        tuple(final), ids, figures.messages, figures.tokens, categories, figures.formatted, sums,
+        registry, tokenizer, model_id, figures.own, figures.fenced, figures.estimated,
+        figures.unformatted,
+    )  # fmt: skip
     return out
 
 
-# id of a message -> (the message, kept so its id is not reused while held; the fence registry its wire form
-# was made with, None when it does not depend on one; its wire form; its category when kept by core; else;
+@dataclass(slots=True)
+class _Figures:
+    """A build's figures per final state, made state by state (`add`) or taken as runs (`take`)."""
+
+    messages: list[AiMessage] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+    formatted: list[dict[str, Any] | None] = field(default_factory=list)
+    added: list[int] = field(default_factory=list)  # positions read state by state
+    unformatted: list[int] = field(default_factory=list)
+    own: list[int] = field(default_factory=list)
+    fenced: list[int] = field(default_factory=list)
+    estimated: list[int] = field(default_factory=list)
+
+    def add(
+        self,
+        position: int,
+        state: State,
+        registry: FenceRegistry | None,
+        tokenizer: TokenizerPort,
+        model: str,
+    ) -> None:
+        processed = state.processed
+        message = state.message if processed is None or not processed.content else processed
+        row = _ROWS.get(id(message))
+        if row is None or row[0] is not message or (row[1] and row[2] is not registry):
+            if len(_ROWS) >= _ROWS_LIMIT:
+                _ROWS.clear()
+            row = _ROWS[id(message)] = _row(message, registry)
+        if row[6] is not None:  # counted as linnkit's final message, without its top-level call fields
+            tokens = tokenizer.estimate_message(row[6], model)
+        elif processed is not None:
+            tokens = tokenizer.estimate_message(message, model)
+        else:
+            tokens = state.tokens
+        if row[6] is not None or processed is not None:
+            self.estimated.append(position)
+        if row[1]:
+            self.fenced.append(position)
+        if not state.shared:
+            self.own.append(position)
+        if row[3] is None:
+            self.unformatted.append(position)
+        self.added.append(position)
+        self.messages.append(message)
+        self.tokens.append(tokens)
+        self.categories.append(row[4] if state.action == KEEP_CORE else row[5])
+        self.formatted.append(row[3])
+
+    def take(self, last: _Last, start: int, length: int) -> None:
+        """The last build's states `start`..`start + length`, sent again from the next position on."""
+        end, shift = start + length, len(self.messages) - start
+        self.messages += last.messages[start:end]
+        self.tokens += last.tokens[start:end]
+        self.categories += last.categories[start:end]
+        self.formatted += last.formatted[start:end]
+        for mine, theirs in (
+            (self.own, last.own),
+            (self.fenced, last.fenced),
+            (self.estimated, last.estimated),
+            (self.unformatted, last.unformatted),
+        ):
+            mine.extend(p + shift for p in theirs[bisect_left(theirs, start) : bisect_left(theirs, end)])
+
+    def sums_of_all(self) -> dict[str, int]:
+        sums: dict[str, int] = {}
+        for name, tokens in zip(self.categories, self.tokens, strict=True):
+            sums[name] = sums.get(name, 0) + tokens
+        return sums
+
+    def sums_after(self, last: _Last, runs: list[tuple[int, int]]) -> dict[str, int]:
+        """The sums per category: the last build's, less its states no run took, plus the states added."""
+        runs.sort()
+        sums = dict(last.sums)
+        taken_to = 0
+        for start, end in [*runs, (len(last.ids), len(last.ids))]:
+            if start < taken_to:  # a state taken twice: no run order to trust
+                return self.sums_of_all()
+            for position in range(taken_to, start):
+                sums[last.categories[position]] -= last.tokens[position]
+            taken_to = end
+        for position in self.added:
+            name = self.categories[position]
+            sums[name] = sums.get(name, 0) + self.tokens[position]
+        return sums
+
+
+def _take_runs(
+    figures: _Figures,
+    final: list[State],
+    ids: list[int],
+    last: _Last,
+    registry: FenceRegistry | None,
+    tokenizer: TokenizerPort,
+    model_id: str,
+) -> list[tuple[int, int]]:
+    """Fill `figures` for `final`: runs the last build sent in the same order taken whole, the other states
+    read; returns the runs as `(start, end)` positions of the last build."""
+    known = last.ids
+    stale = last.own[:]
+    if registry is not last.registry:
+        stale += last.fenced
+    if tokenizer is not last.tokenizer or model_id != last.model_id:
+        stale += last.estimated
+    if stale:
+        known = known[:]
+        for position in stale:
+            known[position] = 0  # no object's id
+    where = dict(zip(known, range(len(known)), strict=True))
+    where.pop(0, None)
+    runs: list[tuple[int, int]] = []
+    position = 0
+    while position < len(final):
+        start = where.get(ids[position])
+        if start is None:
+            figures.add(position, final[position], registry, tokenizer, model_id)
+            position += 1
+            continue
+        length = _run_length(ids, position, known, start)
+        figures.take(last, start, length)
+        runs.append((start, start + length))
+        position += length
+    return runs
+
+
+def _run_length(a: list[int], i: int, b: list[int], j: int) -> int:
+    """How far `a` from `i` equals `b` from `j` (at least 1: they start equal), found by doubling the
+    length compared and then halving the gap, each comparison a slice compared in C."""
+    limit = min(len(a) - i, len(b) - j)
+    same = 1
+    while same < limit:
+        upto = min(limit, 2 * same)
+        if a[i + same : i + upto] == b[j + same : j + upto]:
+            same = upto
+            continue
+        while upto - same > 1:  # a[i:i + same] matches; the first difference lies before upto
+            middle = (same + upto) // 2
+            if a[i + same : i + middle] == b[j + same : j + middle]:
+                same = middle
+            else:
+                upto = middle
+        return same
+    return same
+
+
+# id of a message -> (the message, kept so its id is not reused while held; whether its wire form depends on
+# the fence registry; the registry it was made with; its wire form; its category when kept by core; else;
 # the message as linnkit counts it once final when that differs, else None)
-_Row = tuple[AiMessage, FenceRegistry | None, dict[str, Any] | None, str, str, AiMessage | None]
+_Row = tuple[AiMessage, bool, FenceRegistry | None, dict[str, Any] | None, str, str, AiMessage | None]
 _ROWS: dict[int, _Row] = {}
 _ROWS_LIMIT = 20_000  # a long default-policy build sends ~2,500 messages
+
+
+def forget() -> None:
+    global _LAST
+    _ROWS.clear()
+    _LAST = None
 
 
 def _row(message: AiMessage, registry: FenceRegistry | None) -> _Row:
     fenced = message.type == "context_injection"
     return (
         message,
-        registry if fenced else None,
+        fenced,
+        registry,
         format_message(message, registry),
         category(message, core=True),
         category(message, core=False),

@@ -215,5 +215,5 @@ def forget_earlier_builds() -> None:
     working_memory._FLOORS.clear()
     working_memory._STRATEGIES.clear()
     core._POSITIONS.clear()
-    sent._ROWS.clear()
+    sent.forget()
     checkpoint._FIRST_CALLS.clear()
