@@ -147,42 +147,60 @@ def run_working_memory(states: list[State], available: int, ctx: BuildContext) -
 
 
 # per set of starting states, checkpoint tool, pairing range and id scope (`derived`): their grouping, and
-# the scans of up to ANCESTORS shorter sets of their line, newest first
+# the scans of shorter sets of their line (newest first, the oldest at each power of two of how much shorter:
+# `_spaced`)
 _Scans = tuple[GroupScan, tuple[GroupScan, ...]]
 _SCANS: LaneLists[tuple[list[int], tuple[str, int | None, str], _Scans]] = LaneLists(4)
-ANCESTORS = 8
+ANCESTORS = 14  # reaching back up to 2^14 messages
 
 
 def _grouping(states: list[State], checkpoint_tool: str, distance: int | None) -> list[ToolGroup]:
     """The states' tool groups. A replay's next step goes on over its new states only, from the last step's
     scan, or at a user input (where the compressor replaced a group a few messages back) from the scan of
-    an earlier step that ends before that (a list of every message and a look at the last scan's were a
-    tenth of a long default-policy step). Groups hold ids, and a created message's id depends on the id
-    scope: it is part of the key."""
+    an earlier step that ends before that, keeping a scan where this set parts from the last one: the next
+    user input's change lies past it (without it, the nearest earlier scan was often the first step's, and
+    a long default-policy replay scanned its whole history at every user input). Groups hold ids, and a
+    created message's id depends on the id scope: it is part of the key."""
 
     def make(start: int, base: _Scans | None) -> _Scans:
         if base is not None:
-            line = tuple(scan for scan in (base[0], *base[1]) if scan.length <= start)
+            line = [scan for scan in (base[0], *base[1]) if scan.length <= start]
             if line:
-                return line[0].extend(_MessagesOf(states), checkpoint_tool, distance), line[:ANCESTORS]
+                scan = line[0]
+                if scan.length < start:  # the scan at `start` too: the next change is likely past it
+                    scan = scan.extend(_MessagesOf(states, start), checkpoint_tool, distance)
+                    line.insert(0, scan)
+                scan = scan.extend(_MessagesOf(states), checkpoint_tool, distance)
+                return scan, _spaced(line, len(states))
         return group_scan(list(map(_MESSAGE, states)), checkpoint_tool, distance), ()
 
     return derived(_SCANS, states, (checkpoint_tool, distance, ID_SCOPE.get()), make)[0].groups
 
 
+def _spaced(line: list[GroupScan], length: int) -> tuple[GroupScan, ...]:
+    """Of a line's scans (newest first), the oldest at each power of two of how far it ends before `length`
+    (the oldest, so that scans age into the next power): whatever a later step changes, it goes on from a
+    scan not much farther back (the last few steps' scans alone sent a change a turn back to the first)."""
+    spaced = {(length - scan.length).bit_length(): scan for scan in line}
+    return tuple(spaced.values())[:ANCESTORS]
+
+
 class _MessagesOf(Sequence[AiMessage]):
     """The states' messages, read where asked (a scan going on reads only the new ones)."""
 
-    __slots__ = ("_states",)
+    __slots__ = ("_states", "_length")
 
-    def __init__(self, states: list[State]) -> None:
+    def __init__(self, states: list[State], length: int | None = None) -> None:
         self._states = states
+        self._length = len(states) if length is None else length
 
     def __getitem__(self, index):  # type: ignore[override]  # an int only: a scan never slices
+        if index >= self._length:
+            raise IndexError(index)
         return self._states[index].message
 
     def __len__(self) -> int:
-        return len(self._states)
+        return self._length
 
 
 def _p1_recent_groups(fill: _Fill, groups: list[ToolGroup], last_user: int | None) -> None:
