@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.fences import FenceRegistry
+from engine.matched_runs import NO_ID, matched_runs
 from engine.messages import AiMessage
 from engine.providers.state import KEEP_CORE, State
 from engine.tokens import TokenizerPort
@@ -209,42 +210,15 @@ def _take_runs(
     if stale:
         known = known[:]
         for position in stale:
-            known[position] = 0  # no object's id
-    where = dict(zip(known, range(len(known)), strict=True))
-    where.pop(0, None)
+            known[position] = NO_ID
     runs: list[tuple[int, int]] = []
-    position = 0
-    while position < len(final):
-        start = where.get(ids[position])
-        if start is None:
+    for position, start, length in matched_runs(ids, known):
+        if start < 0:
             figures.add(position, final[position], registry, tokenizer, model_id)
-            position += 1
-            continue
-        length = _run_length(ids, position, known, start)
-        figures.take(last, start, length)
-        runs.append((start, start + length))
-        position += length
+        else:
+            figures.take(last, start, length)
+            runs.append((start, start + length))
     return runs
-
-
-def _run_length(a: list[int], i: int, b: list[int], j: int) -> int:
-    """How far `a` from `i` equals `b` from `j` (at least 1: they start equal), found by doubling the
-    length compared and then halving the gap, each comparison a slice compared in C."""
-    limit = min(len(a) - i, len(b) - j)
-    same = 1
-    while same < limit:
-        upto = min(limit, 2 * same)
-        if a[i + same : i + upto] == b[j + same : j + upto]:
-            same = upto
-            continue
-        while upto - same > 1:  # a[i:i + same] matches; the first difference lies before upto
-            middle = (same + upto) // 2
-            if a[i + same : i + middle] == b[j + same : j + middle]:
-                same = middle
-            else:
-                upto = middle
-        return same
-    return same
 
 
 # id of a message -> (the message, kept so its id is not reused while held; whether its wire form depends on

@@ -30,7 +30,7 @@ from engine.preprocess.base import (
     scope_created,
     starts_with,
 )
-from engine.providers import checkpoint, core, working_memory
+from engine.providers import checkpoint, core, summarization, working_memory
 from engine.providers.state import State, starting_states
 from engine.tokens import TokenizerPort
 
@@ -198,8 +198,8 @@ def entries_for(messages: list[AiMessage]) -> list[Entry]:
 def forget_earlier_builds() -> None:
     """Empty every memory the engine keeps of earlier builds (stage outputs, grouping scans, the incremental
     runs of compression, purification, governance and hygiene, working memory's floors, core's positions,
-    the checkpoint tool's first call), so the next build runs as a process's first. For benchmarks and
-    tests: a result never depends on what is remembered."""
+    the checkpoint tool's first call, the last build's sent figures and content counts), so the next build
+    runs as a process's first. For benchmarks and tests: a result never depends on what is remembered."""
     STAGE_CACHE.clear()
     lineage.forget()
     session_index.forget()
@@ -216,4 +216,5 @@ def forget_earlier_builds() -> None:
     working_memory._STRATEGIES.clear()
     core._POSITIONS.clear()
     sent.forget()
+    summarization.forget()
     checkpoint._FIRST_CALLS.clear()

@@ -408,16 +408,24 @@ def content_token_count(
     fails and is skipped, keeping the context as it was).
     A build's own default tokenizer of that encoding and ratio counts every text alike, and has counted
     these contents already: it serves (another one encoded each of them again)."""
+    tokenizer = content_counter(model_id, avg_chars_per_token, build_tokenizer)
+    texts = [text for text in texts if isinstance(text, str)]
+    known = tokenizer.cached_precise_sum(texts)
+    return known if known is not None else sum(map(tokenizer.precise_count, texts))
+
+
+def content_counter(
+    model_id: str | None, avg_chars_per_token: float, build_tokenizer: TokenizerPort | None
+) -> DefaultTokenizer:
+    """The tokenizer whose `precise_count` `content_token_count` sums."""
     tokenizer = shared_tokenizer(model_id or "cl100k_base", avg_chars_per_token, None)
     if (
         type(build_tokenizer) is DefaultTokenizer
         and build_tokenizer.encoding_name == tokenizer.encoding_name
         and build_tokenizer.avg_chars_per_token == tokenizer.avg_chars_per_token
     ):
-        tokenizer = build_tokenizer
-    texts = [text for text in texts if isinstance(text, str)]
-    known = tokenizer.cached_precise_sum(texts)
-    return known if known is not None else sum(map(tokenizer.precise_count, texts))
+        return build_tokenizer
+    return tokenizer
 
 
 _CJK = re.compile(r"[\u4e00-\u9fa5\u3040-\u30ff\uac00-\ud7af]")

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from engine.errors import SUMMARIZATION_FAILED, ContextProviderError
 from engine.jsvalues import js_to_number, js_trim
+from engine.matched_runs import matched_runs
 from engine.messages import AiMessage
 from engine.pipeline import BuildContext, ProviderOutcome, TriggerCheck
 from engine.preprocess.base import new_id
@@ -19,21 +22,23 @@ from engine.providers.state import (
     State,
     States,
     kept_states,
-    kept_tokens,
 )
 from engine.result import Event
 from engine.shared_ids import folded_ids
 from engine.summarizer import SummaryRequest
+from engine.tokens import DefaultTokenizer, content_counter
 
 NAME = "SummarizationProvider"
 STRATEGY = "ai_history_summarization"
 FAILED_CONTINUE = "ai_history_summarization_failed_continue"
 ATTEMPTS = 3
+_TOKENS, _MESSAGE = attrgetter("tokens"), attrgetter("message")
 
 
 def check_trigger(states: list[State], available: int, ctx: BuildContext) -> TriggerCheck:
     policy = ctx.policy.summarization
-    used = kept_tokens(states)
+    kept = kept_states(states)
+    used = sum(map(_TOKENS, kept))
     check = TriggerCheck(used, available, ctx.total_budget * policy.trigger_threshold)
     if available < 0 or (available > 0 and used / available < policy.trigger_threshold):
         return check
@@ -41,9 +46,50 @@ def check_trigger(states: list[State], available: int, ctx: BuildContext) -> Tri
     if used < 0.9 * check.threshold:
         return check
     # linnkit counts the states' own message content (not a truncated version), by the model's encoding
-    check.content_tokens = ctx.content_tokens([s.message.content for s in kept_states(states)])
+    check.content_tokens = _content_tokens(list(map(_MESSAGE, kept)), ctx)
     check.fired = check.content_tokens >= check.threshold
     return check
+
+
+@dataclass(frozen=True, slots=True)
+class _Counted:
+    """The last check's count of each message's content, by `counter`."""
+
+    messages: tuple[AiMessage, ...]  # held so that no id below is reused while this is kept
+    ids: list[int]
+    counts: list[int]
+    counter: DefaultTokenizer
+
+
+_LAST: _Counted | None = None  # read once and replaced whole, as `engine.sent`'s
+_FEW = 64  # fewer messages are counted one by one
+
+
+def forget() -> None:
+    global _LAST
+    _LAST = None
+
+
+def _content_tokens(messages: list[AiMessage], ctx: BuildContext) -> int:
+    """`ctx.content_tokens` of the messages' contents. Near the trigger, a replay's every step counts
+    thousands of contents that the last step counted: the runs of messages it counted are taken over
+    (`matched_runs`), and only the others are counted."""
+    global _LAST
+    counter = content_counter(ctx.policy.token_estimation.encoding, ctx.avg_chars_per_token, ctx.tokenizer)
+    if len(messages) < _FEW:
+        return ctx.content_tokens([m.content for m in messages])
+    last = _LAST
+    ids = list(map(id, messages))
+    counts: list[int] = []
+    known = last.ids if last is not None and last.counter is counter else []
+    for position, start, length in matched_runs(ids, known):
+        if start < 0:
+            content = messages[position].content
+            counts.append(counter.precise_count(content) if isinstance(content, str) else 0)
+        else:
+            counts += last.counts[start : start + length]  # type: ignore[union-attr]  # known: last's
+    _LAST = _Counted(tuple(messages), ids, counts, counter)
+    return sum(counts)
 
 
 def run_summarization(states: list[State], available: int, ctx: BuildContext) -> ProviderOutcome:
