@@ -42,7 +42,9 @@ def assemble_result(
     detail: bool = True,
 ) -> BuildResult:
     ctx, registry = run.ctx, run.registry
-    final = final_order(run.states)
+    check = run.trigger_check  # the last provider's: its kept states, unless it changed the states
+    known = check.kept_of if check is not None and not check.fired else None
+    final = final_order(run.states, known[1] if known is not None and known[0] is run.states else None)
     out = sent(final, registry, ctx.tokenizer, ctx.model_id)
     final_tokens = out.tokens
     trace = None

@@ -53,6 +53,8 @@ class TriggerCheck:
     content_tokens: int | None = None
     fired: bool = False
     notes: list[str] = field(default_factory=list)
+    # the states list checked and its kept states: the final order's, when nothing changed them after
+    kept_of: tuple[list[State], list[State]] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,14 +145,17 @@ class Pipeline:
 _INDEX, _TYPE = attrgetter("index"), attrgetter("message.type")
 
 
-def final_order(states: list[State]) -> list[State]:
-    """Kept states: system_prompt, then summaries, then the rest, each by originalIndex (spec §5.5). The
-    usual case is read in C: the kept states already in index order, the system prompts and summaries
-    first (a long default-policy build keeps thousands)."""
-    kept = kept_states(states)
-    indices = list(map(_INDEX, kept))
-    if indices != sorted(indices):
-        kept.sort(key=_INDEX)  # stable, as the sort by (block, index) is
+def final_order(states: list[State], kept: list[State] | None = None) -> list[State]:
+    """Kept states: system_prompt, then summaries, then the rest, each by originalIndex (spec §5.5). `kept`:
+    the kept states in list order, when already known. The usual case is read in C: the kept states
+    already in index order, the system prompts and summaries first (a long default-policy build keeps
+    thousands); in a build's own states whose positions never moved (`States.owned`), each state's index
+    is its position, so list order is index order."""
+    kept = kept_states(states) if kept is None else list(kept)
+    if getattr(states, "owned", None) is None:
+        indices = list(map(_INDEX, kept))
+        if indices != sorted(indices):
+            kept.sort(key=_INDEX)  # stable, as the sort by (block, index) is
     types = list(map(_TYPE, kept))
     prompts, summaries = types.count("system_prompt"), types.count("history_summary")
     if types[:prompts].count("system_prompt") == prompts and (

@@ -39,7 +39,7 @@ def check_trigger(states: list[State], available: int, ctx: BuildContext) -> Tri
     policy = ctx.policy.summarization
     kept = kept_states(states)
     used = sum(map(_TOKENS, kept))
-    check = TriggerCheck(used, available, ctx.total_budget * policy.trigger_threshold)
+    check = TriggerCheck(used, available, ctx.total_budget * policy.trigger_threshold, kept_of=(states, kept))
     if available < 0 or (available > 0 and used / available < policy.trigger_threshold):
         return check
     check.precheck_passed = True

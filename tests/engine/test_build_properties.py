@@ -8,10 +8,12 @@ from unittest.mock import patch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine import assemble
 from engine.build import build_context
 from engine.host_tokenizers import MockTokenizer
 from engine.invariants import check_invariants
 from engine.messages import AiMessage
+from engine.pipeline import final_order
 from engine.policy import define_context_policy
 from engine.providers import working_memory
 from engine.stage_cache import forget_earlier_builds
@@ -77,10 +79,20 @@ policies = st.fixed_dictionaries(
 )
 
 
+def _checked_order(states, kept=None):
+    """The final order, checked against every state read and sorted by (block, index) (spec §5.5)."""
+    final = final_order(states, kept)
+    block = {"system_prompt": 0, "history_summary": 1}
+    every = sorted((s for s in list(states) if s.kept), key=lambda s: (block.get(s.message.type, 2), s.index))
+    assert [id(s) for s in final] == [id(s) for s in every]
+    return final
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sessions(), policies)
 def test_any_build_keeps_pairs_together_and_its_trace_consistent(messages, layer):
-    result = build_context(messages, define_context_policy(layer), tokenizer=MockTokenizer(5, 10, 4))
+    with patch.object(assemble, "final_order", _checked_order):
+        result = build_context(messages, define_context_policy(layer), tokenizer=MockTokenizer(5, 10, 4))
     if result.error is not None:
         assert result.error.code in ("TOOL_HISTORY_OVERFLOW", "SUMMARIZATION_FAILED")
         return
