@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.fences import FenceRegistry
+from engine.lanes import LaneLists
 from engine.matched_runs import NO_ID, matched_runs
 from engine.messages import AiMessage
 from engine.providers.state import KEEP_CORE, State
@@ -68,7 +69,8 @@ class _Last:
     unformatted: list[int]
 
 
-_LAST: _Last | None = None  # read once and replaced whole: builds on other threads see one or the other
+# per memory lane (the TUI's step series apart from the user's rebuilds), the last build's; replaced whole
+_LAST: LaneLists[_Last] = LaneLists(1)
 _FEW = 64  # a build this small is read state by state
 
 
@@ -76,8 +78,7 @@ def sent(final: list[State], registry: FenceRegistry | None, tokenizer: Tokenize
     """`final` (the kept states in final order) as sent. A state a provider processed (truncated) counts its
     message as sent (estimated by `tokenizer`), and so does a message with top-level call fields
     (`_counted_final`); any other its starting count."""
-    global _LAST
-    last = _LAST
+    last = _LAST.newest()
     ids = list(map(id, final))
     figures = _Figures()
     if last is None or len(final) < _FEW:
@@ -95,11 +96,11 @@ def sent(final: list[State], registry: FenceRegistry | None, tokenizer: Tokenize
         by_category={name: sums[name] for name in dict.fromkeys(categories)},
         unformatted=[final[p] for p in figures.unformatted],
     )
-    _LAST = _Last(
+    _LAST.add(_Last(
         tuple(final), ids, figures.messages, figures.tokens, categories, figures.formatted, sums,
         registry, tokenizer, model_id, figures.own, figures.fenced, figures.estimated,
         figures.unformatted,
-    )  # fmt: skip
+    ))  # fmt: skip
     return out
 
 
@@ -230,9 +231,8 @@ _ROWS_LIMIT = 20_000  # a long default-policy build sends ~2,500 messages
 
 
 def forget() -> None:
-    global _LAST
     _ROWS.clear()
-    _LAST = None
+    _LAST.clear()
 
 
 def _row(message: AiMessage, registry: FenceRegistry | None) -> _Row:

@@ -11,6 +11,7 @@ from typing import Any
 
 from engine.errors import SUMMARIZATION_FAILED, ContextProviderError
 from engine.jsvalues import js_to_number, js_trim
+from engine.lanes import LaneLists
 from engine.matched_runs import matched_runs
 from engine.messages import AiMessage
 from engine.pipeline import BuildContext, ProviderOutcome, TriggerCheck
@@ -61,24 +62,22 @@ class _Counted:
     counter: DefaultTokenizer
 
 
-_LAST: _Counted | None = None  # read once and replaced whole, as `engine.sent`'s
+_LAST: LaneLists[_Counted] = LaneLists(1)  # per memory lane, the last check's, as `engine.sent`'s
 _FEW = 64  # fewer messages are counted one by one
 
 
 def forget() -> None:
-    global _LAST
-    _LAST = None
+    _LAST.clear()
 
 
 def _content_tokens(messages: list[AiMessage], ctx: BuildContext) -> int:
     """`ctx.content_tokens` of the messages' contents. Near the trigger, a replay's every step counts
     thousands of contents that the last step counted: the runs of messages it counted are taken over
     (`matched_runs`), and only the others are counted."""
-    global _LAST
     counter = content_counter(ctx.policy.token_estimation.encoding, ctx.avg_chars_per_token, ctx.tokenizer)
     if len(messages) < _FEW:
         return ctx.content_tokens([m.content for m in messages])
-    last = _LAST
+    last = _LAST.newest()
     ids = list(map(id, messages))
     counts: list[int] = []
     known = last.ids if last is not None and last.counter is counter else []
@@ -88,7 +87,7 @@ def _content_tokens(messages: list[AiMessage], ctx: BuildContext) -> int:
             counts.append(counter.precise_count(content) if isinstance(content, str) else 0)
         else:
             counts += last.counts[start : start + length]  # type: ignore[union-attr]  # known: last's
-    _LAST = _Counted(tuple(messages), ids, counts, counter)
+    _LAST.add(_Counted(tuple(messages), ids, counts, counter))
     return sum(counts)
 
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from engine import sent as sent_module
 from engine.build import build_context
 from engine.fences import FenceDescriptor, FenceRegistry
+from engine.lanes import memory_lane
 from engine.messages import AiMessage
 from engine.providers.state import KEEP_CORE, KEEP_WM, State
 from engine.sent import Sent, sent
@@ -146,3 +147,22 @@ def test_a_fence_sent_without_a_registry_is_formatted_again_once_one_is_given() 
         "role": "user",
         "content": "<hint>Tests pass. AGENTS.md also asks for `ruff check .` before you report back.</hint>",
     }
+
+
+def test_each_memory_lane_takes_its_runs_from_its_own_last_build(monkeypatch) -> None:
+    shared = [s for s in _pool(600) if s.shared]
+    registry, tokenizer = REGISTRIES[0], TOKENIZERS[0]
+    sent_module.forget()
+    sent(shared[:300], registry, tokenizer, "gpt-4")  # the user's build
+    with memory_lane("series"):
+        sent(shared[300:], registry, tokenizer, "gpt-4")  # the step series, in between
+    read: list[int] = []
+    add = sent_module._Figures.add
+    monkeypatch.setattr(
+        sent_module._Figures, "add", lambda self, p, *rest: (read.append(p), add(self, p, *rest))
+    )
+    out = sent(shared[:290] + shared[300:305], registry, tokenizer, "gpt-4")  # the user's next build
+    assert read == [290, 291, 292, 293, 294]
+    monkeypatch.undo()
+    final = shared[:290] + shared[300:305]
+    assert _as_compared(out, final) == _as_compared(_fresh(final, registry, tokenizer), final)
