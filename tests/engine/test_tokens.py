@@ -142,6 +142,35 @@ def test_a_rank_file_that_is_not_the_official_one_is_refused(fresh_encodings, mo
     )
 
 
+@pytest.mark.parametrize("name", ["gpt2", "r50k_base", "p50k_base", "p50k_edit"])
+def test_gpt2_r50k_and_p50k_offline_from_the_ranks_this_package_ships(fresh_encodings, monkeypatch, name):
+    """The official ranks (hash-checked), counted by tiktoken; linnkit's own counts with them are the oracle
+    cases `encoding_<name>` (tests/data/linnkit-oracle)."""
+    monkeypatch.setattr(tiktoken, "get_encoding", offline_only)
+    tokenizer = DefaultTokenizer(name, 2.0, 50)
+    assert tokenizer.backend == f"linn-playground:{name}"
+    assert tokenizer.backend_note.endswith(f"using the official {name} ranks bundled by linn-playground")
+    encoding = encodings.load_encoding(name).encoding
+    assert encoding.encode_ordinary("Hello, world!") == [15496, 11, 995, 0]  # GPT-2's well-known ids
+    assert encoding.n_vocab == (
+        50257 if name in ("gpt2", "r50k_base") else 50281 if name == "p50k_base" else 50284
+    )
+    # as the npm `tiktoken` linnkit counts with encodes it: p50k has tokens for runs of spaces
+    spaces = len(encoding.encode_ordinary("def f():\n" + " " * 8 + "return 1"))
+    assert spaces == (13 if name in ("gpt2", "r50k_base") else 7)
+
+
+def test_a_shipped_rank_file_that_is_not_the_official_one_is_refused(fresh_encodings, monkeypatch, tmp_path):
+    (tmp_path / "r50k_base.tiktoken.gz").write_bytes(gzip.compress(b"aGk= 0\n"))
+    monkeypatch.setattr(tiktoken, "get_encoding", offline_only)
+    monkeypatch.setattr(bundled_ranks, "OWN_RANKS", tmp_path)
+    tokenizer = DefaultTokenizer("gpt2", 2.0, 50)
+    assert tokenizer.backend == "chars-per-token:2.0"
+    assert (
+        "r50k_base.tiktoken.gz is not the official gpt2 rank file (SHA-256 differs)" in tokenizer.backend_note
+    )
+
+
 def test_encodings_load_once_per_process(fresh_encodings, monkeypatch):
     calls: list[str] = []
 
