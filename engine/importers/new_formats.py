@@ -6,7 +6,7 @@ Each claims a file only by the fields that define its format; they come before t
 
 from __future__ import annotations
 
-from engine.importers import claude_stream, cline, copilot_cli, cursor_agent, qwen_code
+from engine.importers import claude_stream, cline, codex_exec, copilot_cli, cursor_agent, qwen_code
 from engine.importers.folders import FolderFormat, register_folder_format
 from engine.importers.gemini_checkpoint import detect_gemini_checkpoint, import_gemini_checkpoint
 from engine.importers.gemini_jsonl import detect_gemini_jsonl, import_gemini_jsonl
@@ -31,6 +31,13 @@ NEW_FORMATS = [
         "tools and the result's totals kept; partial stream events left out",
         claude_stream.detect_claude_stream,
         claude_stream.import_claude_stream,
+    ),
+    Importer(
+        "codex-exec",
+        "Codex CLI `codex exec --json` streams: each completed item (answers, reasoning, commands with "
+        "their output, MCP calls, searches, file changes, plans), each turn's usage; no prompt in the stream",
+        codex_exec.detect_codex_exec,
+        codex_exec.import_codex_exec,
     ),
     Importer(
         "gemini-cli-jsonl",

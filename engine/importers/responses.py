@@ -219,6 +219,15 @@ class ItemConverter:
             self.out.other_call(self.pending[1], self.pending[0], "usage no model call's items followed")
         self.pending = (line, usage)
 
+    def new_turn(self) -> None:
+        """A turn whose prompt is not among the items (`codex exec --json`): the next item starts a call."""
+        self.flush()
+        self.open_call = None
+
+    def call_usage(self, call: int, line: int, usage: RecordedUsage) -> None:
+        """Usage known to be one call's (its index in `calls`), put on its last message by `finish_usage`."""
+        self.calls[call].usage = (line, usage)
+
     def finish_usage(self) -> None:
         """Put each call's usage on the last message it produced (call after the last `flush`)."""
         if self.pending is not None:

@@ -401,7 +401,8 @@ def test_an_unknown_format_is_one_line_and_exit_2(tmp_path, capsys, command, tex
     assert captured.out == ""
     supported = ", ".join(format_names())
     assert captured.err == f"error: {path}: unrecognised transcript format; supported: {supported}\n"
-    newer = "claude-code-stream, gemini-cli-jsonl, gemini-checkpoint, gemini-logs, openhands-v1, cline"
+    newer = "claude-code-stream, codex-exec, gemini-cli-jsonl, gemini-checkpoint, gemini-logs, openhands-v1"
+    newer += ", cline"
     newer += ", copilot-cli, qwen-code, cursor-agent"
     assert supported.startswith(f"{newer}, claude-code, codex, gemini-cli, openai-responses")
 
