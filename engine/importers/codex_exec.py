@@ -198,6 +198,11 @@ def _tool_items(item: dict[str, Any], kind: str) -> list[dict[str, Any]] | str |
         server, tool = item.get("server"), item.get("tool")
         if not isinstance(server, str) or not isinstance(tool, str):
             return "item.server and item.tool: expected text"
+        result = item.get("result")
+        if result is not None and not isinstance(result, dict):
+            return f"item.result: expected an object, got {json_type(result)}"
+        if result is not None and not isinstance(result.get("content", []), list):
+            return f"item.result.content: expected a list of blocks, got {json_type(result['content'])}"
         return _call(f"{server}__{tool}", item.get("arguments") or {}, call_id, _mcp_output(item))
     if kind == "web_search":
         action = item.get("action")
@@ -236,4 +241,4 @@ def _mcp_output(item: dict[str, Any]) -> str:
     result = item.get("result")
     blocks = result.get("content") if isinstance(result, dict) else None
     texts = [b["text"] for b in blocks or () if isinstance(b, dict) and isinstance(b.get("text"), str)]
-    return "\n".join(texts)
+    return "\n".join(texts)  # checked by the caller: a list of blocks, or no result

@@ -209,3 +209,21 @@ def test_a_second_run_appended_to_the_file_counts_from_its_own_start() -> None:
     assert [(c["promptTokens"], c["outputTokens"]) for c in result.other_calls] == [(200, 9)]
     # item ids start again at each run: the second run's are made unique
     assert [c["id"] for m in result.messages if m.type == "tool_calls" for c in m.tool_calls] == ["i0@run2"]
+
+
+def test_an_mcp_result_of_the_wrong_type_is_named_and_the_rest_read() -> None:
+    call = {"id": "m", "type": "mcp_tool_call", "server": "s", "tool": "t", "status": "completed"}
+    events = [
+        {"type": "item.completed", "item": {**call, "result": {"content": 5}}},
+        {"type": "item.completed", "item": {**call, "id": "n", "error": {"message": "boom"}}},
+        {"type": "item.completed", "item": {"id": "a", "type": "agent_message", "text": "done"}},
+    ]
+    result = import_text("\n".join(json.dumps(e) for e in events), name="run.jsonl")
+    assert [(p.line, p.reason) for p in result.problems] == [
+        (1, "item.result.content: expected a list of blocks, got a number; left out")
+    ]
+    assert [(m.type, m.content) for m in result.messages] == [
+        ("tool_calls", ""),
+        ("tool_output", "boom"),
+        ("final_answer", "done"),
+    ]
