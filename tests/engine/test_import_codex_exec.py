@@ -227,3 +227,29 @@ def test_an_mcp_result_of_the_wrong_type_is_named_and_the_rest_read() -> None:
         ("tool_output", "boom"),
         ("final_answer", "done"),
     ]
+
+
+def _paths(value, prefix=()):
+    """Every key or index path inside `value`."""
+    children = (
+        value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    )
+    for key, child in children:
+        yield (*prefix, key)
+        yield from _paths(child, (*prefix, key))
+
+
+def test_any_field_of_any_type_ends_in_messages_or_named_problems_never_an_error() -> None:
+    """Each field of the fixture replaced in turn: the import never stops, and one bad field costs at most
+    one item (a call and its output)."""
+    base = [e for e in EVENTS if isinstance(e, dict)]
+    for index, event in enumerate(base):
+        for path in list(_paths(event)):
+            for value in (None, 1, "s", [], {}, True):
+                events = json.loads(json.dumps(base))
+                target = events[index]
+                for key in path[:-1]:
+                    target = target[key]
+                target[path[-1]] = value
+                result = import_text("\n".join(json.dumps(e) for e in events), "codex-exec", name="x.jsonl")
+                assert len(result.messages) >= 5, (path, value)
