@@ -10,6 +10,7 @@ from __future__ import annotations
 
 NO_ID = 0  # no object's id: put in a known list where an item must not match
 LOOK_AHEAD = 64
+FEW = 64  # a list shorter than this is cheaper read item by item than matched
 
 
 def matched_runs(ids: list[int], known: list[int]) -> list[tuple[int, int, int]]:

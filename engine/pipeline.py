@@ -151,11 +151,11 @@ def final_order(states: list[State], kept: list[State] | None = None) -> list[St
     already in index order, the system prompts and summaries first (a long default-policy build keeps
     thousands); in a build's own states whose positions never moved (`States.owned`), each state's index
     is its position, so list order is index order."""
-    kept = kept_states(states) if kept is None else list(kept)
+    kept = kept_states(states) if kept is None else kept
     if getattr(states, "owned", None) is None:
         indices = list(map(_INDEX, kept))
         if indices != sorted(indices):
-            kept.sort(key=_INDEX)  # stable, as the sort by (block, index) is
+            kept = sorted(kept, key=_INDEX)  # stable, as the sort by (block, index) is
     types = list(map(_TYPE, kept))
     prompts, summaries = types.count("system_prompt"), types.count("history_summary")
     if types[:prompts].count("system_prompt") == prompts and (

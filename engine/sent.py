@@ -16,7 +16,7 @@ from typing import Any
 
 from engine.fences import FenceRegistry
 from engine.lanes import LaneLists
-from engine.matched_runs import NO_ID, matched_runs
+from engine.matched_runs import FEW, NO_ID, matched_runs
 from engine.messages import AiMessage
 from engine.providers.state import KEEP_CORE, State
 from engine.tokens import TokenizerPort
@@ -71,7 +71,6 @@ class _Last:
 
 # per memory lane (the TUI's step series apart from the user's rebuilds), the last build's; replaced whole
 _LAST: LaneLists[_Last] = LaneLists(1)
-_FEW = 64  # a build this small is read state by state
 
 
 def sent(final: list[State], registry: FenceRegistry | None, tokenizer: TokenizerPort, model_id: str) -> Sent:
@@ -81,7 +80,7 @@ def sent(final: list[State], registry: FenceRegistry | None, tokenizer: Tokenize
     last = _LAST.newest()
     ids = list(map(id, final))
     figures = _Figures()
-    if last is None or len(final) < _FEW:
+    if last is None or len(final) < FEW:
         for position, state in enumerate(final):
             figures.add(position, state, registry, tokenizer, model_id)
         sums = figures.sums_of_all()

@@ -12,7 +12,7 @@ from typing import Any
 from engine.errors import SUMMARIZATION_FAILED, ContextProviderError
 from engine.jsvalues import js_to_number, js_trim
 from engine.lanes import LaneLists
-from engine.matched_runs import matched_runs
+from engine.matched_runs import FEW, matched_runs
 from engine.messages import AiMessage
 from engine.pipeline import BuildContext, ProviderOutcome, TriggerCheck
 from engine.preprocess.base import new_id
@@ -56,14 +56,13 @@ def check_trigger(states: list[State], available: int, ctx: BuildContext) -> Tri
 class _Counted:
     """The last check's count of each message's content, by `counter`."""
 
-    messages: tuple[AiMessage, ...]  # held so that no id below is reused while this is kept
+    messages: list[AiMessage]  # this check's own list, held so that no id below is reused while kept
     ids: list[int]
     counts: list[int]
     counter: DefaultTokenizer
 
 
 _LAST: LaneLists[_Counted] = LaneLists(1)  # per memory lane, the last check's, as `engine.sent`'s
-_FEW = 64  # fewer messages are counted one by one
 
 
 def forget() -> None:
@@ -75,7 +74,7 @@ def _content_tokens(messages: list[AiMessage], ctx: BuildContext) -> int:
     thousands of contents that the last step counted: the runs of messages it counted are taken over
     (`matched_runs`), and only the others are counted."""
     counter = content_counter(ctx.policy.token_estimation.encoding, ctx.avg_chars_per_token, ctx.tokenizer)
-    if len(messages) < _FEW:
+    if len(messages) < FEW:
         return ctx.content_tokens([m.content for m in messages])
     last = _LAST.newest()
     ids = list(map(id, messages))
@@ -87,7 +86,7 @@ def _content_tokens(messages: list[AiMessage], ctx: BuildContext) -> int:
             counts.append(counter.precise_count(content) if isinstance(content, str) else 0)
         else:
             counts += last.counts[start : start + length]  # type: ignore[union-attr]  # known: last's
-    _LAST.add(_Counted(tuple(messages), ids, counts, counter))
+    _LAST.add(_Counted(messages, ids, counts, counter))
     return sum(counts)
 
 
