@@ -24,6 +24,7 @@ from engine.result import (
     ReminderOutcome,
     TokenAccount,
     WireCard,
+    WireCards,
 )
 from engine.sent import Sent, sent
 from engine.session_index import position_of_id, positions_of_type
@@ -63,7 +64,7 @@ def assemble_result(
         run.events.append(_overflow_event(final, final_tokens, ctx.total_budget))
     return BuildResult(
         wire=tuple(wire),
-        cards=Deferred(lambda: _cards(final, wire, wire_positions, run, reminder)) if detail else (),
+        cards=_cards(final, out, wire, run, reminder) if detail else (),
         messages=tuple(out.messages),
         preprocessed=_preprocessed(run),
         decisions=Deferred(lambda: _decisions(run, final, wire_positions)) if detail else (),
@@ -182,20 +183,31 @@ def _made_marks(message: AiMessage, *, carried: bool, truncated: bool) -> tuple[
     return tuple(marks)
 
 
-def _cards(final, wire, positions, run: Pipeline, reminder: ReminderOutcome) -> list[WireCard]:
-    cards = []
+def _cards(
+    final: list[State], out: Sent, wire: list[dict[str, Any]], run: Pipeline, reminder: ReminderOutcome
+) -> WireCards:
+    """A card per wire message, each made when read (`WireCards`)."""
+
+    @functools.cache
+    def shown_states() -> list[State]:
+        """The final states on the wire, in wire order."""
+        if not out.unformatted:
+            return final
+        unformatted = set(map(id, out.unformatted))
+        return [s for s in final if id(s) not in unformatted]
+
     session, last = run.session, len(wire) - 1 if reminder.appended_text else -1
-    for state, position in zip(final, positions, strict=True):
-        if position is None:
-            continue
+
+    def card(position: int) -> WireCard:
+        state = shown_states()[position]
         marks = _marks(state)
         if position == last:
             marks = (*marks, "reminder")
         message = state.message
         sources = tuple([session[i].id for i in state.origins]) or (message.id,)
-        card = WireCard(position, wire[position], message.id, message.type, state.tokens, sources, marks)
-        cards.append(card)
-    return cards
+        return WireCard(position, wire[position], message.id, message.type, state.tokens, sources, marks)
+
+    return WireCards(len(wire), card, lambda: [s.message.id for s in shown_states()])
 
 
 def _decisions(

@@ -19,7 +19,7 @@ from engine.messages import AiMessage
 from engine.observation import ObservationPreviewPort
 from engine.policy import ContextPolicy
 from engine.replay import PlannedStep, StepBuild, build_step, run_replay, with_persisted
-from engine.result import BuildResult, Deferred
+from engine.result import BuildResult
 from engine.session import Session
 from engine.summarizer import SummarizerPort
 from engine.ticks import StepPoint, TickState, tick_for
@@ -80,15 +80,17 @@ class BuildOutcome:
     error: str | None = None  # the engine's message when the policy cannot run
     problems: tuple[str, ...] = ()  # why OpenAI or Anthropic would reject the wire
     checked: bool = False  # `anthropic` and `problems` are made (`checked`)
+    dropped: int | None = None  # how many messages the build did not keep (None: not counted yet)
 
     @property
     def generation(self) -> int:
         return self.request.generation
 
 
-def run_build(request: BuildRequest, *, check: bool = True) -> BuildOutcome:
+def run_build(request: BuildRequest, *, check: bool = True, count: bool = True) -> BuildOutcome:
     """Build; a policy the engine refuses comes back as `error` (the engine's own message). Without `check`,
-    the provider check is left to `checked` (the TUI shows the build first, then the check)."""
+    the provider check is left to `checked` (the TUI shows the build first, then the check); without
+    `count`, the count of dropped messages too."""
     options = request.options.kwargs()
     try:
         if request.step_number is None:
@@ -99,24 +101,22 @@ def run_build(request: BuildRequest, *, check: bool = True) -> BuildOutcome:
             result = build_step(loaded, request.policy, request.tick, summaries=request.summaries, **options)
     except BUILD_ERRORS as error:
         return BuildOutcome(request, None, error=str(error))
-    # What every view reads, made here (in the worker) rather than on the UI thread: the cards the engine
-    # makes on first use and the count of dropped messages (~1-3 ms each on 600 messages). The decisions
-    # are made when a view asks for them (the dropped rows, the trace).
-    if isinstance(result.cards, Deferred):
-        result.cards.items()
-    result.dropped_count()
-    outcome = BuildOutcome(request, result)
+    # The count of dropped messages is made here (in the worker) rather than on the UI thread. The cards are
+    # made as a view reads them (a list on screen reads a few dozen), the decisions when a view asks for
+    # them (the dropped rows, the trace).
+    outcome = BuildOutcome(request, result, dropped=result.dropped_count() if count else None)
     return checked(outcome) if check else outcome
 
 
 def checked(outcome: BuildOutcome) -> BuildOutcome:
-    """`outcome` with its wire's Anthropic projection and the reasons a provider would reject the wire
-    (about a sixth of a rebuild's time on 64,000 messages)."""
+    """`outcome` with its wire's Anthropic projection, the reasons a provider would reject the wire (about a
+    sixth of a rebuild's time on 64,000 messages) and the count of dropped messages."""
     if outcome.result is None:
         return outcome
     anthropic = to_anthropic(outcome.result.wire)
     problems = tuple(str(p) for p in outcome.result.check_providers(anthropic))
-    return replace(outcome, anthropic=anthropic, problems=problems, checked=True)
+    dropped = outcome.result.dropped_count() if outcome.dropped is None else outcome.dropped
+    return replace(outcome, anthropic=anthropic, problems=problems, checked=True, dropped=dropped)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,14 +12,15 @@ A decision's explanation is `playground.app.explain.decision_rows`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 from engine.messages import AiMessage
 from engine.replay import StepBuild
-from engine.result import CATEGORY_ORDER, BuildResult, Decision, TokenAccount, WireCard
+from engine.result import CATEGORY_ORDER, BuildResult, Decision, TokenAccount, WireCard, WireCards
 
 
 # -- numbers -------------------------------------------------------------------------------------
@@ -267,10 +268,13 @@ def is_dropped(decision: Decision, carried: set[str]) -> bool:
     return decision.index >= 0 and (not decision.kept or decision.message_id not in carried)
 
 
-def wire_rows(result: BuildResult, show_dropped: bool = False) -> list[WireRow]:
-    """Cards in wire order; with `show_dropped`, each dropped message placed where it stood in the session."""
-    cards = sorted(result.cards, key=_INDEX)
+def wire_rows(result: BuildResult, show_dropped: bool = False) -> Sequence[WireRow]:
+    """Cards in wire order; with `show_dropped`, each dropped message placed where it stood in the session.
+    Without, a `WireRows` of the build's cards when they are made as read (`engine.result.WireCards`)."""
     reminder = result.reminder.appended_text
+    if not show_dropped and isinstance(result.cards, WireCards):
+        return WireRows(result.cards, reminder)
+    cards = sorted(result.cards, key=_INDEX)
     rows = [card_row(c, reminder) for c in cards]
     if not show_dropped:
         return rows
@@ -286,6 +290,62 @@ def wire_rows(result: BuildResult, show_dropped: bool = False) -> list[WireRow]:
                 merged.append(rows[emitted])
                 emitted += 1
     return merged + rows[emitted:]
+
+
+class WireRows(Sequence[WireRow]):
+    """The rows of a build's cards, each made when read: a list on screen draws a few dozen rows of a long
+    build's thousands. Row k is card k's (`WireCards` are in wire order)."""
+
+    def __init__(self, cards: WireCards, reminder: str | None) -> None:
+        self.cards, self._reminder = cards, reminder
+        self._rows: dict[int, WireRow] = {}
+
+    @overload
+    def __getitem__(self, index: int) -> WireRow: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[WireRow]: ...
+    def __getitem__(self, index: int | slice) -> WireRow | list[WireRow]:
+        if isinstance(index, slice):
+            return [self[k] for k in range(len(self))[index]]
+        position = range(len(self.cards))[index]
+        row = self._rows.get(position)
+        if row is None:
+            row = self._rows[position] = card_row(self.cards[position], self._reminder)
+        return row
+
+    def __len__(self) -> int:
+        return len(self.cards)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a list (or another `WireRows`) of the same rows, as a list of them is."""
+        if isinstance(other, (list, WireRows)):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # as a list's
+
+    def position_of(self, message_id: str) -> int | None:
+        return self.cards.position_of(message_id)
+
+    def line_starts(self) -> list[int]:
+        """Where each row starts in a list of two lines a card (three for the one showing the reminder: the
+        last card, when one was appended), and the end."""
+        starts = list(range(0, 2 * len(self) + 1, 2))
+        if self and self[-1].height != 2:
+            starts[-1] = starts[-2] + self[-1].height
+        return starts
+
+
+def line_starts(rows: Sequence[WireRow]) -> list[int]:
+    """Where each row starts in a list of the rows' lines, and the end."""
+    return rows.line_starts() if isinstance(rows, WireRows) else [0, *accumulate(r.height for r in rows)]
+
+
+def position_of(rows: Sequence[WireRow], message_id: str) -> int | None:
+    """The position of the first row of `message_id`."""
+    if isinstance(rows, WireRows):
+        return rows.position_of(message_id)
+    return next((k for k, row in enumerate(rows) if row.message_id == message_id), None)
 
 
 def anthropic_rows(payload: dict[str, Any]) -> list[WireRow]:

@@ -10,16 +10,24 @@ from textual import work
 from textual.widget import Widget
 from textual.worker import get_current_worker
 
-from playground.app.building import BuildRequest, TimelineRequest, checked, run_build, series_steps
+from playground.app.building import (
+    BuildOutcome,
+    BuildRequest,
+    TimelineRequest,
+    checked,
+    run_build,
+    series_steps,
+)
 from playground.tui.messages import BuildFinished, ProvidersChecked, TimelineProgress
 from playground.tui.priority import UiPriority
 
 # seconds between progress messages: each costs the screen a repaint of the timeline, a pass over its steps
 PROGRESS_EVERY = 0.2
+COUNT_FIRST = 5_000  # messages: a session shorter than this has its dropped messages counted before showing
 
 
 class Builder(Widget):
-    """`build(request)` and `timeline(request)`; only the newest of each kind is kept."""
+    """`build(request)`, `check(outcome)` and `timeline(request)`; the newest build and series win."""
 
     DEFAULT_CSS = "Builder { display: none; }"
 
@@ -28,19 +36,38 @@ class Builder(Widget):
         self._priority = priority
         self._engine = threading.Lock()  # one build at a time, main builds and timeline steps alike
         self.timeline_version = 0
+        self._newest = 0  # the generation of the newest build requested
+
+    def build(self, request: BuildRequest) -> None:
+        """Build `request`; the newest request wins (a burst of them skips those superseded before their
+        turn). The build is posted unchecked: the screen starts its provider check (`check`) once it shows
+        it."""
+        self._newest = request.generation
+        self._build(request)
 
     # a description, or Textual would repr the request (the whole session: ~17 ms on 600 messages)
     @work(thread=True, exclusive=True, group="build", exit_on_error=False, description="build")
-    def build(self, request: BuildRequest) -> None:
-        """Build; a burst of requests skips the ones superseded before their turn. The build is posted
-        before its provider check, which is made outside the engine's lock."""
+    def _build(self, request: BuildRequest) -> None:
         worker = get_current_worker()
         with self._engine:
             if worker.is_cancelled:
                 return
-            outcome = run_build(request, check=False)
+            # a long session's dropped messages are counted after the build is on screen (a step's first
+            # count reads every entry: ~50 ms on 64,000 messages); the title says so meanwhile
+            outcome = run_build(request, check=False, count=len(request.messages) < COUNT_FIRST)
         self.post_message(BuildFinished(outcome))
-        if outcome.result is not None and not worker.is_cancelled:
+
+    @work(thread=True, group="check", exit_on_error=False, description="provider check")
+    def check(self, outcome: BuildOutcome) -> None:
+        """The provider check of a build on screen (and a long session's count of dropped messages), made
+        once the build is painted, outside the engine's lock: made at once, it took the GIL from the UI
+        thread putting the build on the widgets. Left out when a newer build is on its way."""
+
+        def superseded() -> bool:
+            return outcome.generation < self._newest
+
+        self._priority.wait(superseded)
+        if not superseded():
             self.post_message(ProvidersChecked(checked(outcome)))
 
     def stop_timeline(self) -> None:

@@ -23,7 +23,7 @@ from engine import (
 )
 from playground.app.compare import BuildComparison
 from playground.app.explain import decision_rows, why_dropped
-from playground.app.views import CHANGE_SIGNS, WireRow, category_names, tokens_delta, wire_rows
+from playground.app.views import CHANGE_SIGNS, WireRow, WireRows, category_names, tokens_delta, wire_rows
 
 __all__ = [
     "CATEGORY_COLOURS",
@@ -120,7 +120,11 @@ def wire_cards(
         return _error_box(result)
     rows = wire_rows(result, show_dropped) if rows is None else rows
     start, stop = (0, len(rows)) if window is None else window
-    cards = iter(sorted(result.cards, key=lambda c: c.index)[sum(r.kind == "card" for r in rows[:start]) :])
+    if isinstance(rows, WireRows):  # row k is card k's: only the window's cards are made
+        cards = iter(result.cards[k] for k in range(start, min(stop, len(rows))))
+    else:
+        before = sum(r.kind == "card" for r in rows[:start])
+        cards = iter(sorted(result.cards, key=lambda c: c.index)[before:])
     parts = []
     for row in rows[start:stop]:
         if row.kind == "card":

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import accumulate
 
 from engine import BuildResult, Decision, ReminderOutcome, TokenAccount
 from engine.build import build_context
 from engine.policy import define_context_policy
+from engine.result import WireCards
 from engine.session import load_session
+from engine.ticks import TickState
 from engine.tokens import DefaultTokenizer
 from playground.app.inputs import SAMPLES_DIR
 from playground.app.views import (
+    WireRows,
     _made_row,
     bar_segments,
     card_row,
     category_names,
+    line_starts,
+    position_of,
     tokens_delta,
     tokens_long,
     tokens_short,
@@ -83,3 +89,22 @@ def test_a_rebuild_reuses_the_rows_of_cards_that_show_the_same_content_and_remak
     assert (
         recounted is not again[1] and recounted.tokens == card.tokens + 1 and recounted.text == again[1].text
     )
+
+
+def test_rows_of_cards_made_as_read_are_the_rows_of_every_card() -> None:
+    messages = load_session(SAMPLES_DIR / "max_steps_streak.jsonl").messages
+    tick = TickState(step_count=36, max_steps=40, available_tools=("context_checkpoint",))
+    result = build_context(messages, define_context_policy({}), tokenizer=DefaultTokenizer(), tick=tick)
+    reminder = result.reminder.appended_text
+    assert reminder and isinstance(result.cards, WireCards)
+    rows = wire_rows(result)
+    assert isinstance(rows, WireRows) and not result.cards.made
+    last = rows[-1]  # the card the reminder was appended to: three lines
+    assert last.reminder and last.height == 3 and not result.cards.made
+    every = [card_row(c, reminder if "reminder" in c.marks else None) for c in result.cards.items()]
+    assert rows == every and list(rows) == every and rows[2:5] == every[2:5]
+    assert line_starts(rows) == line_starts(every) == [0, *accumulate(r.height for r in every)]
+    ids = [r.message_id for r in every]
+    assert [position_of(rows, i) for i in ids] == [position_of(every, i) for i in ids]
+    assert [position_of(rows, i) for i in ids] == list(range(len(ids)))
+    assert position_of(rows, "nope") is None and position_of(every, "nope") is None

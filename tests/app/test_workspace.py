@@ -281,15 +281,21 @@ def test_the_steps_are_found_again_when_the_checkpoint_tool_changes(ws: Workspac
     assert [p.node_step for p in ws.points] == before
 
 
-def test_a_build_outcome_carries_the_provider_problems_and_made_cards(ws: Workspace) -> None:
+def test_a_build_outcome_carries_the_provider_problems_and_the_dropped_count(ws: Workspace) -> None:
     outcome = run_build(ws.build_request())
     assert outcome.result is not None and outcome.problems == tuple(
         str(p) for p in outcome.result.provider_problems
     )
-    assert outcome.result.cards.made  # made in the worker, not on the UI thread
+    assert not outcome.result.cards.made  # made as a view reads them: a list on screen reads a few
     assert not outcome.result.decisions.made  # made when a view asks; the wire title only counts them
-    dropped = outcome.result.dropped_count()
-    assert dropped == sum(1 for d in outcome.result.decisions if not d.kept)
+    assert outcome.dropped == sum(1 for d in outcome.result.decisions if not d.kept)
+
+
+def test_a_build_not_counted_is_counted_by_its_check(ws: Workspace) -> None:
+    outcome = run_build(ws.build_request(), check=False, count=False)
+    assert outcome.dropped is None and not outcome.checked
+    late = checked(outcome)
+    assert late.dropped == run_build(ws.build_request()).dropped == outcome.result.dropped_count()
 
 
 def test_a_build_left_unchecked_is_checked_after_as_a_checked_build_is(tmp_path: Path) -> None:

@@ -10,15 +10,17 @@ from typing import Any
 
 import pytest
 from textual import events
+from textual.message import Message
 from textual.pilot import Pilot
 from textual.widgets import Input, RadioButton, Select, SelectionList, Switch
 
 from engine.policy import load_policy
-from playground.app.building import TimelineRequest, checked, run_build, series_steps
+from playground.app.building import BuildOutcome, TimelineRequest, checked, run_build, series_steps
 from playground.app.inputs import SAMPLES_DIR, load_inputs
 from playground.app.workspace import Workspace
 from playground.tui import builder
 from playground.tui.app import PlaygroundApp, make_app
+from playground.tui.builder import Builder
 from playground.tui.commands import palette_commands
 from playground.tui.keys import APP_BINDINGS, MAIN_BINDINGS
 from playground.tui.messages import BuildFinished, ProvidersChecked, TimelineProgress
@@ -514,9 +516,11 @@ def test_a_build_is_shown_before_its_provider_check_and_keeps_the_last_problems_
             request = app.workspace.build_request()
             unchecked = run_build(request, check=False)
             assert not unchecked.checked and unchecked.problems == () and unchecked.anthropic is None
+            asked: list[BuildOutcome] = []
+            app.main.query_one(Builder).check = asked.append  # the screen asks for the check once it shows it
             app.main.post_message(BuildFinished(unchecked))
             await pilot.pause()
-            assert app.main.result is unchecked.result
+            assert app.main.result is unchecked.result and asked == [unchecked]
             assert app.main.provider_problems == problems  # not yet checked: the last build's stand
             app.main.post_message(ProvidersChecked(checked(unchecked)))
             await pilot.pause()
@@ -529,6 +533,43 @@ def test_a_build_is_shown_before_its_provider_check_and_keeps_the_last_problems_
             app.main.post_message(ProvidersChecked(checked(run_build(request, check=False))))
             await pilot.pause()
             assert app.main.provider_problems == ()
+
+    asyncio.run(main())
+
+
+def test_the_provider_check_waits_for_the_build_to_be_painted_and_skips_a_superseded_build() -> None:
+    app = make_app(load_inputs(SAMPLES_DIR / "tool_loop_runs.jsonl"))
+    checks: list[BuildOutcome] = []
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            builder = app.main.query_one(Builder)
+            post = builder.post_message
+
+            def posted(message: Message) -> bool:
+                if isinstance(message, ProvidersChecked):
+                    checks.append(message.outcome)
+                return post(message)
+
+            builder.post_message = posted  # type: ignore[method-assign]
+            outcome = run_build(app.workspace.build_request(), check=False, count=False)
+            builder.build(app.workspace.build_request())  # newer, then `outcome`'s check is not wanted
+            await settle(app, pilot)
+            checks.clear()
+            app.main.priority.hold(5.0)  # the user's key is on its way to the screen
+            late = run_build(app.workspace.build_request(), check=False, count=False)
+            builder._newest = late.generation
+            builder.check(late)
+            await asyncio.sleep(0.3)
+            assert checks == []  # waiting for the screen
+            app.main.priority.release()
+            await settle(app, pilot)
+            assert [c.request.generation for c in checks] == [late.generation]
+            assert checks[0].checked and checks[0].dropped == late.result.dropped_count()
+            builder.check(outcome)  # older than the newest build asked for: left out
+            await settle(app, pilot)
+            assert len(checks) == 1
 
     asyncio.run(main())
 

@@ -350,6 +350,25 @@ def test_wire_view_cards_and_dropped_lines() -> None:
     run([view], scenario, size=(80, 24))
 
 
+def test_wire_view_title_says_the_dropped_count_is_on_its_way_until_the_check_brings_it() -> None:
+    view = WireView()
+    result = small_result()
+
+    async def scenario(pilot: Pilot, seen: list[Message]) -> None:
+        title = view.query_one(".wire-view--title")
+        view.show(result, wait_for_count=True)  # a long session's build, shown before it is counted
+        await pilot.pause()
+        assert str(title.render()) == "WIRE openai · 5 messages · 18 000 tok · counting dropped (hidden)"
+        view.set_checked(None, 4)
+        await pilot.pause()
+        assert str(title.render()) == "WIRE openai · 5 messages · 18 000 tok · 4 dropped (hidden)"
+        view.show(result, dropped=9, wait_for_count=True)  # counted before it was shown
+        await pilot.pause()
+        assert str(title.render()).endswith("· 9 dropped (hidden)")
+
+    run([view], scenario, size=(80, 24))
+
+
 def test_wire_view_selection_posts_message_ids() -> None:
     view = WireView()
 
@@ -448,7 +467,7 @@ def test_wire_view_makes_the_anthropic_payload_of_a_build_shown_without_one() ->
         assert wire.rows == anthropic_rows(to_anthropic(list(result.wire)))
         assert [r.role for r in wire.rows][:1] == ["system"] and len(wire.rows) > 1
         payload = {"system": "", "messages": [{"role": "user", "content": "late"}]}
-        view.set_anthropic(payload)  # the check's payload replaces it
+        view.set_checked(payload, result.dropped_count())  # the check's payload replaces it
         assert [(r.role, r.text) for r in wire.rows] == [("user", "late")]
 
     run([view], scenario, size=(80, 24))

@@ -154,7 +154,11 @@ class MainScreen(Screen[None]):
         problems = outcome.problems if outcome.checked else self.provider_problems
         before = _event_lines(previous, self.provider_problems) if previous is not None else None
         self.result, self.provider_problems = result, problems
-        self.query_one(WireView).show(result, anthropic=outcome.anthropic)
+        self.query_one(WireView).show(
+            result, anthropic=outcome.anthropic, dropped=outcome.dropped, wait_for_count=not outcome.checked
+        )
+        if not outcome.checked:
+            self.query_one(Builder).check(outcome)
         self.query_one(Timeline).show_note(summarization_verdict(result, tokens_long))
         if before != _event_lines(result, problems):
             self.query_one(EventsView).show(result, problems)  # a new list re-lays out the screen
@@ -186,7 +190,7 @@ class MainScreen(Screen[None]):
         outcome = message.outcome
         if self.result is not outcome.result:  # a newer build is shown already
             return
-        self.query_one(WireView).set_anthropic(outcome.anthropic)
+        self.query_one(WireView).set_checked(outcome.anthropic, outcome.dropped)
         if outcome.problems == self.provider_problems:
             return
         before = _event_lines(self.result, self.provider_problems)

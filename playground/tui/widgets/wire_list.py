@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from itertools import accumulate
+from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.style import Style
@@ -17,7 +17,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from playground.app.views import WireRow, tokens_long
+from playground.app.views import WireRow, line_starts, position_of, tokens_long
 
 ROLES = ("system", "user", "assistant", "tool")
 MARKS = ("fence", "summary", "compressed", "degraded", "truncated", "reminder", "assembled")
@@ -63,23 +63,23 @@ class WireList(ScrollView, can_focus=True):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.rows: list[WireRow] = []
+        self.rows: Sequence[WireRow] = []
         self._starts: list[int] = [0]
         # Drawn lines by what they show (the row, its line, width, cursor, focus and theme), not by position:
         # another step or policy moves most rows but changes few, and drawing a line costs ~0.5 ms.
         self._cache: LRUCache[tuple[WireRow, int, int, bool, bool, str], Strip] = LRUCache(1024)
 
-    def set_rows(self, rows: list[WireRow]) -> None:
-        """Replace the rows, keeping the cursor on the same message when it is still there."""
-        if rows == self.rows:
+    def set_rows(self, rows: Sequence[WireRow]) -> None:
+        """Replace the rows, keeping the cursor on the same message when it is still there. Rows made as
+        they are read (`WireRows`) are read only where the list is drawn."""
+        if isinstance(rows, list) and rows == self.rows:
             return  # an unchanged wire (another step or policy with the same result): nothing to draw
         current = self.highlighted
         self.rows = rows
-        self._starts = [0, *accumulate(r.height for r in rows)]
+        self._starts = line_starts(rows)
         self._set_virtual_height(self._starts[-1])
-        ids = [r.message_id for r in rows]
-        wanted = current.message_id if current is not None else None
-        self.set_reactive(WireList.cursor, ids.index(wanted) if wanted in ids else 0)
+        found = position_of(rows, current.message_id) if current is not None and current.message_id else None
+        self.set_reactive(WireList.cursor, found or 0)
         self.refresh()
         self._show_cursor()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -89,6 +90,7 @@ class WireView(Vertical):
         super().__init__(name=name, id=id, classes=classes)
         self._result: BuildResult | None = None
         self._anthropic: dict[str, Any] | None = None
+        self._dropped: int | None = None  # the shown build's count of dropped messages (None: on its way)
         self._title = Static("WIRE · no build yet", classes="wire-view--title")
         self._list = WireList()
         self._detail = Static()
@@ -100,17 +102,30 @@ class WireView(Vertical):
         with VerticalScroll():
             yield self._detail
 
-    def show(self, result: BuildResult, *, anthropic: dict[str, Any] | None = None) -> None:
+    def show(
+        self,
+        result: BuildResult,
+        *,
+        anthropic: dict[str, Any] | None = None,
+        dropped: int | None = None,
+        wait_for_count: bool = False,
+    ) -> None:
         """Render a new build (and, optionally, its Anthropic-shaped payload: made here when the Anthropic
-        shape is shown without it)."""
+        shape is shown without it). `dropped`: its count of dropped messages, when the caller made it; else
+        counted here, or with `wait_for_count` said to be on its way (`set_checked` brings it)."""
         self._result, self._anthropic = result, anthropic
+        self._dropped = dropped if dropped is not None or wait_for_count else result.dropped_count()
         self._refresh_rows()
 
-    def set_anthropic(self, anthropic: dict[str, Any] | None) -> None:
-        """The shown build's Anthropic-shaped payload, made after it was shown (`ProvidersChecked`)."""
+    def set_checked(self, anthropic: dict[str, Any] | None, dropped: int | None) -> None:
+        """The shown build's Anthropic-shaped payload and count of dropped messages, made after it was shown
+        (`ProvidersChecked`)."""
         self._anthropic = anthropic
+        counted, self._dropped = self._dropped is None and dropped is not None, dropped
         if self.shape == "anthropic":
             self._refresh_rows()
+        elif counted and self._result is not None:
+            self._title.update(self._title_text(self._result, self._list.rows), layout=False)
 
     @property
     def highlighted_message_id(self) -> str | None:
@@ -143,10 +158,10 @@ class WireView(Vertical):
         self._list.set_rows(rows)
         self._title.update(self._title_text(result, rows), layout=False)  # one line, always
 
-    def _title_text(self, result: BuildResult, rows: list[WireRow]) -> str:
-        dropped = result.dropped_count()
+    def _title_text(self, result: BuildResult, rows: Sequence[WireRow]) -> str:
+        dropped = "counting" if self._dropped is None else self._dropped
         shown = "shown" if self.show_dropped else "hidden"
-        cards = sum(1 for r in rows if r.kind != "dropped")
+        cards = sum(1 for r in rows if r.kind != "dropped") if self.show_dropped else len(rows)
         tokens = tokens_long(result.tokens.final_tokens)
         return f"WIRE {self.shape} · {cards} messages · {tokens} tok · {dropped} dropped ({shown})"
 

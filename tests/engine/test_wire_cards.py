@@ -1,0 +1,89 @@
+"""A build's cards are made as they are read (`engine.result.WireCards`): each card read alone is the card
+the whole tuple holds, whatever was read before, and reading one makes no other."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.host_tokenizers import MockTokenizer
+from engine.result import WireCards
+from engine.ticks import TickState
+from tests.pipeline_helpers import build, fence, flatten, group, policy, registry, sys, user
+
+MEMORY = {
+    "kind": "memory-context",
+    "llmRole": "user",
+    "placement": "before-current-user",
+    "lifetime": "turn-only",
+}
+# ten groups in a row fire the streak reminder; `secret` has no descriptor: kept, but the formatter drops it
+MESSAGES = flatten(
+    sys(),
+    user("u1"),
+    fence("f_unreg", "secret", "zzz", "before-current-user"),
+    user("u2"),
+    *[group(f"g{i}") for i in range(1, 10)],
+    group("g10", result="result text"),
+)
+TICK = TickState(step_count=72, max_steps=80, available_tools=("context_checkpoint",))
+
+
+def made() -> object:
+    return build(MESSAGES, policy(), fences=registry(MEMORY), tokenizer=MockTokenizer(10), tick=TICK)
+
+
+def test_the_build_has_an_unsent_message_and_a_reminder_so_cards_and_states_differ() -> None:
+    result = made()
+    assert "f_unreg" in result.kept_ids and result.decision_for("f_unreg").wire_index is None
+    assert result.reminder.appended_text and len(result.cards) == len(result.wire) == len(result.messages) - 1
+
+
+@pytest.mark.parametrize("order", ["forward", "backward", "last_first"])
+def test_cards_read_one_at_a_time_are_the_cards_made_all_at_once(order: str) -> None:
+    whole = made().cards.items()  # another build of the same input, made in one go
+    cards = made().cards
+    assert isinstance(cards, WireCards) and not cards.made
+    positions = list(range(len(cards)))
+    if order == "backward":
+        positions.reverse()
+    elif order == "last_first":
+        positions = [-1, *positions[:-1]]
+    one_by_one = {p % len(cards): cards[p] for p in positions}
+    assert not cards.made
+    assert [one_by_one[p] for p in range(len(cards))] == list(whole)
+    assert all(cards.items()[p] is card for p, card in one_by_one.items())  # the same objects, not made twice
+    assert [c.index for c in whole] == list(range(len(whole)))
+    assert whole[-1].marks == ("reminder",) and whole[-1].message["content"].endswith("</system-reminder>")
+    assert [c.message_id for c in whole] == [m for m in made().kept_ids if m != "f_unreg"]
+
+
+def test_reading_one_card_makes_that_card_only() -> None:
+    cards = made().cards
+    calls: list[int] = []
+    one = cards._one
+    cards._one = lambda position: calls.append(position) or one(position)  # type: ignore[method-assign]
+    assert cards[3] is cards[3] and cards[-2] is cards[len(cards) - 2]
+    assert calls == [3, len(cards) - 2]
+    assert len(cards) == 23 and calls == [3, 21]  # the length is known without making any
+    list(cards)
+    assert sorted(calls) == list(range(len(cards)))  # the rest once each, the two already made not again
+
+
+def test_out_of_range_and_slices_read_as_a_tuple_does() -> None:
+    cards = made().cards
+    with pytest.raises(IndexError):
+        cards[len(cards)]
+    with pytest.raises(IndexError):
+        cards[-len(cards) - 1]
+    assert cards[1:3] == made().cards.items()[1:3]
+    assert cards == made().cards and cards == made().cards.items()
+
+
+def test_position_of_finds_a_card_by_its_message_without_making_cards() -> None:
+    result = made()
+    cards = result.cards
+    ids = [m for m in result.kept_ids if m != "f_unreg"]
+    assert [cards.position_of(i) for i in ids] == list(range(len(ids)))
+    assert cards.position_of("f_unreg") is None and cards.position_of("nope") is None
+    assert not cards.made
+    assert result.cards_carrying("u2") == [ids.index("u2")]
