@@ -849,3 +849,31 @@ def test_each_progress_message_carries_only_the_steps_made_since_the_last(
     fresh.policy = app.workspace.policy
     whole = [(s.step, s.final_tokens, s.markers) for s, _ in series_steps(fresh.timeline_request())]
     assert shown == whole and len(whole) == 25 and any("S" in markers for *_, markers in whole)
+
+
+def test_a_long_sessions_build_is_shown_before_its_dropped_count_which_its_check_brings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(builder, "COUNT_FIRST", 1)  # every session counts as long here
+    titles: list[str] = []
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        wire = app.main.query_one(WireView)
+        title = wire.query_one(".wire-view--title")
+        update = title.update
+
+        def shown(text: str, **kwargs: Any) -> None:
+            titles.append(str(text))
+            update(text, **kwargs)
+
+        title.update = shown  # type: ignore[method-assign]
+        await focus_field(app, pilot, "budget.maxTokens")
+        await pilot.press("left")
+        await settle(app, pilot)
+        dropped = app.main.result.dropped_count()
+        assert dropped > 0
+        assert titles[0].endswith("· counting dropped (hidden)")  # the build, on screen before its count
+        assert titles[-1].endswith(f"· {dropped} dropped (hidden)")  # the check brought it
+        assert str(title.render()) == titles[-1]
+
+    run(write_session(tmp_path), scenario)
