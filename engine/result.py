@@ -119,14 +119,16 @@ class WireCards(Deferred[WireCard]):
     __slots__ = ("_count", "_one", "_some", "_ids_of", "_ids")
 
     def __init__(self, count: int, one: Callable[[int], WireCard], ids_of: Callable[[], list[str]]) -> None:
-        super().__init__(self._every)
+        super().__init__(tuple)  # `items` makes them; no bound method held (a cycle outlives its result)
         self._count, self._one, self._ids_of = count, one, ids_of  # ids_of: each card's message id, in order
         self._some: dict[int, WireCard] = {}  # the cards read one at a time so far
         self._ids: list[str] | None = None
 
-    def _every(self) -> list[WireCard]:
-        some, one = self._some, self._one
-        return [some[k] if k in some else one(k) for k in range(self._count)]
+    def items(self) -> tuple[WireCard, ...]:
+        if self._items is None:
+            some, one = self._some, self._one
+            self._items = tuple([some[k] if k in some else one(k) for k in range(self._count)])
+        return self._items
 
     @overload
     def __getitem__(self, index: int) -> WireCard: ...

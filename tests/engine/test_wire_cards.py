@@ -3,6 +3,8 @@ the whole tuple holds, whatever was read before, and reading one makes no other.
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from engine.host_tokenizers import MockTokenizer
@@ -87,3 +89,23 @@ def test_position_of_finds_a_card_by_its_message_without_making_cards() -> None:
     assert cards.position_of("f_unreg") is None and cards.position_of("nope") is None
     assert not cards.made
     assert result.cards_carrying("u2") == [ids.index("u2")]
+
+
+def test_a_builds_cards_go_with_it_without_the_cycle_collector() -> None:
+    """Cards not yet made hold the whole build (its states, its wire): they must be freed when the result
+    is, not at the next full collection."""
+
+    def alive() -> int:
+        return sum(isinstance(o, WireCards) for o in gc.get_objects())
+
+    gc.collect()
+    gc.disable()
+    try:
+        result = made()
+        result.cards[0]
+        before = alive()
+        del result
+        after = alive()
+    finally:
+        gc.enable()
+    assert after == before - 1
