@@ -24,6 +24,9 @@ from playground.tui.priority import UiPriority
 # seconds between progress messages: each costs the screen a repaint of the timeline, a pass over its steps
 PROGRESS_EVERY = 0.2
 COUNT_FIRST = 5_000  # messages: a session shorter than this has its dropped messages counted before showing
+# seconds a build's check waits after the paint's grace: edits in a row (a held key) skip the checks of all
+# but the last, which would otherwise take the GIL from the next edit
+CHECK_QUIET = 0.05
 
 
 class Builder(Widget):
@@ -60,12 +63,15 @@ class Builder(Widget):
     @work(thread=True, group="check", exit_on_error=False, description="provider check")
     def check(self, outcome: BuildOutcome) -> None:
         """The provider check of a build on screen (and a long session's count of dropped messages), made
-        once the build is painted, outside the engine's lock: made at once, it took the GIL from the UI
-        thread putting the build on the widgets. Left out when a newer build is on its way."""
+        once the build is painted and `CHECK_QUIET` has passed, outside the engine's lock: made at once, it
+        took the GIL from the UI thread putting the build on the widgets. Left out when a newer build is on
+        its way."""
 
         def superseded() -> bool:
             return outcome.generation < self._newest
 
+        self._priority.wait(superseded)
+        time.sleep(CHECK_QUIET)  # a key that comes meanwhile holds the priority again, and likely supersedes
         self._priority.wait(superseded)
         if not superseded():
             self.post_message(ProvidersChecked(checked(outcome)))
