@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -64,7 +64,7 @@ def assemble_result(
         run.events.append(_overflow_event(final, final_tokens, ctx.total_budget))
     return BuildResult(
         wire=tuple(wire),
-        cards=_cards(final, out, wire, run, reminder) if detail else (),
+        cards=_cards(final, wire_positions, wire, run, reminder) if detail else (),
         messages=tuple(out.messages),
         preprocessed=_preprocessed(run),
         decisions=Deferred(lambda: _decisions(run, final, wire_positions)) if detail else (),
@@ -184,17 +184,19 @@ def _made_marks(message: AiMessage, *, carried: bool, truncated: bool) -> tuple[
 
 
 def _cards(
-    final: list[State], out: Sent, wire: list[dict[str, Any]], run: Pipeline, reminder: ReminderOutcome
+    final: list[State],
+    positions: Sequence[int | None],
+    wire: list[dict[str, Any]],
+    run: Pipeline,
+    reminder: ReminderOutcome,
 ) -> WireCards:
-    """A card per wire message, each made when read (`WireCards`)."""
+    """A card per wire message, each made when read (`WireCards`). `positions`: each final state's wire
+    index (`Sent.positions`)."""
 
     @functools.cache
     def shown_states() -> list[State]:
         """The final states on the wire, in wire order."""
-        if not out.unformatted:
-            return final
-        unformatted = set(map(id, out.unformatted))
-        return [s for s in final if id(s) not in unformatted]
+        return [s for s, position in zip(final, positions, strict=True) if position is not None]
 
     session, last = run.session, len(wire) - 1 if reminder.appended_text else -1
 
