@@ -7,11 +7,11 @@ wheel ships serve o200k_base, and those this package ships serve gpt2, r50k_base
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Any
 
 from engine.bundled_ranks import BundledRanksError, bundled_encoding, source_of
+from engine.forksafe import fork_safe_lock
 
 __all__ = ["LoadedEncoding", "load_encoding", "resolve_encoding"]
 
@@ -40,7 +40,7 @@ class LoadedEncoding:
 
 
 _ENCODINGS: dict[str, LoadedEncoding] = {}
-_ENCODINGS_LOCK = threading.Lock()
+_ENCODINGS_LOCK = fork_safe_lock()
 
 
 def load_encoding(name: str) -> LoadedEncoding:

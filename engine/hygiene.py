@@ -6,11 +6,11 @@ Working memory never keeps incomplete groups, so orphans simply fall out; the us
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from engine.forksafe import fork_safe_lock
 from engine.lanes import LaneLists
 from engine.messages import AiMessage, call_id
 from engine.preprocess.base import starts_with
@@ -123,7 +123,7 @@ class _Scan:
         return repeated + self.singles + orphans
 
 
-_LOCK = threading.Lock()
+_LOCK = fork_safe_lock()
 _LAST: LaneLists[_Scan] = LaneLists(4)  # the last runs, per memory lane (`engine.lanes`)
 # A scan that reads a long list at once (a session opened, a step the timeline jumps to) leaves a copy of
 # itself `MARK_BACK` messages before its end, one per memory lane: a step back from there goes on from that

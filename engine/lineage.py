@@ -17,14 +17,15 @@ compared as any list is.
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+from engine.forksafe import fork_safe_lock
 
 KEPT = 32  # lists whose line is known: a replay makes three or four a step, read back a few steps later
 
 _HELD_HERE_ONLY = 2  # sys.getrefcount of a list only `_LINES` holds: its tuple and the call's argument
-_LOCK = threading.Lock()  # two threads extending one tip: only the first joins the line
+_LOCK = fork_safe_lock()  # two threads extending one tip: only the first joins the line
 
 
 class _Line:

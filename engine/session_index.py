@@ -8,11 +8,11 @@ those few are read, and every list of the line is answered by cutting the line's
 
 from __future__ import annotations
 
-import threading
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from engine.forksafe import fork_safe_lock
 from engine.lanes import LaneLists
 from engine.lineage import same_line
 from engine.messages import AiMessage
@@ -27,7 +27,7 @@ class _Index:
 
 
 _INDEXES: LaneLists[_Index] = LaneLists(2)
-_LOCK = threading.Lock()  # a replay thread and the TUI's build may read lists of one line
+_LOCK = fork_safe_lock()  # a replay thread and the TUI's build may read lists of one line
 
 
 def positions_of_type(session: Sequence[AiMessage], kind: str) -> list[int]:

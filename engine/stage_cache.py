@@ -11,11 +11,11 @@ Bounded: a few recent outputs per stage (an A/B comparison or a pinned build kee
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine import groups, hygiene, lineage, removal_index, sent, session_index
+from engine.forksafe import fork_safe_lock
 from engine.lanes import LaneLists
 from engine.lineage import grown, head
 from engine.messages import AiMessage
@@ -43,7 +43,7 @@ def _same(a: Sequence[object], b: Sequence[object]) -> bool:
 
 class StageCache:
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = fork_safe_lock()
         self._entries: LaneLists[tuple[list[AiMessage], list[Entry]]] = LaneLists(_PER_STAGE)
         self._outputs: dict[str, LaneLists[tuple[list[Entry], tuple[Any, ...], StageOutput]]] = {}
         self._tokens: LaneLists[tuple[list[Entry], TokenizerPort, str, list[int]]] = LaneLists(_PER_STAGE)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +25,7 @@ from operator import contains
 from typing import Any, TypeVar
 
 from engine.encodings import LoadedEncoding, load_encoding, resolve_encoding
+from engine.forksafe import fork_safe_lock
 from engine.jsvalues import js_string, utf16_len
 from engine.messages import AiMessage
 
@@ -367,7 +367,7 @@ def _texts_of(key: _Counted) -> list[str]:
 
 
 _SHARED: dict[tuple[Any, ...], DefaultTokenizer] = {}
-_SHARED_LOCK = threading.Lock()
+_SHARED_LOCK = fork_safe_lock()
 
 
 def _setting(group: Any, snake: str, camel: str, default: Any) -> Any:

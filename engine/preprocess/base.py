@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from itertools import compress
 from operator import attrgetter
 from typing import Any
 
+from engine.forksafe import fork_safe_lock
 from engine.lineage import forked, grown, same_line, shared_at_least
 from engine.messages import AiMessage
 from engine.result import Event
@@ -175,7 +175,7 @@ def _created_ids(entries: list[Entry], start: int) -> list[str]:
 # the last list `_no_repeat` found without a repeated created id, and those ids (a replay's steps each extend
 # the last one's or fork from it near its end)
 _checked: tuple[list[Entry], set[str]] | None = None
-_CHECK_LOCK = threading.Lock()
+_CHECK_LOCK = fork_safe_lock()
 _FORK_TAIL = 1_000  # a list that forks further back than this from the checked one is read whole
 
 

@@ -14,16 +14,16 @@ this set's with the new candidates appended in place (a set reads only its first
 
 from __future__ import annotations
 
-import threading
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from operator import attrgetter, is_
 
+from engine.forksafe import fork_safe_lock
 from engine.providers.state import KEEP_WM, WORKING_MEMORY, State
 
 PLAIN = "text_conversation"
 _MESSAGE = attrgetter("message")
-_GROWING = threading.Lock()  # two builds growing one set's lists: only the first appends in place
+_GROWING = fork_safe_lock()  # two builds growing one set's lists: only the first appends in place
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ state the UI thread is changing. Every build of a workspace gets the same frozen
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any
@@ -143,6 +143,7 @@ def series_steps(
     stop: Callable[[], bool] = lambda: False,
     lock: AbstractContextManager[Any] | None = None,
     pause: Callable[[], None] = lambda: None,
+    resume_after: int | None = None,
 ) -> Iterator[tuple[StepSample, Persisted | None]]:
     """The step series: replay every step (summaries persisting, as in linnkit's runtime) and yield its
     sample and the summary it made; ends early once `stop()` is true. The one place the series is computed.
@@ -151,9 +152,11 @@ def series_steps(
 
     Each step's build holds `lock` (the one the main build takes), so a build the user is waiting for
     waits at most one step of the series. `pause()` is called before each step, outside the lock: the
-    TUI's series waits there while the user waits for the screen.
+    TUI's series waits there while the user waits for the screen. `resume_after`: the number of known
+    steps, for a request sent without them (`series_job`).
     """
-    done, carried = len(request.known), request.known_summaries
+    done = len(request.known) if resume_after is None else resume_after
+    carried = request.known_summaries
     # the recorded messages with the known summaries where their steps put them: step `done + 1` on reads
     # its prefix from this list, `len(carried)` further on
     messages = with_persisted(request.messages, len(request.messages) + 1, carried)
@@ -176,3 +179,18 @@ def series_steps(
         markers = StepBuild(number, point, step.tick, result).markers
         persisted = (point.message_count, step.persisted) if step.persisted else None
         yield StepSample.of(number, result, markers), persisted
+
+
+def series_job(
+    payload: tuple[TimelineRequest, int], messages: Sequence[AiMessage]
+) -> Iterator[tuple[StepSample, Persisted | None]]:
+    """`series_steps` as a child process's job (`playground.app.forked`): the request came without its
+    messages (the child has them) and its known samples (only their number counts; 32,000 of them took
+    70 ms to send)."""
+    request, known = payload
+    return series_steps(replace(request, messages=tuple(messages)), resume_after=known)
+
+
+def for_series_job(request: TimelineRequest) -> tuple[TimelineRequest, int]:
+    """The payload of `series_job` for `request`."""
+    return replace(request, messages=(), known=()), len(request.known)

@@ -7,7 +7,7 @@ for a panel, `price_choice` resolves the price row (header `modelId`, else the u
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -85,6 +85,13 @@ def run_cost(
             return steps, tracker.totals()
         steps.append(figures_only(step[1]))
     return None
+
+
+def cost_job(request: CostRequest, messages: Sequence[AiMessage]) -> list[tuple[list[StepCost], SessionCost]]:
+    """`run_cost` as a child process's job (`playground.app.forked`), for a request sent without its
+    messages (the child has them): one item, the whole figures."""
+    done = run_cost(replace(request, messages=tuple(messages)))
+    return [done] if done is not None else []
 
 
 def figures_only(step: StepCost) -> StepCost:

@@ -16,9 +16,10 @@ from __future__ import annotations
 import ctypes
 import gc
 import sys
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
+
+from engine.forksafe import fork_safe_lock
 
 T = TypeVar("T")
 COLLECT_EVERY = 2_000  # steps between two looks at whether a step loop's collector should run
@@ -41,7 +42,7 @@ def _heap_trimmer() -> Callable[[int], int] | None:
 
 _trim_heap = _heap_trimmer()
 
-_lock = threading.Lock()
+_lock = fork_safe_lock()
 _holders = 0
 _was_enabled = False  # the collector's state when the first holder took it
 

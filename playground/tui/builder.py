@@ -1,10 +1,12 @@
 """The invisible worker host: builds and timeline series run here, off the UI thread, and come back as
-messages (`BuildFinished`, `TimelineProgress`) that bubble to the main screen."""
+messages (`BuildFinished`, `TimelineProgress`) that bubble to the main screen. A long session's series
+runs in a forked child process (`playground.app.forked`), a short one's in a thread."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterator
 
 from textual import work
 from textual.widget import Widget
@@ -13,11 +15,16 @@ from textual.worker import get_current_worker
 from playground.app.building import (
     BuildOutcome,
     BuildRequest,
+    Persisted,
     TimelineRequest,
     checked,
+    for_series_job,
     run_build,
+    series_job,
     series_steps,
 )
+from playground.app.forked import FORK_FROM, ReplayProcess, can_fork
+from playground.app.views import StepSample
 from playground.tui.messages import BuildFinished, ProvidersChecked, TimelineProgress
 from playground.tui.priority import UiPriority
 
@@ -33,6 +40,7 @@ class Builder(Widget):
     """`build(request)`, `check(outcome)` and `timeline(request)`; the newest build and series win."""
 
     DEFAULT_CSS = "Builder { display: none; }"
+    fork_from = FORK_FROM  # messages from which the series runs in a child process (when this OS forks)
 
     def __init__(self, priority: UiPriority) -> None:
         super().__init__()
@@ -40,6 +48,10 @@ class Builder(Widget):
         self._engine = threading.Lock()  # one build at a time, main builds and timeline steps alike
         self.timeline_version = 0
         self._newest = 0  # the generation of the newest build requested
+        self._process = ReplayProcess(every=PROGRESS_EVERY)  # a long session's series runs there
+
+    def on_unmount(self) -> None:
+        self._process.close()
 
     def build(self, request: BuildRequest) -> None:
         """Build `request`; the newest request wins (a burst of them skips those superseded before their
@@ -90,13 +102,12 @@ class Builder(Widget):
         worker = get_current_worker()
         points, summaries = list(request.known), list(request.known_summaries)  # the steps it resumes after
         sent = sent_summaries = 0  # what earlier messages carried
-        last = time.monotonic()
 
         def send(done: bool) -> None:
-            nonlocal sent, sent_summaries, last
+            nonlocal sent, sent_summaries
             new, made = points[sent:], summaries[sent_summaries:]
             self.post_message(TimelineProgress(version, sent, new, done, made))
-            sent, sent_summaries, last = len(points), len(summaries), time.monotonic()
+            sent, sent_summaries = len(points), len(summaries)
 
         def stopped() -> bool:
             return worker.is_cancelled
@@ -104,11 +115,32 @@ class Builder(Widget):
         def pause() -> None:
             self._priority.wait(stopped)
 
-        for point, persisted in series_steps(request, stopped, self._engine, pause):
-            points.append(point)
-            if persisted is not None:
-                summaries.append(persisted)
-            if time.monotonic() - last >= PROGRESS_EVERY:
-                send(False)
+        for batch in self._series_batches(request, stopped, pause):
+            for point, persisted in batch:
+                points.append(point)
+                if persisted is not None:
+                    summaries.append(persisted)
+            send(False)
         if not worker.is_cancelled:
             send(True)
+
+    def _series_batches(
+        self, request: TimelineRequest, stopped: Callable[[], bool], pause: Callable[[], None]
+    ) -> Iterator[list[tuple[StepSample, Persisted | None]]]:
+        """The series' steps, a batch every `PROGRESS_EVERY` seconds; a long session's from a child
+        process, which never takes the GIL from the UI (`playground.app.forked`)."""
+        if len(request.messages) >= self.fork_from and can_fork():
+            pause()  # the first job forks (~10 ms holding the GIL): not while the user waits for the screen
+            # the fork under the engine's lock: the child starts with no build of this process half-way
+            payload = for_series_job(request)
+            yield from self._process.run(series_job, payload, request.messages, stopped, self._engine)
+            return
+        batch: list[tuple[StepSample, Persisted | None]] = []
+        last = time.monotonic()
+        for step in series_steps(request, stopped, self._engine, pause):
+            batch.append(step)
+            if time.monotonic() - last >= PROGRESS_EVERY:
+                yield batch
+                batch, last = [], time.monotonic()
+        if batch:
+            yield batch

@@ -16,6 +16,7 @@ from textual.widgets import Input, RadioButton, Select, SelectionList, Switch
 
 from engine.policy import load_policy
 from playground.app.building import BuildOutcome, TimelineRequest, checked, run_build, series_steps
+from playground.app.forked import ReplayProcess
 from playground.app.inputs import SAMPLES_DIR, load_inputs
 from playground.app.workspace import Workspace
 from playground.tui import builder
@@ -34,6 +35,7 @@ from playground.tui.screens.main import MainScreen
 from playground.tui.screens.notice import NoticeScreen
 from playground.tui.screens.trace import TraceScreen
 from playground.tui.widgets import BudgetBar, EventsView, Timeline, WireView
+from playground.tui.widgets.cost_pane import CostPane
 from playground.tui.widgets.wire_list import WireList
 from tests.tui_session import write_session, write_summarized_twice
 
@@ -849,6 +851,43 @@ def test_each_progress_message_carries_only_the_steps_made_since_the_last(
     fresh.policy = app.workspace.policy
     whole = [(s.step, s.final_tokens, s.markers) for s, _ in series_steps(fresh.timeline_request())]
     assert shown == whole and len(whole) == 25 and any("S" in markers for *_, markers in whole)
+
+
+def test_a_long_sessions_series_and_cost_come_from_child_processes_and_match_the_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From `fork_from` messages on, the series and the session cost replay in forked children (they never
+    take the GIL from the UI): the timeline and the cost pane show what the threads would have shown."""
+    path = write_summarized_twice(tmp_path)
+    seen: dict[str, tuple[Any, ...]] = {}
+
+    async def scenario(app: PlaygroundApp, pilot: Pilot) -> None:
+        await focus_field(app, pilot, "budget.maxTokens")
+        await pilot.press("left")  # a new series and a new cost replay
+        await settle(app, pilot)
+        series = tuple((s.step, s.final_tokens, s.markers) for s in app.main.query_one(Timeline).points)
+        pane = app.main.query_one(CostPane)
+        how = "forked" if Builder.fork_from == 1 else "threads"
+        seen[how] = (series, dict(pane.totals), str(pane.render()))
+
+    forks: list[str] = []  # the jobs sent to a child
+    made = ReplayProcess.run
+
+    def counted(self: ReplayProcess, job: Any, *args: Any, **kwargs: Any) -> Iterator[list[Any]]:
+        forks.append(job.__name__)
+        return made(self, job, *args, **kwargs)
+
+    run(path, scenario)
+    monkeypatch.setattr(Builder, "fork_from", 1)
+    monkeypatch.setattr(CostPane, "fork_from", 1)
+    monkeypatch.setattr(ReplayProcess, "run", counted)
+    run(path, scenario)
+    assert forks.count("series_job") >= 2 and forks.count("cost_job") >= 2  # the first ones, and the edit's
+    series, totals, text = seen["forked"]
+    assert (series, totals, text) == seen["threads"]
+    assert len(series) == 25 and series[-1][1] > 0
+    assert [step for step, _, markers in series if "S" in markers] == [8, 13, 18, 23]
+    assert "$" in text
 
 
 def test_a_long_sessions_build_is_shown_before_its_dropped_count_which_its_check_brings(

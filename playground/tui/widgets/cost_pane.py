@@ -1,6 +1,7 @@
 """What the policy costs over the whole session: totals beside the budget (`CostPane`) and A vs B in the
 Compare tab (`CostCompare`). The numbers come from `playground.app.costing` (the engine replays); the pane
-runs that replay in a thread worker, once a policy: moving the step does not replay again.
+runs that replay in a thread worker (a long session's in a forked child process), once a policy: moving the
+step does not replay again.
 
 Keys while the pane has focus: `m` the next price row (the session's `modelId` wins when the table has it),
 `k` the cache's wire shape (OpenAI messages or Anthropic turns).
@@ -12,6 +13,9 @@ its own model); the per-step chart of those prompts is `RecordChart`, under the 
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from textual.binding import Binding, BindingType
@@ -20,7 +24,16 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from engine import BUILTIN_PRICES, ContextPolicy, PriceTable, SessionCost, StepCost, recorded_cost
-from playground.app.costing import CostRequest, cost_compact, cost_rows, price_choice, record_lines, run_cost
+from playground.app.costing import (
+    CostRequest,
+    cost_compact,
+    cost_job,
+    cost_rows,
+    price_choice,
+    record_lines,
+    run_cost,
+)
+from playground.app.forked import FORK_FROM, ReplayProcess, can_fork
 from playground.app.workspace import Workspace
 from playground.tui.priority import UiPriority
 from playground.tui.widgets.record_chart import RecordChart
@@ -49,8 +62,13 @@ class CostCompare(Static):
         self.display = True
 
 
+CostFigures = tuple[list[StepCost], SessionCost]
+
+
 class CostPane(Static, can_focus=True):
     """`track(workspace)` after each build and on pin/unpin; shows the current policy's session totals."""
+
+    fork_from = FORK_FROM  # messages from which the replay runs in a child process (when this OS forks)
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("m", "next_model", "price row"),
@@ -77,6 +95,7 @@ class CostPane(Static, can_focus=True):
         self._chart: list[RecordChart] = []
         self._options: Any = None
         self._version = 0  # of the newest replay request
+        self._process = ReplayProcess(every=math.inf)  # a long session's replay runs there (one batch)
         self._dumps: list[tuple[ContextPolicy, str]] = []
         self._compare: list[CostCompare] = []
 
@@ -130,13 +149,32 @@ class CostPane(Static, can_focus=True):
             def stopped() -> bool:
                 return version != self._version or worker.is_cancelled
 
+            stopped_or_user = self.priority.polite(stopped)
+
             for key, request in requests:
-                done = run_cost(request, stop=self.priority.polite(stopped))
+                forks = self._forks(request)
+                done = self._forked(request, stopped) if forks else run_cost(request, stopped_or_user)
                 if done is None:
                     return
                 self.app.call_from_thread(self._computed, key, *done)
 
         self.run_worker(replay, thread=True, group="cost", exit_on_error=False)
+
+    def on_unmount(self) -> None:
+        self._process.close()
+
+    def _forks(self, request: CostRequest) -> bool:
+        return len(request.messages) >= self.fork_from and can_fork()
+
+    def _forked(self, request: CostRequest, stopped: Callable[[], bool]) -> CostFigures | None:
+        """`run_cost` in a child process (`playground.app.forked`): a long session's replay takes minutes,
+        which in a thread would share the GIL with every key meanwhile. None when stopped."""
+        self.priority.wait(stopped)  # the first job forks (~10 ms holding the GIL): not while the user waits
+        payload = replace(request, messages=())
+        figures = None
+        for batch in self._process.run(cost_job, payload, request.messages, stopped):
+            figures = batch[0]
+        return figures
 
     def _computed(self, key: Key, steps: list[StepCost], totals: SessionCost) -> None:
         self.totals[key], self.steps[key] = totals, steps
