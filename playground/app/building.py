@@ -22,7 +22,7 @@ from engine.replay import PlannedStep, StepBuild, build_step, run_replay, with_p
 from engine.result import BuildResult
 from engine.session import Session
 from engine.summarizer import SummarizerPort
-from engine.ticks import StepPoint, TickState, tick_for
+from engine.ticks import StepPoint, TickState, step_points, tick_for
 from engine.tokens import TokenizerPort
 from engine.wire import to_anthropic
 from playground.app.views import StepSample
@@ -136,6 +136,8 @@ class TimelineRequest:
 # rebuild reuses (`engine.lanes`).
 SERIES_LANE = "series"
 Persisted = tuple[int, AiMessage]  # a summary and the prefix length of the step that made it
+# a request without its messages, samples and steps; the number of its samples, of its steps, its last step
+SeriesPayload = tuple["TimelineRequest", int, int, StepPoint | None]
 
 
 def series_steps(
@@ -182,15 +184,19 @@ def series_steps(
 
 
 def series_job(
-    payload: tuple[TimelineRequest, int], messages: Sequence[AiMessage]
+    payload: SeriesPayload, messages: Sequence[AiMessage]
 ) -> Iterator[tuple[StepSample, Persisted | None]]:
-    """`series_steps` as a child process's job (`playground.app.forked`): the request came without its
-    messages (the child has them) and its known samples (only their number counts; 32,000 of them took
-    70 ms to send)."""
-    request, known = payload
-    return series_steps(replace(request, messages=tuple(messages)), resume_after=known)
+    """`series_steps` as a child process's job (`playground.app.forked`). The request came without its
+    messages (the child has them), its known samples (only their number counts) and its steps, which the
+    child finds again from the messages: sending 32,000 samples or steps took 30-70 ms of the UI's GIL."""
+    request, known, count, last = payload
+    points = tuple(step_points(messages, request.policy.checkpoint.trigger_tool_name))
+    if len(points) != count or (points[-1] if points else None) != last:
+        raise ValueError(f"the child found {len(points)} steps in the session where the request has {count}")
+    return series_steps(replace(request, messages=tuple(messages), points=points), resume_after=known)
 
 
-def for_series_job(request: TimelineRequest) -> tuple[TimelineRequest, int]:
+def for_series_job(request: TimelineRequest) -> SeriesPayload:
     """The payload of `series_job` for `request`."""
-    return replace(request, messages=(), known=()), len(request.known)
+    last = request.points[-1] if request.points else None
+    return replace(request, messages=(), known=(), points=()), len(request.known), len(request.points), last

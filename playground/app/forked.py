@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from functools import partial
 from multiprocessing import Pipe
 from multiprocessing.connection import Connection
 from operator import is_
@@ -37,7 +38,7 @@ from engine.stage_cache import forget_earlier_builds
 
 FORK_FROM = 5_000  # messages: a shorter session's steps take a few ms, and its replays no child
 POLL = 0.02  # seconds between two looks at whether the reader should stop
-CHILD_NICE = 5  # the child yields a shared core to the UI process
+CHILD_NICE = 19  # the child yields a shared core to the UI process (the lowest priority)
 
 # a module-level function (sent by reference) of a job's payload and the child's messages
 Job = Callable[[Any, Sequence[AiMessage]], Iterable[Any]]
@@ -146,19 +147,19 @@ def _serve(connection: Connection, messages: Sequence[AiMessage], every: float) 
             number, job, payload = waiting or connection.recv()
             waiting = None
             if job is not None:
-                waiting = _run_job(connection, number, job(payload, messages), every)
+                waiting = _run_job(connection, number, partial(job, payload, messages), every)
     except BaseException:  # this process closed its end, or died: nothing here may reach its terminal
         pass
     os._exit(0)
 
 
-def _run_job(connection: Connection, number: int, items: Iterable[Any], every: float) -> Any:
+def _run_job(connection: Connection, number: int, items: Callable[[], Iterable[Any]], every: float) -> Any:
     """Send the job's items in batches and then "done" (or its error); the message that ended it early
     (a stop, or the next job), or None."""
     batch: list[Any] = []
     last = time.monotonic()
     try:
-        for item in items:
+        for item in items():
             batch.append(item)
             if connection.poll():
                 return connection.recv()

@@ -149,3 +149,11 @@ def test_an_engine_lock_held_by_another_thread_at_the_fork_is_free_in_the_child(
     finally:
         release.set()
         thread.join()
+
+
+def test_a_series_whose_steps_the_child_does_not_find_again_is_refused(tmp_path, process) -> None:
+    request = Workspace(load_inputs(write_summarized_twice(tmp_path))).timeline_request()
+    shorter = replace(request, points=request.points[:-1])
+    refused = r"^ValueError: the child found 25 steps in the session where the request has 24$"
+    with pytest.raises(ForkedRunError, match=refused):
+        items(process, series_job, for_series_job(shorter), request.messages)
