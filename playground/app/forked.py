@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from functools import partial
 from multiprocessing import Pipe
 from multiprocessing.connection import Connection
@@ -95,11 +95,14 @@ class ReplayProcess:
                         raise ForkedRunError(got)
                     return
             except (EOFError, OSError):
+                if self._child is None:  # closed meanwhile: the app is ending
+                    return
                 self.close()
                 raise ForkedRunError("the replay's child process ended before its work") from None
             finally:
                 if not over and self._child is not None:
-                    connection.send((number, None, None))  # stop it
+                    with suppress(OSError):
+                        connection.send((number, None, None))  # stop it
 
     def _connection(
         self, messages: Sequence[AiMessage], fork_lock: AbstractContextManager[Any] | None

@@ -157,3 +157,11 @@ def test_a_series_whose_steps_the_child_does_not_find_again_is_refused(tmp_path,
     refused = r"^ValueError: the child found 25 steps in the session where the request has 24$"
     with pytest.raises(ForkedRunError, match=refused):
         items(process, series_job, for_series_job(shorter), request.messages)
+
+
+def test_a_job_whose_process_is_closed_meanwhile_ends_quietly(process) -> None:
+    seen: list[int] = []
+    for batch in process.run(endless, 0, SESSION):
+        seen.extend(batch)
+        process.close()  # as the app's end does, from another thread
+    assert seen[:1] == [1] and process._child is None
