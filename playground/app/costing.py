@@ -87,11 +87,12 @@ def run_cost(
     return None
 
 
-def cost_job(request: CostRequest, messages: Sequence[AiMessage]) -> list[tuple[list[StepCost], SessionCost]]:
+def cost_job(
+    request: CostRequest, messages: Sequence[AiMessage]
+) -> list[tuple[list[StepCost], SessionCost] | None]:
     """`run_cost` as a child process's job (`playground.app.forked`), for a request sent without its
-    messages (the child has them): one item, the whole figures."""
-    done = run_cost(replace(request, messages=tuple(messages)))
-    return [done] if done is not None else []
+    messages (the child has them): one item, the whole figures (never None: nothing stops it there)."""
+    return [run_cost(replace(request, messages=tuple(messages)))]
 
 
 def figures_only(step: StepCost) -> StepCost:

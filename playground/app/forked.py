@@ -26,11 +26,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext, suppress
+from contextlib import suppress
 from functools import partial
 from multiprocessing import Pipe
 from multiprocessing.connection import Connection
-from operator import is_
 from typing import Any, NoReturn
 
 from engine.messages import AiMessage
@@ -68,15 +67,14 @@ class ReplayProcess:
         payload: Any,
         messages: Sequence[AiMessage],
         stopped: Callable[[], bool] = lambda: False,
-        fork_lock: AbstractContextManager[Any] | None = None,
     ) -> Iterator[list[Any]]:
-        """`job(payload, messages)` in the child (forked now, under `fork_lock`, unless the running one has
-        these messages); its items in batches until it is done. Ends early, the child told to stop the job,
+        """`job(payload, messages)` in the child (forked now, unless the running one has equal messages);
+        its items in batches until it is done. Ends early, the child told to stop the job,
         once `stopped()` is true or the iteration is closed. Raises `ForkedRunError` when the job fails."""
         with self._reading:
             if stopped():
                 return
-            connection = self._connection(messages, fork_lock)
+            connection = self._connection(messages)
             self._jobs += 1
             number, over = self._jobs, False
             try:
@@ -104,17 +102,14 @@ class ReplayProcess:
                     with suppress(OSError):
                         connection.send((number, None, None))  # stop it
 
-    def _connection(
-        self, messages: Sequence[AiMessage], fork_lock: AbstractContextManager[Any] | None
-    ) -> Connection:
+    def _connection(self, messages: Sequence[AiMessage]) -> Connection:
         if self._child is not None:
-            pid, connection, held = self._child
-            if held is messages or (len(held) == len(messages) and all(map(is_, held, messages))):
+            _, connection, held = self._child
+            if held == messages:  # in C, identity first: mostly the very same objects
                 return connection
             self.close()
         ours, theirs = Pipe()
-        with fork_lock or nullcontext():
-            pid = os.fork()
+        pid = os.fork()
         if pid == 0:
             ours.close()
             _serve(theirs, messages, self._every)

@@ -131,9 +131,7 @@ class Builder(Widget):
         process, which never takes the GIL from the UI (`playground.app.forked`)."""
         if len(request.messages) >= self.fork_from and can_fork():
             pause()  # the first job forks (~10 ms holding the GIL): not while the user waits for the screen
-            # the fork under the engine's lock: the child starts with no build of this process half-way
-            payload = for_series_job(request)
-            yield from self._process.run(series_job, payload, request.messages, stopped, self._engine)
+            yield from self._process.run(series_job, for_series_job(request), request.messages, stopped)
             return
         batch: list[tuple[StepSample, Persisted | None]] = []
         last = time.monotonic()
