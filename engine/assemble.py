@@ -132,7 +132,7 @@ def _apply_reminders(
     if outcome.appended_text:
         tokens = run.ctx.tokenizer.estimate_text(outcome.appended_text, run.ctx.model_id)
         outcome = ReminderOutcome(outcome.hit_rule_ids, outcome.texts, outcome.appended_text, tokens)
-    return list(new_wire), outcome
+    return new_wire, outcome
 
 
 def _skipped_by_formatter(unformatted: list[State]) -> list[str]:

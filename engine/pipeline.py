@@ -18,7 +18,7 @@ from engine.fences import FenceRegistry
 from engine.messages import AiMessage
 from engine.policy.model import ContextPolicy
 from engine.preprocess.base import Entry, Removal, created_renames
-from engine.providers.state import ProviderReport, State, kept_states
+from engine.providers.state import ORDERED_FIRST, Kept, ProviderReport, State, kept_of
 from engine.removal_index import RemovedBy
 from engine.result import Event
 from engine.summarizer import SummarizerPort
@@ -54,7 +54,7 @@ class TriggerCheck:
     fired: bool = False
     notes: list[str] = field(default_factory=list)
     # the states list checked and its kept states: the final order's, when nothing changed them after
-    kept_of: tuple[list[State], list[State]] | None = field(default=None, repr=False, compare=False)
+    kept_of: tuple[list[State], Kept] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,24 +145,26 @@ class Pipeline:
 _INDEX, _TYPE = attrgetter("index"), attrgetter("message.type")
 
 
-def final_order(states: list[State], kept: list[State] | None = None) -> list[State]:
+def final_order(states: list[State], kept: Kept | None = None) -> list[State]:
     """Kept states: system_prompt, then summaries, then the rest, each by originalIndex (spec §5.5). `kept`:
     the kept states in list order, when already known. The usual case is read in C: the kept states
     already in index order, the system prompts and summaries first (a long default-policy build keeps
     thousands); in a build's own states whose positions never moved (`States.owned`), each state's index
-    is its position, so list order is index order."""
-    kept = kept_states(states) if kept is None else kept
+    is its position, so list order is index order. A span's twins are never of the types put first, so
+    those are counted among the others only."""
+    kept = kept_of(states) if kept is None else kept
+    ordered = kept.states
     if getattr(states, "owned", None) is None:
-        indices = list(map(_INDEX, kept))
+        indices = list(map(_INDEX, ordered))
         if indices != sorted(indices):
-            kept = sorted(kept, key=_INDEX)  # stable, as the sort by (block, index) is
-    types = list(map(_TYPE, kept))
-    prompts, summaries = types.count("system_prompt"), types.count("history_summary")
-    if types[:prompts].count("system_prompt") == prompts and (
-        types[prompts : prompts + summaries].count("history_summary") == summaries
-    ):
-        return kept
-    return sorted(kept, key=_block)
+            ordered = sorted(ordered, key=_INDEX)  # stable, as the sort by (block, index) is
+    counted = ordered if kept.unspanned is None else kept.unspanned
+    types = list(map(_TYPE, counted))
+    prompts, summaries = types.count(ORDERED_FIRST[0]), types.count(ORDERED_FIRST[1])
+    first = list(map(_TYPE, ordered[: prompts + summaries]))
+    if first == [ORDERED_FIRST[0]] * prompts + [ORDERED_FIRST[1]] * summaries:
+        return ordered
+    return sorted(ordered, key=_block)
 
 
 def _block(state: State) -> int:

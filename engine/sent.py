@@ -25,7 +25,7 @@ from engine.wire import format_message
 
 @dataclass(slots=True)
 class Sent:
-    messages: list[AiMessage] = field(default_factory=list)  # each final state's message as sent
+    messages: list[AiMessage] = field(default_factory=list)  # each final state's message as sent: read only
     tokens: int = 0  # their count
     wire: list[dict[str, Any]] = field(default_factory=list)  # the formatted messages, shared: read only
     by_category: dict[str, int] = field(default_factory=dict)  # the count per budget category
@@ -51,7 +51,7 @@ class Sent:
 class _Last:
     """The last build's figures per final state, for the next build to take runs of."""
 
-    final: tuple[State, ...]  # held so that no id below is reused while this is kept
+    final: list[State]  # held so that no id below is reused while this is kept (a build's: never changed)
     ids: list[int]
     messages: list[AiMessage]
     tokens: list[int]
@@ -88,15 +88,15 @@ def sent(final: list[State], registry: FenceRegistry | None, tokenizer: Tokenize
         runs = _take_runs(figures, final, ids, last, registry, tokenizer, model_id)
         sums = figures.sums_after(last, runs)
     categories = figures.categories
-    out = Sent(
-        messages=figures.messages[:],
+    out = Sent(  # the lists are shared with `_LAST`, which only reads them: a copy each was a pass too many
+        messages=figures.messages,
         tokens=sum(sums.values()),
-        wire=[f for f in figures.formatted if f is not None] if figures.unformatted else figures.formatted[:],
+        wire=[f for f in figures.formatted if f is not None] if figures.unformatted else figures.formatted,
         by_category={name: sums[name] for name in dict.fromkeys(categories)},
         unformatted=[final[p] for p in figures.unformatted],
     )
     _LAST.add(_Last(
-        tuple(final), ids, figures.messages, figures.tokens, categories, figures.formatted, sums,
+        final, ids, figures.messages, figures.tokens, categories, figures.formatted, sums,
         registry, tokenizer, model_id, figures.own, figures.fenced, figures.estimated,
         figures.unformatted,
     ))  # fmt: skip

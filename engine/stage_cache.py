@@ -119,7 +119,11 @@ class StageCache:
                 base = base or (held, counts)  # the newest, of this lane first
         shared = common_prefix(base[0], entries) if base is not None else 0
         fresh = tokenizer.estimate_messages([e.message for e in entries[shared:]], model_id)
-        counts = base[1][:shared] + fresh if base is not None and shared else fresh
+        if base is not None and shared:
+            counts = base[1][:shared]
+            counts += fresh  # in place: `base[:shared] + fresh` would copy the history's counts twice
+        else:
+            counts = fresh
         with self._lock:
             self._tokens.add((entries, tokenizer, model_id, counts))
             if base is not None and shared:

@@ -6,6 +6,7 @@ a build's states costs a list copy and one copy per state changed, not one objec
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from itertools import compress
@@ -18,6 +19,9 @@ from engine.messages import AiMessage
 SKIP = "skip"
 KEEP_CORE = "keep_core"
 KEEP_WM = "keep_working_memory"
+
+# the message types the final order puts first, in this order (spec §5.5)
+ORDERED_FIRST = ("system_prompt", "history_summary")
 
 CORE_CONTEXT = "CORE_CONTEXT"
 WORKING_MEMORY = "WORKING_MEMORY"
@@ -94,12 +98,23 @@ class ProviderReport:
     strategies: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A run of kept twins working memory placed (`engine.providers.text_runs`): their positions, ascending,
+    the twins (shared, so never changed: a provider `own`s one first, and its position joins `owned`), and
+    the sum of their counts."""
+
+    positions: list[int]
+    twins: list[State]
+    tokens: int
+
+
 class States(list[State]):
     """The states of one build, with the token list they were made from. `engine.stage_cache` hands the same
     list object to every build of the same preprocessed messages, so what a provider derives from the states
     as they start (working memory's candidate floors) can be kept by its identity."""
 
-    __slots__ = ("initial_tokens", "grown_from", "owned")
+    __slots__ = ("initial_tokens", "grown_from", "owned", "spans")
 
     def __init__(
         self,
@@ -113,11 +128,12 @@ class States(list[State]):
         self.initial_tokens = initial_tokens
         # the token list whose first k counts `initial_tokens` took over for the same entries, and k
         self.grown_from = grown_from
-        # The positions whose shared starting state this build replaced by its own (`own`) or by a kept
-        # twin (working memory's runs); None once the list was changed otherwise (a summary's states). A
-        # starting state is never kept, so only these can be: a long build reads them instead of every
-        # state (`kept_states`).
+        # The positions whose shared starting state this build replaced by its own (`own`); None once the
+        # list was changed otherwise (a summary's states). With the runs of kept twins working memory
+        # placed (`spans`), these are the only states that can be kept (a starting state never is): a long
+        # build reads them instead of every state (`kept_states`).
         self.owned: list[int] | None = [] if starting else None
+        self.spans: list[Span] = []
 
 
 _KEPT, _TOKENS = attrgetter("kept"), attrgetter("tokens")
@@ -155,15 +171,67 @@ def derived(
     return value
 
 
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A build's kept states in list order, the sum of their counts, and those of them that are not in a
+    span (None: not told apart, every state was read)."""
+
+    states: list[State]
+    tokens: int
+    unspanned: list[State] | None
+
+
 def kept_states(states: list[State]) -> list[State]:
-    """The kept states, in list order. Of a build's states (`States.owned`), only those it owned are read:
-    a long default-policy build keeps thousands of 64,000, and four readers a build asked this of all."""
+    return kept_of(states).states
+
+
+def kept_of(states: list[State]) -> Kept:
+    """The kept states. Of a build's states (`States.owned`), only those it owned are read, and a span is
+    taken as a slice: a long default-policy build keeps thousands of 64,000, nearly all in spans."""
     owned = states.owned if isinstance(states, States) else None
     if owned is None:
-        return list(compress(states, map(_KEPT, states)))
-    candidates = list(map(states.__getitem__, sorted(set(owned))))  # a twin owned later is listed twice
-    return list(compress(candidates, map(_KEPT, candidates)))
+        kept = list(compress(states, map(_KEPT, states)))
+        return Kept(kept, sum(map(_TOKENS, kept)), None)
+    positions = sorted(set(owned))  # a position owned twice is listed twice
+    spans = sorted(states.spans, key=_first)
+    out: list[State] = []
+    unspanned: list[State] = []
+    tokens = 0
+    at = 0  # the next of `positions`
+    for span in spans:
+        taken, last = 0, span.positions[-1]
+        while at < len(positions) and positions[at] <= last:
+            cut = bisect_left(span.positions, positions[at], taken)
+            if span.positions[cut] == positions[at]:  # a twin owned since: read every owned position
+                return _kept_read(states, positions + [p for s in spans for p in s.positions])
+            out += span.twins[taken:cut]
+            state = states[positions[at]]
+            if state.kept:
+                out.append(state)
+                unspanned.append(state)
+                tokens += state.tokens
+            taken, at = cut, at + 1
+        out += span.twins[taken:]
+        tokens += span.tokens
+    for position in positions[at:]:
+        state = states[position]
+        if state.kept:
+            out.append(state)
+            unspanned.append(state)
+            tokens += state.tokens
+    return Kept(out, tokens, unspanned)
+
+
+def _kept_read(states: list[State], positions: list[int]) -> Kept:
+    candidates = list(map(states.__getitem__, sorted(set(positions))))
+    kept = list(compress(candidates, map(_KEPT, candidates)))
+    return Kept(kept, sum(map(_TOKENS, kept)), None)
+
+
+def _first(span: Span) -> int:
+    return span.positions[0]
+
 
 
 def kept_tokens(states: list[State]) -> int:
-    return sum(map(_TOKENS, kept_states(states)))
+    return kept_of(states).tokens

@@ -22,6 +22,7 @@ from engine.providers.state import (
     ProviderReport,
     State,
     States,
+    kept_of,
     kept_states,
 )
 from engine.result import Event
@@ -33,13 +34,13 @@ NAME = "SummarizationProvider"
 STRATEGY = "ai_history_summarization"
 FAILED_CONTINUE = "ai_history_summarization_failed_continue"
 ATTEMPTS = 3
-_TOKENS, _MESSAGE = attrgetter("tokens"), attrgetter("message")
+_MESSAGE = attrgetter("message")
 
 
 def check_trigger(states: list[State], available: int, ctx: BuildContext) -> TriggerCheck:
     policy = ctx.policy.summarization
-    kept = kept_states(states)
-    used = sum(map(_TOKENS, kept))
+    kept = kept_of(states)
+    used = kept.tokens
     check = TriggerCheck(used, available, ctx.total_budget * policy.trigger_threshold, kept_of=(states, kept))
     if available < 0 or (available > 0 and used / available < policy.trigger_threshold):
         return check
@@ -47,7 +48,7 @@ def check_trigger(states: list[State], available: int, ctx: BuildContext) -> Tri
     if used < 0.9 * check.threshold:
         return check
     # linnkit counts the states' own message content (not a truncated version), by the model's encoding
-    check.content_tokens = _content_tokens(list(map(_MESSAGE, kept)), ctx)
+    check.content_tokens = _content_tokens(list(map(_MESSAGE, kept.states)), ctx)
     check.fired = check.content_tokens >= check.threshold
     return check
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from operator import attrgetter, is_
+from operator import attrgetter
 
 from engine.forksafe import fork_safe_lock
-from engine.providers.state import KEEP_WM, WORKING_MEMORY, State
+from engine.messages import AiMessage
+from engine.providers.state import KEEP_WM, ORDERED_FIRST, WORKING_MEMORY, Span, State, States
 
 PLAIN = "text_conversation"
 _MESSAGE = attrgetter("message")
@@ -28,13 +29,15 @@ _GROWING = fork_safe_lock()  # two builds growing one set's lists: only the firs
 
 @dataclass(frozen=True, slots=True)
 class PlainRuns:
-    """For the first `count` candidates of a set: `sums[k]` the counts of candidates `0..k-1`, `ids[k]` and
-    `twins[k]` candidate k's message id and kept state (None: not plain), `special` the candidates that are
-    not plain, ascending (its first `special_count`)."""
+    """For the first `count` candidates of a set: `sums[k]` the counts of candidates `0..k-1`, `ids[k]`,
+    `messages[k]` and `twins[k]` candidate k's message id, message and kept state (None: not plain),
+    `special` the candidates that are not plain, ascending (its first `special_count`). A plain twin is
+    never of a type the final order puts first (`engine.pipeline.final_order`)."""
 
     count: int
     sums: list[int]
     ids: list[str]
+    messages: list[AiMessage]
     twins: list[State | None]
     special: list[int]
     special_count: int
@@ -62,20 +65,20 @@ class PlainRuns:
             return at + 1
         return first
 
-    def place(
-        self, states: list[State], owned: list[int], indices: list[int], first: int, at: int
-    ) -> int | None:
-        """Keep candidates `first..at` (their twins in place, their positions owned); their count. None, and
-        nothing placed, when a twin holds another message than the state it would replace: the set's
-        counts were taken over from an earlier set whose created messages had another id scope (a replay
-        step after a summary), so its twins are that set's."""
+    def place(self, states: States, indices: list[int], first: int, at: int) -> int | None:
+        """Keep candidates `first..at`: their twins in place, and a span of them (`States.spans`); their
+        count. None, and nothing placed, when a twin holds another message than the state it would replace:
+        the set's counts were taken over from an earlier set whose created messages had another id scope (a
+        replay step after a summary), so its twins are that set's."""
         run, twins = indices[first : at + 1], self.twins[first : at + 1]
-        if not all(map(is_, map(_MESSAGE, map(states.__getitem__, run)), map(_MESSAGE, twins))):
+        # compared in C: list equality takes the same object as equal without a look at it
+        if list(map(_MESSAGE, map(states.__getitem__, run))) != self.messages[first : at + 1]:
             return None
         for position, twin in zip(run, twins, strict=True):
             states[position] = twin  # type: ignore[assignment]  # a plain candidate's twin is never None
-        owned.extend(run)
-        return self.sums[at + 1] - self.sums[first]
+        tokens = self.sums[at + 1] - self.sums[first]
+        states.spans.append(Span(run, twins, tokens))  # type: ignore[arg-type]
+        return tokens
 
 
 def plain_runs(
@@ -93,25 +96,29 @@ def plain_runs(
         return None
     with _GROWING:
         if base is not None and base.count == kept == len(base.ids):  # the line's longest: grow in place
-            sums, ids, twins, special = base.sums, base.ids, base.twins, base.special
+            sums, ids, messages, twins = base.sums, base.ids, base.messages, base.twins
+            special = base.special
         else:
             sums = base.sums[: kept + 1] if base is not None else [0]
             ids = base.ids[:kept] if base is not None else []
+            messages = base.messages[:kept] if base is not None else []
             twins = base.twins[:kept] if base is not None else []
             special = base.special[: bisect_left(base.special, kept, 0, base.special_count)] if base else []
         for k in new:
             index = indices[k]
             state, count = states[index], tokens[index]
+            message = state.message
             sums.append(sums[-1] + count)
-            ids.append(state.message.id)
-            if strategies[k] == PLAIN:
-                twin = State(state.message, state.index, state.origins, count, KEEP_WM, WORKING_MEMORY, PLAIN)
+            ids.append(message.id)
+            messages.append(message)
+            if strategies[k] == PLAIN and message.type not in ORDERED_FIRST:
+                twin = State(message, state.index, state.origins, count, KEEP_WM, WORKING_MEMORY, PLAIN)
                 twin.kept = twin.shared = True
                 twins.append(twin)
             else:
                 twins.append(None)
                 special.append(k)
-        return PlainRuns(len(indices), sums, ids, twins, special, len(special))
+        return PlainRuns(len(indices), sums, ids, messages, twins, special, len(special))
 
 
 def held_candidates(owned: list[int], indices: list[int]) -> list[int]:

@@ -11,9 +11,9 @@ import math
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
 from operator import attrgetter
 
+from engine.forksafe import fork_safe_lock
 from engine.groups import GroupScan, ToolGroup, group_scan
 from engine.lanes import LaneLists
 from engine.messages import AiMessage
@@ -65,13 +65,19 @@ class _Floors:
 
     text: list[float]
     compressed: list[float]
-    compressed_indices: list[int]  # ascending
-    text_indices: list[int]  # the P2 candidates' indices, ascending
+    compressed_indices: list[int]  # ascending (its first `compressed_count`)
+    text_indices: list[int]  # the P2 candidates' indices, ascending (its first `text_count`)
     text_strategies: list[str | None]  # and their strategies (P2 reads them at every candidate)
+    size: int  # the states these are for: `text` and `compressed` are read below it only
+    text_count: int
+    compressed_count: int
     runs: PlainRuns | None = None  # for keeping plain candidates a run at a time (None: one by one)
 
 
-_FLOORS: LaneLists[tuple[list[int], None, _Floors]] = LaneLists(4)  # per set of starting states (`derived`)
+# per set of starting states (`derived`). The lists grow along a replay's line as `PlainRuns`' do: the next
+# step's floors are this one's lists with its new states' appended in place.
+_FLOORS: LaneLists[tuple[list[int], None, _Floors]] = LaneLists(4)
+_GROWING = fork_safe_lock()  # two builds growing one set's lists: only the first appends in place
 
 
 def _floors(states: list[State]) -> _Floors:
@@ -92,35 +98,47 @@ def _made_floors(
     states: list[State], tokens: list[int], base: _Floors | None = None, start: int = 0
 ) -> _Floors:
     """The floors of `states`, whose first `start` are those `base` was made for (their floors are kept)."""
-    size = len(states)
-    text, compressed = [math.inf] * (size - start), [math.inf] * (size - start)
-    indices = base.compressed_indices[: bisect_right(base.compressed_indices, start - 1)] if base else []
-    kept = bisect_right(base.text_indices, start - 1) if base else 0
-    candidates = base.text_indices[:kept] if base else []
-    strategies = base.text_strategies[:kept] if base else []
-    for index in range(start, size):
-        message = states[index].message
-        strategy = _text_strategy(message)
-        if strategy is not None:
-            text[index - start] = tokens[index]
-            candidates.append(index)
-            strategies.append(strategy)
-        if message.type == "final_answer" and is_compressed_tool_history(message):
-            compressed[index - start] = tokens[index]
-            indices.append(index)
-    if base is None or not start:
-        text_floor, compressed_floor = accumulate(text, min), accumulate(compressed, min)
-        runs = plain_runs(states, tokens, candidates, strategies, None, 0)
-        return _Floors(list(text_floor), list(compressed_floor), indices, candidates, strategies, runs)
-    text_floor, compressed_floor = base.text[start - 1], base.compressed[start - 1]
-    runs = plain_runs(states, tokens, candidates, strategies, base.runs, kept) if base.runs else None
-    return _Floors(
-        base.text[:start] + list(accumulate(text, min, initial=text_floor))[1:],
-        base.compressed[:start] + list(accumulate(compressed, min, initial=compressed_floor))[1:],
-        indices,
-        candidates,
-        strategies,
-        runs,
+    base = base if start else None
+    with _GROWING:
+        if base is not None and _is_tip(base, start):  # the line's longest: grow in place
+            text, compressed = base.text, base.compressed
+            indices, candidates, strategies = base.compressed_indices, base.text_indices, base.text_strategies
+            kept = base.text_count
+        elif base is not None:
+            text, compressed = base.text[:start], base.compressed[:start]
+            indices = base.compressed_indices[: bisect_right(base.compressed_indices, start - 1)]
+            kept = bisect_right(base.text_indices, start - 1)
+            candidates, strategies = base.text_indices[:kept], base.text_strategies[:kept]
+        else:
+            text, compressed, indices, candidates, strategies, kept = [], [], [], [], [], 0
+        text_floor = text[start - 1] if start else math.inf
+        compressed_floor = compressed[start - 1] if start else math.inf
+        for index in range(start, len(states)):
+            message = states[index].message
+            strategy = _text_strategy(message)
+            if strategy is not None:
+                if tokens[index] < text_floor:
+                    text_floor = tokens[index]
+                candidates.append(index)
+                strategies.append(strategy)
+            if message.type == "final_answer" and is_compressed_tool_history(message):
+                if tokens[index] < compressed_floor:
+                    compressed_floor = tokens[index]
+                indices.append(index)
+            text.append(text_floor)
+            compressed.append(compressed_floor)
+        runs = base.runs if base is not None else None
+        if base is None or runs is not None:
+            runs = plain_runs(states, tokens, candidates, strategies, runs, kept)
+        counts = (len(states), len(candidates), len(indices))
+        return _Floors(text, compressed, indices, candidates, strategies, *counts, runs)
+
+
+def _is_tip(floors: _Floors, start: int) -> bool:
+    """`floors` are for the first `start` states and nobody grew their lists since."""
+    return start == floors.size == len(floors.text) == len(floors.compressed) and (
+        floors.text_count == len(floors.text_indices) == len(floors.text_strategies)
+        and floors.compressed_count == len(floors.compressed_indices)
     )
 
 
@@ -240,7 +258,7 @@ def _p2_text(fill: _Fill) -> None:
     # a run places twins over starting states only: the positions this build changed are held
     runs = floors.runs if owned is not None else None
     held = held_candidates(owned, indices) if runs is not None else []
-    at = len(indices) - 1
+    at = floors.text_count - 1
     try:
         while at >= 0:
             index = indices[at]
@@ -248,7 +266,7 @@ def _p2_text(fill: _Fill) -> None:
                 return
             if runs is not None and (first := runs.run_at(at, held, budget - total, processed)) is not None:
                 # a run of plain candidates ends at `at` (`owned` is set: `runs` is None without it)
-                placed = runs.place(states, owned, indices, first, at) if first <= at else None  # type: ignore[arg-type]
+                placed = runs.place(states, indices, first, at) if first <= at else None  # type: ignore[arg-type]
                 if placed is None:  # `at` does not fit, one of them was kept in a group, or stale: one by one
                     runs = None
                     continue

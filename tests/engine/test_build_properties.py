@@ -121,7 +121,8 @@ def _reads_every_message(real_floors):
         never = [-math.inf] * len(states)
         every = list(range(len(states)))
         strategies = [working_memory._text_strategy(s.message) for s in states]
-        return working_memory._Floors(never, never, real.compressed_indices, every, strategies)
+        counts = (len(states), len(every), real.compressed_count)
+        return working_memory._Floors(never, never, real.compressed_indices, every, strategies, *counts)
 
     return floors
 

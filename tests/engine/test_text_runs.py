@@ -128,7 +128,7 @@ def _runs(counts: list[int], special: tuple[int, ...] = ()) -> PlainRuns:
     for count in counts:
         sums.append(sums[-1] + count)
     return PlainRuns(
-        len(counts), sums, [f"m{k}" for k in range(len(counts))], [], list(special), len(special)
+        len(counts), sums, [f"m{k}" for k in range(len(counts))], [], [], list(special), len(special)
     )
 
 
