@@ -14,7 +14,17 @@ from engine.host_tokenizers import MockTokenizer
 from engine.messages import AiMessage
 from engine.policy import define_context_policy
 from engine.providers import working_memory
-from engine.providers.text_runs import PlainRuns
+from engine.providers.state import (
+    KEEP_CORE,
+    KEEP_WM,
+    WORKING_MEMORY,
+    Span,
+    State,
+    States,
+    kept_of,
+    own,
+)
+from engine.providers.text_runs import PLAIN, PlainRuns
 from engine.replay import iter_session_steps
 from engine.stage_cache import forget_earlier_builds
 
@@ -157,3 +167,56 @@ def test_a_run_holding_an_id_of_a_kept_group_is_left_to_one_at_a_time():
     runs = _runs([1, 1, 1])
     assert runs.run_at(2, [], 100, {"m1"}) == 3
     assert runs.run_at(2, [], 1, {"m1"}) == 2  # only candidate 2 fits: m1 is not in the run
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_the_kept_states_of_spans_and_owned_positions_are_those_every_state_read_gives(data):
+    """`kept_of` reads a build's owned positions and takes its spans as slices; a twin owned since (a later
+    provider changed it) and owned positions between a span's are read as they are now."""
+    size = data.draw(st.integers(1, 40))
+    states = States([State(AiMessage(f"m{i}", "user", "user_input", "x"), i, (i,), i, shared=True)
+                     for i in range(size)], list(range(size)), starting=True)  # fmt: skip
+    free = sorted(data.draw(st.sets(st.integers(0, size - 1))))
+    cuts = sorted(data.draw(st.sets(st.integers(0, len(free)), max_size=4)))
+    for lo, hi in zip([0, *cuts], [*cuts, len(free)], strict=True):
+        positions = free[lo:hi]
+        if positions:
+            twins = []
+            for p in positions:
+                twin = State(states[p].message, p, (p,), p, KEEP_WM, WORKING_MEMORY, PLAIN)
+                twin.kept = twin.shared = True
+                states[p] = twin
+                twins.append(twin)
+            states.spans.append(Span(positions, twins, sum(positions)))
+    for p in data.draw(st.lists(st.integers(0, size - 1), max_size=8)):  # core, P1, P3 and later changes
+        state = own(states, p)
+        if data.draw(st.booleans()):
+            state.keep(KEEP_CORE, "CORE_CONTEXT", "must_keep")
+        else:
+            state.drop("CHECKPOINT", "pruned")
+    kept = kept_of(states)
+    every = [s for s in states if s.kept]
+    assert kept.states == every
+    assert [id(s) for s in kept.states] == [id(s) for s in every]
+    assert kept.tokens == sum(s.tokens for s in every)
+    if kept.unspanned is not None:
+        spanned = {id(t) for span in states.spans for t in span.twins}
+        assert [id(s) for s in kept.unspanned] == [id(s) for s in every if id(s) not in spanned]
+
+
+def test_a_plain_text_of_a_type_the_final_order_puts_first_is_kept_one_by_one_and_sent_in_its_place():
+    """A user's message typed `history_summary` is a P2 text candidate, never a span's twin: the final
+    order counts the types it puts first among the states outside spans only."""
+    messages = [AiMessage("sys", "system", "system_prompt", "Be careful.")]
+    for i in range(80):
+        messages.append(AiMessage(f"u{i}", "user", "user_input", f"question {i}", i))
+        messages.append(AiMessage(f"f{i}", "assistant", "final_answer", f"answer {i}", i))
+    messages.insert(40, AiMessage("odd", "user", "history_summary", "a user's text typed as a summary", 20))
+    policy = define_context_policy({})
+    in_runs = _build(messages, policy)
+    with _one_by_one():
+        assert _build(messages, policy) == in_runs
+    order = [m["id"] for m in in_runs[1]]
+    assert order[:2] == ["sys", "odd"]  # the final order puts a summary right after the system prompt
+    assert len(order) == len(messages)
