@@ -264,7 +264,8 @@ def _initial_states(run: Pipeline) -> list[State]:
     counted = run.unscoped if isinstance(inner, DefaultTokenizer) and run.unscoped else run.entries
     tokens = STAGE_CACHE.tokens(counted, tokenizer, run.ctx.model_id)
     states = STAGE_CACHE.starting_states(run.entries, tokens)
-    return States(states, tokens, STAGE_CACHE.grown_from(tokens), starting=True)
+    origin = STAGE_CACHE.origin(states)
+    return States(states, tokens, STAGE_CACHE.grown_from(tokens), starting=True, origin=origin)
 
 
 _UNTRACED = (0, 0)  # a build whose trace is not made does not count what each provider kept

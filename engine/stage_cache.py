@@ -31,7 +31,7 @@ from engine.preprocess.base import (
     starts_with,
 )
 from engine.providers import checkpoint, core, summarization, working_memory
-from engine.providers.state import State, starting_states
+from engine.providers.state import Origin, State, starting_states
 from engine.tokens import TokenizerPort
 
 _PER_STAGE = 4
@@ -52,6 +52,8 @@ class StageCache:
         self._scoped: LaneLists[tuple[list[Entry], str, list[Entry]]] = LaneLists(_PER_STAGE)
         # shared starting states (`engine.providers.state`): (entries, their counts, the states)
         self._states: LaneLists[tuple[list[Entry], list[int], list[State]]] = LaneLists(_PER_STAGE)
+        # of the starting lists that took over an earlier one's states: which, and how many
+        self._origins: LaneLists[Origin] = LaneLists(_PER_STAGE)
         self.hits = self.misses = 0  # stage runs answered from the cache, and run afresh
 
     def entries(self, messages: Sequence[AiMessage], *, owned: bool = False) -> list[Entry]:
@@ -154,12 +156,22 @@ class StageCache:
                     base = base or (held, states, grown[1])
         prefix = None
         if base is not None:
-            held, states, counted = base
-            prefix = states[: min(counted, len(states), common_prefix(held, entries))]
+            held, earlier, counted = base
+            prefix = earlier[: min(counted, len(earlier), common_prefix(held, entries))]
         states = starting_states(entries, tokens, prefix)
         with self._lock:
             self._states.add((entries, tokens, states))
+            if prefix:
+                self._origins.add(Origin(states, earlier, len(prefix)))
         return states
+
+    def origin(self, states: list[State]) -> Origin:
+        """Where the starting list `states` came from: the earlier list whose first states it took over."""
+        with self._lock:
+            for origin in self._origins.items():
+                if origin.states is states:
+                    return origin
+        return Origin(states)
 
     def scoped(self, entries: list[Entry]) -> list[Entry]:
         """`scope_created(entries)` under the current id scope: the same list as last time for the same
@@ -188,6 +200,7 @@ class StageCache:
             self._tokens.clear()
             self._grown.clear()
             self._states.clear()
+            self._origins.clear()
 
 
 STAGE_CACHE = StageCache()

@@ -109,12 +109,22 @@ class Span:
     tokens: int
 
 
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """The shared starting list a build's states were copied from (`engine.stage_cache`), and the earlier
+    starting list whose first `shared` states it took over, the very objects (None: made afresh)."""
+
+    states: list[State]
+    earlier: list[State] | None = None
+    shared: int = 0
+
+
 class States(list[State]):
     """The states of one build, with the token list they were made from. `engine.stage_cache` hands the same
     list object to every build of the same preprocessed messages, so what a provider derives from the states
     as they start (working memory's candidate floors) can be kept by its identity."""
 
-    __slots__ = ("initial_tokens", "grown_from", "owned", "spans")
+    __slots__ = ("initial_tokens", "grown_from", "owned", "spans", "origin")
 
     def __init__(
         self,
@@ -123,8 +133,10 @@ class States(list[State]):
         grown_from: tuple[list[int], int] | None = None,
         *,
         starting: bool = False,  # every state is a shared starting state (`engine.stage_cache`)
+        origin: Origin | None = None,  # where those came from (working memory's runs trust twins by it)
     ) -> None:
         super().__init__(states)
+        self.origin = origin
         self.initial_tokens = initial_tokens
         # the token list whose first k counts `initial_tokens` took over for the same entries, and k
         self.grown_from = grown_from

@@ -32,7 +32,11 @@ class PlainRuns:
     """For the first `count` candidates of a set: `sums[k]` the counts of candidates `0..k-1`, `ids[k]`,
     `messages[k]` and `twins[k]` candidate k's message id, message and kept state (None: not plain),
     `special` the candidates that are not plain, ascending (its first `special_count`). A plain twin is
-    never of a type the final order puts first (`engine.pipeline.final_order`)."""
+    never of a type the final order puts first (`engine.pipeline.final_order`). `where` holds each id's
+    first candidate, `repeated` every candidate of an id held twice or more.
+
+    `made_for`: the starting list (`States.origin`) the twins were made from; `trusted`: every twin holds
+    the very message its state there holds, so a build from that list places them without a look."""
 
     count: int
     sums: list[int]
@@ -41,6 +45,10 @@ class PlainRuns:
     twins: list[State | None]
     special: list[int]
     special_count: int
+    where: dict[str, int]
+    repeated: dict[str, list[int]]
+    made_for: list[State] | None = None
+    trusted: bool = False
 
     def blocked_below(self, at: int, held: list[int]) -> int:
         """The newest candidate at or below `at` that is not plain or is in `held` (ascending), or -1."""
@@ -61,9 +69,19 @@ class PlainRuns:
         first = bisect_left(self.sums, target, low, at + 1)
         if first <= at and self.sums[first] == target:  # fills the room exactly: stop at the first to do so
             first = bisect_right(self.sums, target, first, at + 1) - 1
-        if first <= at and not processed.isdisjoint(self.ids[first : at + 1]):
+        if first <= at and self.holds_any(processed, first, at):
             return at + 1
         return first
+
+    def holds_any(self, ids: set[str], first: int, at: int) -> bool:
+        """Whether a candidate `first..at` has one of `ids` (a kept group's few, against thousands)."""
+        for id_ in ids:
+            k = self.where.get(id_)
+            if k is None or k > at:
+                continue
+            if k >= first or any(first <= j <= at for j in self.repeated.get(id_, ())):
+                return True
+        return False
 
     def place(self, states: States, indices: list[int], first: int, at: int) -> int | None:
         """Keep candidates `first..at`: their twins in place, and a span of them (`States.spans`); their
@@ -71,8 +89,9 @@ class PlainRuns:
         the set's counts were taken over from an earlier set whose created messages had another id scope (a
         replay step after a summary), so its twins are that set's."""
         run, twins = indices[first : at + 1], self.twins[first : at + 1]
-        # compared in C: list equality takes the same object as equal without a look at it
-        if list(map(_MESSAGE, map(states.__getitem__, run))) != self.messages[first : at + 1]:
+        trusted = self.trusted and states.origin is not None and states.origin.states is self.made_for
+        # else compared in C: list equality takes the same object as equal without a look at it
+        if not trusted and list(map(_MESSAGE, map(states.__getitem__, run))) != self.messages[first : at + 1]:
             return None
         for position, twin in zip(run, twins, strict=True):
             states[position] = twin  # type: ignore[assignment]  # a plain candidate's twin is never None
@@ -94,22 +113,29 @@ def plain_runs(
     new = range(kept, len(indices))
     if any(tokens[indices[k]] < 0 for k in new):
         return None
+    origin = states.origin if isinstance(states, States) else None
+    # the twins are made from the starting states (the same messages as `states`, whose P1 may have
+    # rewritten a tool output, never a plain text), so that a build from that list can trust them
+    source = origin.states if origin is not None else states
     with _GROWING:
         if base is not None and base.count == kept == len(base.ids):  # the line's longest: grow in place
             sums, ids, messages, twins = base.sums, base.ids, base.messages, base.twins
-            special = base.special
+            special, where, repeated = base.special, base.where, base.repeated
         else:
             sums = base.sums[: kept + 1] if base is not None else [0]
             ids = base.ids[:kept] if base is not None else []
             messages = base.messages[:kept] if base is not None else []
             twins = base.twins[:kept] if base is not None else []
             special = base.special[: bisect_left(base.special, kept, 0, base.special_count)] if base else []
+            where, repeated = _where(ids)
         for k in new:
             index = indices[k]
-            state, count = states[index], tokens[index]
+            state, count = source[index], tokens[index]
             message = state.message
             sums.append(sums[-1] + count)
             ids.append(message.id)
+            if where.setdefault(message.id, k) != k:
+                repeated.setdefault(message.id, [where[message.id]]).append(k)
             messages.append(message)
             if strategies[k] == PLAIN and message.type not in ORDERED_FIRST:
                 twin = State(message, state.index, state.origins, count, KEEP_WM, WORKING_MEMORY, PLAIN)
@@ -118,7 +144,28 @@ def plain_runs(
             else:
                 twins.append(None)
                 special.append(k)
-        return PlainRuns(len(indices), sums, ids, messages, twins, special, len(special))
+        trusted = origin is not None and (
+            not kept  # every twin made here, from `origin.states`
+            or (  # the earlier twins were made from (or trusted for) the list whose states these took over
+                base is not None
+                and base.trusted
+                and base.made_for is origin.earlier
+                and indices[kept - 1] < origin.shared
+            )
+        )
+        made_for = origin.states if origin is not None else None
+        lists = (sums, ids, messages, twins, special, len(special), where, repeated)
+        return PlainRuns(len(indices), *lists, made_for, trusted)
+
+
+def _where(ids: list[str]) -> tuple[dict[str, int], dict[str, list[int]]]:
+    """Each id's first position in `ids`, and every position of an id held twice or more."""
+    where: dict[str, int] = {}
+    repeated: dict[str, list[int]] = {}
+    for k, id_ in enumerate(ids):
+        if where.setdefault(id_, k) != k:
+            repeated.setdefault(id_, [where[id_]]).append(k)
+    return where, repeated
 
 
 def held_candidates(owned: list[int], indices: list[int]) -> list[int]:

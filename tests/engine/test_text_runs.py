@@ -137,9 +137,9 @@ def _runs(counts: list[int], special: tuple[int, ...] = ()) -> PlainRuns:
     sums = [0]
     for count in counts:
         sums.append(sums[-1] + count)
-    return PlainRuns(
-        len(counts), sums, [f"m{k}" for k in range(len(counts))], [], [], list(special), len(special)
-    )
+    ids = [f"m{k}" for k in range(len(counts))]
+    where = {id_: k for k, id_ in enumerate(ids)}
+    return PlainRuns(len(counts), sums, ids, [], [], list(special), len(special), where, {})
 
 
 def test_a_run_stops_where_the_next_older_one_does_not_fit():
@@ -220,3 +220,39 @@ def test_a_plain_text_of_a_type_the_final_order_puts_first_is_kept_one_by_one_an
     order = [m["id"] for m in in_runs[1]]
     assert order[:2] == ["sys", "odd"]  # the final order puts a summary right after the system prompt
     assert len(order) == len(messages)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sessions(), LAYERS)
+def test_a_twin_placed_without_a_look_holds_the_very_message_of_the_state_it_replaces(messages, layer):
+    """A set's runs are trusted when made from its starting list, or taken over from runs trusted for the
+    earlier list whose states it took over; across a replay's summaries (new id scopes) and rebuilds."""
+    place = PlainRuns.place
+
+    def checked(runs, states, indices, first, at):
+        if runs.trusted and states.origin is not None and states.origin.states is runs.made_for:
+            now = [states[p].message for p in indices[first : at + 1]]
+            assert all(m is t.message for m, t in zip(now, runs.twins[first : at + 1], strict=True))
+        return place(runs, states, indices, first, at)
+
+    with patch.object(PlainRuns, "place", checked):
+        _replayed(messages, define_context_policy(layer))
+        build_context(messages, define_context_policy(layer), tokenizer=TOKENIZER, now=0)  # a rebuild
+
+
+def test_a_replays_runs_are_placed_without_a_look_from_its_second_step_on():
+    messages = [AiMessage("sys", "system", "system_prompt", "Be careful.")]
+    for i in range(30):
+        messages.append(AiMessage(f"u{i}", "user", "user_input", f"question {i}", i))
+        messages.append(AiMessage(f"f{i}", "assistant", "final_answer", f"answer {i}", i))
+    trusted = []
+    place = PlainRuns.place
+
+    def counted(runs, states, indices, first, at):
+        trusted.append(runs.trusted and states.origin.states is runs.made_for)
+        return place(runs, states, indices, first, at)
+
+    with patch.object(PlainRuns, "place", counted):
+        _replayed(messages, define_context_policy({}))
+    # 30 steps: the first holds one text, the last user input core keeps; each later one places a run
+    assert len(trusted) == 29 and all(trusted)
