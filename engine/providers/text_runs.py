@@ -127,7 +127,7 @@ def plain_runs(
             messages = base.messages[:kept] if base is not None else []
             twins = base.twins[:kept] if base is not None else []
             special = base.special[: bisect_left(base.special, kept, 0, base.special_count)] if base else []
-            where, repeated = _where(ids)
+            where, repeated = _where_below(base, kept) if base is not None else ({}, {})
         for k in new:
             index = indices[k]
             state, count = source[index], tokens[index]
@@ -158,13 +158,20 @@ def plain_runs(
         return PlainRuns(len(indices), *lists, made_for, trusted)
 
 
-def _where(ids: list[str]) -> tuple[dict[str, int], dict[str, list[int]]]:
-    """Each id's first position in `ids`, and every position of an id held twice or more."""
-    where: dict[str, int] = {}
-    repeated: dict[str, list[int]] = {}
-    for k, id_ in enumerate(ids):
-        if where.setdefault(id_, k) != k:
-            repeated.setdefault(id_, [where[id_]]).append(k)
+def _where_below(runs: PlainRuns, kept: int) -> tuple[dict[str, int], dict[str, list[int]]]:
+    """`runs.where` and `runs.repeated` for its first `kept` candidates only. A replay's step forks a few
+    candidates back at each user input (where the compressor changed a group): copying the index and
+    dropping what lies past the fork costs far less than making it anew (in the shared lists, every
+    candidate `where` knows past `kept` is one of `runs.ids[kept:]`)."""
+    where = runs.where.copy()
+    for id_ in runs.ids[kept:]:
+        if where.get(id_, -1) >= kept:
+            del where[id_]
+    repeated = {}
+    for id_, held in runs.repeated.items():
+        below = [k for k in held if k < kept]
+        if len(below) > 1:
+            repeated[id_] = below
     return where, repeated
 
 

@@ -24,7 +24,7 @@ from engine.providers.state import (
     kept_of,
     own,
 )
-from engine.providers.text_runs import PLAIN, PlainRuns
+from engine.providers.text_runs import PLAIN, PlainRuns, plain_runs
 from engine.replay import iter_session_steps
 from engine.stage_cache import forget_earlier_builds
 
@@ -256,3 +256,22 @@ def test_a_replays_runs_are_placed_without_a_look_from_its_second_step_on():
         _replayed(messages, define_context_policy({}))
     # 30 steps: the first holds one text, the last user input core keeps; each later one places a run
     assert len(trusted) == 29 and all(trusted)
+
+
+def test_an_id_held_twice_is_found_at_each_of_its_candidates():
+    ids = ["a", "b", "a", "c", "b", "a"]
+    grown = plain_runs(_texts(ids), [1] * 6, list(range(6)), [PLAIN] * 6, None, 0)
+    assert (grown.where, grown.repeated) == ({"a": 0, "b": 1, "c": 3}, {"a": [0, 2, 5], "b": [1, 4]})
+    assert grown.holds_any({"a"}, 3, 4) is False  # a at 0, 2 and 5: none in 3..4
+    assert grown.holds_any({"a"}, 3, 5) is True
+    assert grown.holds_any({"c", "z"}, 0, 2) is False
+    assert grown.run_at(4, [], 100, {"a"}) == 5  # a kept group holds "a", at 2 in the run 0..4: one by one
+    # a set that shares the first three candidates and then goes on otherwise (a replay's fork)
+    forked = plain_runs(_texts([*ids[:3], "d", "c"]), [1] * 5, list(range(5)), [PLAIN] * 5, grown, 3)
+    assert (forked.where, forked.repeated) == ({"a": 0, "b": 1, "d": 3, "c": 4}, {"a": [0, 2]})
+    assert (grown.where, grown.repeated) == ({"a": 0, "b": 1, "c": 3}, {"a": [0, 2, 5], "b": [1, 4]})
+
+
+def _texts(ids: list[str]) -> list[State]:
+    messages = [AiMessage(id_, "user", "user_input", "x") for id_ in ids]
+    return [State(m, i, (i,), 1, shared=True) for i, m in enumerate(messages)]
