@@ -20,7 +20,7 @@ from operator import attrgetter
 
 from engine.forksafe import fork_safe_lock
 from engine.messages import AiMessage
-from engine.providers.state import KEEP_WM, ORDERED_FIRST, WORKING_MEMORY, Span, State, States
+from engine.providers.state import KEEP_WM, ORDERED_FIRST, WORKING_MEMORY, Origin, Span, State, States
 
 PLAIN = "text_conversation"
 _MESSAGE = attrgetter("message")
@@ -49,6 +49,10 @@ class PlainRuns:
     repeated: dict[str, list[int]]
     made_for: list[State] | None = None
     trusted: bool = False
+    # when trusted: `made_for` with every plain candidate's twin in its place (grown in place along the line
+    # as the other lists are; read below `size`), so a run is placed as one slice
+    placed: list[State] | None = None
+    size: int = 0
 
     def blocked_below(self, at: int, held: list[int]) -> int:
         """The newest candidate at or below `at` that is not plain or is in `held` (ascending), or -1."""
@@ -90,11 +94,21 @@ class PlainRuns:
         replay step after a summary), so its twins are that set's."""
         run, twins = indices[first : at + 1], self.twins[first : at + 1]
         trusted = self.trusted and states.origin is not None and states.origin.states is self.made_for
-        # else compared in C: list equality takes the same object as equal without a look at it
-        if not trusted and list(map(_MESSAGE, map(states.__getitem__, run))) != self.messages[first : at + 1]:
-            return None
-        for position, twin in zip(run, twins, strict=True):
-            states[position] = twin  # type: ignore[assignment]  # a plain candidate's twin is never None
+        if trusted and self.placed is not None and states.owned is not None:
+            # between the run's first and last position, `states` holds the starting states but where a
+            # provider owned one (core, P1): the slice of `placed` with those put back
+            low, high = run[0], run[-1] + 1
+            owned = [(p, states[p]) for p in states.owned if low <= p < high]
+            states[low:high] = self.placed[low:high]
+            for position, state in owned:
+                states[position] = state
+        else:
+            # compared in C: list equality takes the same object as equal without a look at it
+            now = None if trusted else list(map(_MESSAGE, map(states.__getitem__, run)))
+            if now is not None and now != self.messages[first : at + 1]:
+                return None
+            for position, twin in zip(run, twins, strict=True):
+                states[position] = twin  # type: ignore[assignment]  # a plain candidate's twin is never None
         tokens = self.sums[at + 1] - self.sums[first]
         states.spans.append(Span(run, twins, tokens))  # type: ignore[arg-type]
         return tokens
@@ -107,9 +121,11 @@ def plain_runs(
     strategies: list[str | None],
     base: PlainRuns | None,
     kept: int,
+    start: int = 0,
 ) -> PlainRuns | None:
-    """The runs of the candidates `indices` (their `strategies`), of which the first `kept` are `base`'s.
-    None when a count is negative (the running sums would not grow)."""
+    """The runs of the candidates `indices` (their `strategies`), of which the first `kept` are `base`'s,
+    made for a set whose first `start` states are those of `base`'s set. None when a count is negative
+    (the running sums would not grow)."""
     new = range(kept, len(indices))
     if any(tokens[indices[k]] < 0 for k in new):
         return None
@@ -154,8 +170,30 @@ def plain_runs(
             )
         )
         made_for = origin.states if origin is not None else None
+        placed = _placed(base, origin, indices, twins, start) if trusted else None  # type: ignore[arg-type]
         lists = (sums, ids, messages, twins, special, len(special), where, repeated)
-        return PlainRuns(len(indices), *lists, made_for, trusted)
+        return PlainRuns(len(indices), *lists, made_for, trusted, placed, len(source))
+
+
+def _placed(
+    base: PlainRuns | None, origin: Origin, indices: list[int], twins: list[State | None], start: int
+) -> list[State]:
+    """`origin.states` with each plain candidate's twin in its place: `base.placed` for the states both sets
+    share (the very objects: in place when it is the line's longest), then the rest. Called under
+    `_GROWING`."""
+    reuse = 0
+    if base is not None and base.placed is not None and base.made_for is origin.earlier:
+        reuse = min(start, origin.shared)
+    if reuse and reuse == base.size == len(base.placed):  # type: ignore[union-attr]
+        placed = base.placed  # type: ignore[union-attr]
+    else:
+        placed = base.placed[:reuse] if reuse else []  # type: ignore[union-attr]
+    placed += origin.states[reuse:]
+    for k in range(bisect_left(indices, reuse), len(indices)):
+        twin = twins[k]
+        if twin is not None:
+            placed[indices[k]] = twin
+    return placed
 
 
 def _where_below(runs: PlainRuns, kept: int) -> tuple[dict[str, int], dict[str, list[int]]]:

@@ -129,7 +129,7 @@ def _made_floors(
             compressed.append(compressed_floor)
         runs = base.runs if base is not None else None
         if base is None or runs is not None:
-            runs = plain_runs(states, tokens, candidates, strategies, runs, kept)
+            runs = plain_runs(states, tokens, candidates, strategies, runs, kept, start)
         counts = (len(states), len(candidates), len(indices))
         return _Floors(text, compressed, indices, candidates, strategies, *counts, runs)
 
