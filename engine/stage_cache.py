@@ -154,15 +154,16 @@ class StageCache:
                     base = base or (held, states, len(tokens))
                 elif grown is not None and held_tokens is grown[0]:
                     base = base or (held, states, grown[1])
-        prefix = None
+        prefix, shared = None, 0
         if base is not None:
             held, earlier, counted = base
-            prefix = earlier[: min(counted, len(earlier), common_prefix(held, entries))]
-        states = starting_states(entries, tokens, prefix)
+            shared = min(counted, len(earlier), common_prefix(held, entries))
+            prefix = earlier[:shared]
+        states = starting_states(entries, tokens, prefix)  # extends `prefix`
         with self._lock:
             self._states.add((entries, tokens, states))
-            if prefix:
-                self._origins.add(Origin(states, earlier, len(prefix)))
+            if shared:
+                self._origins.add(Origin(states, earlier, shared))
         return states
 
     def origin(self, states: list[State]) -> Origin:

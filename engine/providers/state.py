@@ -79,13 +79,17 @@ def own(states: list[State], position: int) -> State:
 
 def starting_states(entries: list, tokens: list[int], base: list[State] | None = None) -> list[State]:
     """Shared starting states for `entries` (their message, position, origins and count): `base`'s, for the
-    first `len(base)` (made for the same entries and counts), then new ones."""
+    first `len(base)` (made for the same entries and counts), then new ones. `base` is the caller's own
+    list: it is extended and returned."""
     start = len(base) if base else 0
     fresh = [
         State(e.message, i, e.origins, t, shared=True)
         for i, e, t in zip(range(start, len(entries)), entries[start:], tokens[start:], strict=True)
     ]
-    return base + fresh if base else fresh
+    if not base:
+        return fresh
+    base += fresh  # `base + fresh` would copy the history's states once more
+    return base
 
 
 @dataclass(slots=True)
