@@ -105,12 +105,14 @@ class ProviderReport:
 @dataclass(frozen=True, slots=True)
 class Span:
     """A run of kept twins working memory placed (`engine.providers.text_runs`): their positions, ascending,
-    the twins (shared, so never changed: a provider `own`s one first, and its position joins `owned`), and
-    the sum of their counts."""
+    the twins (shared, so never changed: a provider `own`s one first, and its position joins `owned`), the
+    sum of their counts, and `content(counter)`: the sum of `counter.precise_count` over their messages'
+    contents (the summarization check's count), None when it cannot be told without them."""
 
     positions: list[int]
     twins: list[State]
     tokens: int
+    content: Callable[[Any], int | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +197,19 @@ class Kept:
     states: list[State]
     tokens: int
     unspanned: list[State] | None
+    spans: list[Span] = field(default_factory=list)  # those taken as slices, when told apart
+
+    def spans_content(self, counter: Any) -> int | None:
+        """The spans' content counts by `counter` (`Span.content`); None when not told apart or unknown."""
+        if self.unspanned is None:
+            return None
+        total = 0
+        for span in self.spans:
+            count = span.content(counter)
+            if count is None:
+                return None
+            total += count
+        return total
 
 
 def kept_states(states: list[State]) -> list[State]:
@@ -235,7 +250,7 @@ def kept_of(states: list[State]) -> Kept:
             out.append(state)
             unspanned.append(state)
             tokens += state.tokens
-    return Kept(out, tokens, unspanned)
+    return Kept(out, tokens, unspanned, spans)
 
 
 def _kept_read(states: list[State], positions: list[int]) -> Kept:

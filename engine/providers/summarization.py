@@ -19,6 +19,7 @@ from engine.preprocess.base import new_id
 from engine.providers.state import (
     KEEP_CORE,
     SUMMARIZATION,
+    Kept,
     ProviderReport,
     State,
     States,
@@ -48,7 +49,7 @@ def check_trigger(states: list[State], available: int, ctx: BuildContext) -> Tri
     if used < 0.9 * check.threshold:
         return check
     # linnkit counts the states' own message content (not a truncated version), by the model's encoding
-    check.content_tokens = _content_tokens(list(map(_MESSAGE, kept.states)), ctx)
+    check.content_tokens = _content_tokens(kept, ctx)
     check.fired = check.content_tokens >= check.threshold
     return check
 
@@ -70,11 +71,17 @@ def forget() -> None:
     _LAST.clear()
 
 
-def _content_tokens(messages: list[AiMessage], ctx: BuildContext) -> int:
-    """`ctx.content_tokens` of the messages' contents. Near the trigger, a replay's every step counts
-    thousands of contents that the last step counted: the runs of messages it counted are taken over
-    (`matched_runs`), and only the others are counted."""
+def _content_tokens(kept: Kept, ctx: BuildContext) -> int:
+    """`ctx.content_tokens` of the kept states' message contents. Near the trigger, a replay's every step
+    counts thousands of contents that the last step counted: a span's sum is its runs' (`Span.content`),
+    and the other states are counted; without spans, the runs of messages the last check counted are taken
+    over (`matched_runs`), and only the others are counted."""
     counter = content_counter(ctx.policy.token_estimation.encoding, ctx.avg_chars_per_token, ctx.tokenizer)
+    spans = kept.spans_content(counter)
+    if spans is not None:
+        contents = [s.message.content for s in kept.unspanned]  # type: ignore[union-attr]  # told apart
+        return spans + sum(counter.precise_count(c) for c in contents if isinstance(c, str))
+    messages = list(map(_MESSAGE, kept.states))
     if len(messages) < FEW:
         return ctx.content_tokens([m.content for m in messages])
     last = _LAST.newest()

@@ -15,8 +15,10 @@ this set's with the new candidates appended in place (a set reads only its first
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from operator import attrgetter
+from typing import Any
 
 from engine.forksafe import fork_safe_lock
 from engine.messages import AiMessage
@@ -53,6 +55,9 @@ class PlainRuns:
     # as the other lists are; read below `size`), so a run is placed as one slice
     placed: list[State] | None = None
     size: int = 0
+    # per content counter (`engine.tokens.content_counter`): `[k]` the sum of its count over the contents of
+    # candidates `0..k-1`, made as far as asked (grown in place along the line as the other lists are)
+    content: dict[Any, list[int]] = field(default_factory=dict)
 
     def blocked_below(self, at: int, held: list[int]) -> int:
         """The newest candidate at or below `at` that is not plain or is in `held` (ascending), or -1."""
@@ -87,6 +92,21 @@ class PlainRuns:
                 return True
         return False
 
+    def content_between(self, counter: Any, first: int, at: int) -> int | None:
+        """The sum of `counter.precise_count` over the string contents of candidates `first..at`; None when
+        one up to `at` cannot be counted (a special token in it: the check then counts the kept states one by
+        one, and fails where linnkit fails)."""
+        with _GROWING:
+            sums = self.content.setdefault(counter, [0])
+            try:
+                while len(sums) <= at + 1:
+                    content = self.messages[len(sums) - 1].content
+                    count = counter.precise_count(content) if isinstance(content, str) else 0
+                    sums.append(sums[-1] + count)
+            except Exception:  # counted one by one instead, where a raise is linnkit's
+                return None
+            return sums[at + 1] - sums[first]
+
     def place(self, states: States, indices: list[int], first: int, at: int) -> int | None:
         """Keep candidates `first..at`: their twins in place, and a span of them (`States.spans`); their
         count. None, and nothing placed, when a twin holds another message than the state it would replace:
@@ -110,7 +130,7 @@ class PlainRuns:
             for position, twin in zip(run, twins, strict=True):
                 states[position] = twin  # type: ignore[assignment]  # a plain candidate's twin is never None
         tokens = self.sums[at + 1] - self.sums[first]
-        states.spans.append(Span(run, twins, tokens))  # type: ignore[arg-type]
+        states.spans.append(Span(run, twins, tokens, partial(self.content_between, first=first, at=at)))  # type: ignore[arg-type]
         return tokens
 
 
@@ -136,7 +156,7 @@ def plain_runs(
     with _GROWING:
         if base is not None and base.count == kept == len(base.ids):  # the line's longest: grow in place
             sums, ids, messages, twins = base.sums, base.ids, base.messages, base.twins
-            special, where, repeated = base.special, base.where, base.repeated
+            special, where, repeated, content = base.special, base.where, base.repeated, base.content
         else:
             sums = base.sums[: kept + 1] if base is not None else [0]
             ids = base.ids[:kept] if base is not None else []
@@ -144,6 +164,7 @@ def plain_runs(
             twins = base.twins[:kept] if base is not None else []
             special = base.special[: bisect_left(base.special, kept, 0, base.special_count)] if base else []
             where, repeated = _where_below(base, kept) if base is not None else ({}, {})
+            content = {c: sums[: kept + 1] for c, sums in base.content.items()} if base else {}
         for k in new:
             index = indices[k]
             state, count = source[index], tokens[index]
@@ -172,7 +193,7 @@ def plain_runs(
         made_for = origin.states if origin is not None else None
         placed = _placed(base, origin, indices, twins, start) if trusted else None  # type: ignore[arg-type]
         lists = (sums, ids, messages, twins, special, len(special), where, repeated)
-        return PlainRuns(len(indices), *lists, made_for, trusted, placed, len(source))
+        return PlainRuns(len(indices), *lists, made_for, trusted, placed, len(source), content)
 
 
 def _placed(

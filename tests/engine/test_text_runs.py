@@ -106,7 +106,13 @@ def _decided(result) -> list[tuple]:
 def _build(messages, policy):
     forget_earlier_builds()
     result = build_context(messages, policy, tokenizer=TOKENIZER, now=0)
-    return result.error, [m.to_dict() for m in result.messages], _decided(result), result.strategies_applied
+    return (
+        result.error,
+        [m.to_dict() for m in result.messages],
+        _decided(result),
+        result.strategies_applied,
+        result.summarization_check,  # its content count: a span's from its runs, else one by one
+    )
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -121,7 +127,10 @@ def test_a_build_keeps_what_one_at_a_time_keeps(messages, layer):
 def _replayed(messages, policy):
     forget_earlier_builds()
     steps = iter_session_steps(messages, policy, tokenizer=TOKENIZER, now=0)
-    return [(s.result.tokens.final_tokens, _decided(s.result), s.result.strategies_applied) for s in steps]
+    return [
+        (r.tokens.final_tokens, _decided(r), r.strategies_applied, r.summarization_check)
+        for r in (s.result for s in steps)
+    ]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -188,7 +197,7 @@ def test_the_kept_states_of_spans_and_owned_positions_are_those_every_state_read
                 twin.kept = twin.shared = True
                 states[p] = twin
                 twins.append(twin)
-            states.spans.append(Span(positions, twins, sum(positions)))
+            states.spans.append(Span(positions, twins, sum(positions), lambda counter: None))
     for p in data.draw(st.lists(st.integers(0, size - 1), max_size=8)):  # core, P1, P3 and later changes
         state = own(states, p)
         if data.draw(st.booleans()):
