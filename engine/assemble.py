@@ -45,8 +45,10 @@ def assemble_result(
     ctx, registry = run.ctx, run.registry
     check = run.trigger_check  # the last provider's: its kept states, unless it changed the states
     known = check.kept_of if check is not None and not check.fired else None
-    final = final_order(run.states, known[1] if known is not None and known[0] is run.states else None)
-    out = sent(final, registry, ctx.tokenizer, ctx.model_id)
+    kept = known[1] if known is not None and known[0] is run.states else None
+    final = final_order(run.states, kept)
+    ids = kept.ids if kept is not None and final is kept.states else None
+    out = sent(final, registry, ctx.tokenizer, ctx.model_id, ids)
     final_tokens = out.tokens
     trace = None
     if detail and run.trace.enabled:

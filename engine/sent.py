@@ -73,12 +73,18 @@ class _Last:
 _LAST: LaneLists[_Last] = LaneLists(1)
 
 
-def sent(final: list[State], registry: FenceRegistry | None, tokenizer: TokenizerPort, model_id: str) -> Sent:
+def sent(
+    final: list[State],
+    registry: FenceRegistry | None,
+    tokenizer: TokenizerPort,
+    model_id: str,
+    ids: list[int] | None = None,
+) -> Sent:
     """`final` (the kept states in final order) as sent. A state a provider processed (truncated) counts its
     message as sent (estimated by `tokenizer`), and so does a message with top-level call fields
-    (`_counted_final`); any other its starting count."""
+    (`_counted_final`); any other its starting count. `ids`: each final state's `id`, when known."""
     last = _LAST.newest()
-    ids = list(map(id, final))
+    ids = list(map(id, final)) if ids is None else ids
     figures = _Figures()
     if last is None or len(final) < FEW:
         for position, state in enumerate(final):

@@ -113,6 +113,7 @@ class Span:
     twins: list[State]
     tokens: int
     content: Callable[[Any], int | None]
+    ids: list[int]  # the twins' `id`s (int objects shared from step to step: compared by identity first)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +199,7 @@ class Kept:
     tokens: int
     unspanned: list[State] | None
     spans: list[Span] = field(default_factory=list)  # those taken as slices, when told apart
+    ids: list[int] | None = None  # the `id` of each of `states`, when told apart
 
     def spans_content(self, counter: Any) -> int | None:
         """The spans' content counts by `counter` (`Span.content`); None when not told apart or unknown."""
@@ -226,6 +228,7 @@ def kept_of(states: list[State]) -> Kept:
     positions = sorted(set(owned))  # a position owned twice is listed twice
     spans = sorted(states.spans, key=_first)
     out: list[State] = []
+    ids: list[int] = []
     unspanned: list[State] = []
     tokens = 0
     at = 0  # the next of `positions`
@@ -236,21 +239,25 @@ def kept_of(states: list[State]) -> Kept:
             if span.positions[cut] == positions[at]:  # a twin owned since: read every owned position
                 return _kept_read(states, positions + [p for s in spans for p in s.positions])
             out += span.twins[taken:cut]
+            ids += span.ids[taken:cut]
             state = states[positions[at]]
             if state.kept:
                 out.append(state)
+                ids.append(id(state))
                 unspanned.append(state)
                 tokens += state.tokens
             taken, at = cut, at + 1
         out += span.twins[taken:]
+        ids += span.ids[taken:]
         tokens += span.tokens
     for position in positions[at:]:
         state = states[position]
         if state.kept:
             out.append(state)
+            ids.append(id(state))
             unspanned.append(state)
             tokens += state.tokens
-    return Kept(out, tokens, unspanned, spans)
+    return Kept(out, tokens, unspanned, spans, ids)
 
 
 def _kept_read(states: list[State], positions: list[int]) -> Kept:

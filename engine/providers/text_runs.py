@@ -58,6 +58,7 @@ class PlainRuns:
     # per content counter (`engine.tokens.content_counter`): `[k]` the sum of its count over the contents of
     # candidates `0..k-1`, made as far as asked (grown in place along the line as the other lists are)
     content: dict[Any, list[int]] = field(default_factory=dict)
+    twin_ids: list[int] = field(default_factory=list)  # `id` of each twin (0: none), the same int objects
 
     def blocked_below(self, at: int, held: list[int]) -> int:
         """The newest candidate at or below `at` that is not plain or is in `held` (ascending), or -1."""
@@ -130,7 +131,8 @@ class PlainRuns:
             for position, twin in zip(run, twins, strict=True):
                 states[position] = twin  # type: ignore[assignment]  # a plain candidate's twin is never None
         tokens = self.sums[at + 1] - self.sums[first]
-        states.spans.append(Span(run, twins, tokens, partial(self.content_between, first=first, at=at)))  # type: ignore[arg-type]
+        content = partial(self.content_between, first=first, at=at)
+        states.spans.append(Span(run, twins, tokens, content, self.twin_ids[first : at + 1]))  # type: ignore[arg-type]
         return tokens
 
 
@@ -156,12 +158,14 @@ def plain_runs(
     with _GROWING:
         if base is not None and base.count == kept == len(base.ids):  # the line's longest: grow in place
             sums, ids, messages, twins = base.sums, base.ids, base.messages, base.twins
+            twin_ids = base.twin_ids
             special, where, repeated, content = base.special, base.where, base.repeated, base.content
         else:
             sums = base.sums[: kept + 1] if base is not None else [0]
             ids = base.ids[:kept] if base is not None else []
             messages = base.messages[:kept] if base is not None else []
             twins = base.twins[:kept] if base is not None else []
+            twin_ids = base.twin_ids[:kept] if base is not None else []
             special = base.special[: bisect_left(base.special, kept, 0, base.special_count)] if base else []
             where, repeated = _where_below(base, kept) if base is not None else ({}, {})
             content = {c: sums[: kept + 1] for c, sums in base.content.items()} if base else {}
@@ -178,8 +182,10 @@ def plain_runs(
                 twin = State(message, state.index, state.origins, count, KEEP_WM, WORKING_MEMORY, PLAIN)
                 twin.kept = twin.shared = True
                 twins.append(twin)
+                twin_ids.append(id(twin))
             else:
                 twins.append(None)
+                twin_ids.append(0)
                 special.append(k)
         trusted = origin is not None and (
             not kept  # every twin made here, from `origin.states`
@@ -193,7 +199,7 @@ def plain_runs(
         made_for = origin.states if origin is not None else None
         placed = _placed(base, origin, indices, twins, start) if trusted else None  # type: ignore[arg-type]
         lists = (sums, ids, messages, twins, special, len(special), where, repeated)
-        return PlainRuns(len(indices), *lists, made_for, trusted, placed, len(source), content)
+        return PlainRuns(len(indices), *lists, made_for, trusted, placed, len(source), content, twin_ids)
 
 
 def _placed(

@@ -197,7 +197,8 @@ def test_the_kept_states_of_spans_and_owned_positions_are_those_every_state_read
                 twin.kept = twin.shared = True
                 states[p] = twin
                 twins.append(twin)
-            states.spans.append(Span(positions, twins, sum(positions), lambda counter: None))
+            ids = list(map(id, twins))
+            states.spans.append(Span(positions, twins, sum(positions), lambda counter: None, ids))
     for p in data.draw(st.lists(st.integers(0, size - 1), max_size=8)):  # core, P1, P3 and later changes
         state = own(states, p)
         if data.draw(st.booleans()):
@@ -208,6 +209,7 @@ def test_the_kept_states_of_spans_and_owned_positions_are_those_every_state_read
     every = [s for s in states if s.kept]
     assert kept.states == every
     assert [id(s) for s in kept.states] == [id(s) for s in every]
+    assert kept.ids is None or kept.ids == [id(s) for s in every]
     assert kept.tokens == sum(s.tokens for s in every)
     if kept.unspanned is not None:
         spanned = {id(t) for span in states.spans for t in span.twins}
