@@ -170,6 +170,7 @@ def run_working_memory(states: list[State], available: int, ctx: BuildContext) -
 _Scans = tuple[GroupScan, tuple[GroupScan, ...]]
 _SCANS: LaneLists[tuple[list[int], tuple[str, int | None, str], _Scans]] = LaneLists(4)
 ANCESTORS = 14  # reaching back up to 2^14 messages
+SEED_BACK = 256  # how far before its end a scan made afresh keeps a scan too
 
 
 def _grouping(states: list[State], checkpoint_tool: str, distance: int | None) -> list[ToolGroup]:
@@ -190,7 +191,13 @@ def _grouping(states: list[State], checkpoint_tool: str, distance: int | None) -
                     line.insert(0, scan)
                 scan = scan.extend(_MessagesOf(states), checkpoint_tool, distance)
                 return scan, _spaced(line, len(states))
-        return group_scan(list(map(_MESSAGE, states)), checkpoint_tool, distance), ()
+        # afresh: with a scan a little before the end kept too, so that a build of an earlier step (the
+        # TUI's timeline going back over a user input) goes on from it instead of scanning afresh again
+        messages = list(map(_MESSAGE, states))
+        if len(messages) <= SEED_BACK:
+            return group_scan(messages, checkpoint_tool, distance), ()
+        seed = group_scan(messages[: len(messages) - SEED_BACK], checkpoint_tool, distance)
+        return seed.extend(messages, checkpoint_tool, distance), (seed,)
 
     return derived(_SCANS, states, (checkpoint_tool, distance, ID_SCOPE.get()), make)[0].groups
 

@@ -8,7 +8,7 @@ from engine.groups import _SCANS, GroupScan, build_groups
 from engine.messages import AiMessage
 from engine.pipeline import MustKeep
 from engine.preprocess.base import Entry
-from engine.providers import checkpoint, core
+from engine.providers import checkpoint, core, working_memory
 from engine.providers.state import States, starting_states
 
 
@@ -200,3 +200,25 @@ def test_two_lists_going_on_from_one_scan_with_an_id_at_other_places_is_a_false_
     assert one.repeated_anchor is False
     assert other.repeated_anchor is True  # "x" was met at index 4 by `one`: told to look at the groups
     assert _shape(other.groups) == _fresh([*_session(1), _turn(2)[0], _calls("x", "c6")])
+
+
+def test_a_scan_made_afresh_keeps_one_before_its_end_and_an_earlier_step_goes_on_from_it(monkeypatch):
+    """The TUI's timeline going back over a user input: the set shares the first states of the one built
+    last, but less than all; its groups come from the seed scan, not from a scan of every state again."""
+    working_memory._SCANS.clear()
+    _SCANS.clear()
+    monkeypatch.setattr(working_memory, "SEED_BACK", 6)
+    messages = _session(6)
+    latest = _states(messages)
+    assert _shape(working_memory._grouping(latest, "context_checkpoint", None)) == _fresh(messages)
+    # an earlier step: its first 20 states are the latest's, then compression made a message of its own
+    earlier = [*messages[:20], AiMessage("x", "assistant", "final_answer", "compressed", 5)]
+    entries = [Entry(m, (i,)) for i, m in enumerate(earlier)]
+    tokens = [5] * 21
+    states = States(starting_states(entries, tokens, list(latest[:20])), tokens, (latest.initial_tokens, 20))
+
+    def scan_afresh(*args):
+        raise AssertionError("scanned afresh")
+
+    monkeypatch.setattr(working_memory, "group_scan", scan_afresh)
+    assert _shape(working_memory._grouping(states, "context_checkpoint", None)) == _fresh(earlier)
