@@ -150,7 +150,7 @@ class States(list[State]):
         # The positions whose shared starting state this build replaced by its own (`own`); None once the
         # list was changed otherwise (a summary's states). With the runs of kept twins working memory
         # placed (`spans`), these are the only states that can be kept (a starting state never is): a long
-        # build reads them instead of every state (`kept_states`).
+        # build reads them instead of every state (`kept_of`).
         self.owned: list[int] | None = [] if starting else None
         self.spans: list[Span] = []
 
@@ -215,6 +215,7 @@ class Kept:
 
 
 def kept_states(states: list[State]) -> list[State]:
+    """The kept states, in list order (`kept_of`)."""
     return kept_of(states).states
 
 
@@ -225,7 +226,7 @@ def kept_of(states: list[State]) -> Kept:
     if owned is None:
         kept = list(compress(states, map(_KEPT, states)))
         return Kept(kept, sum(map(_TOKENS, kept)), None)
-    positions = sorted(set(owned))  # a position owned twice is listed twice
+    positions = sorted(set(owned))  # `owned` may list a position twice
     spans = sorted(states.spans, key=_first)
     out: list[State] = []
     ids: list[int] = []
@@ -268,7 +269,6 @@ def _kept_read(states: list[State], positions: list[int]) -> Kept:
 
 def _first(span: Span) -> int:
     return span.positions[0]
-
 
 
 def kept_tokens(states: list[State]) -> int:
