@@ -168,7 +168,7 @@ def plain_runs(
             twin_ids = base.twin_ids[:kept] if base is not None else []
             special = base.special[: bisect_left(base.special, kept, 0, base.special_count)] if base else []
             where, repeated = _where_below(base, kept) if base is not None else ({}, {})
-            content = {c: sums[: kept + 1] for c, sums in base.content.items()} if base else {}
+            content = {c: counted[: kept + 1] for c, counted in base.content.items()} if base else {}
         for k in new:
             index = indices[k]
             state, count = source[index], tokens[index]
