@@ -18,6 +18,7 @@ from engine.providers.state import (
     KEEP_CORE,
     KEEP_WM,
     WORKING_MEMORY,
+    Origin,
     Span,
     State,
     States,
@@ -294,3 +295,24 @@ def test_an_id_held_twice_is_found_at_each_of_its_candidates():
 def _texts(ids: list[str]) -> list[State]:
     messages = [AiMessage(id_, "user", "user_input", "x") for id_ in ids]
     return [State(m, i, (i,), 1, shared=True) for i, m in enumerate(messages)]
+
+
+def test_runs_taken_over_are_trusted_only_for_the_states_the_new_list_took_over():
+    """The trust rule itself: runs made from a starting list are trusted for it; a list that took over the
+    earlier one's first states keeps that trust only when every inherited candidate lies among them."""
+    messages = [AiMessage(f"m{i}", "user", "user_input", "x") for i in range(6)]
+    earlier = [State(m, i, (i,), 1, shared=True) for i, m in enumerate(messages)]
+    first = States(list(earlier), [1] * 6, starting=True, origin=Origin(earlier))
+    made = plain_runs(first, [1] * 6, list(range(6)), [PLAIN] * 6, None, 0)
+    assert made.trusted and made.made_for is earlier
+    # the next list took over the first 6 states (all of them) and has one more: trusted
+    later = [*earlier, State(AiMessage("m6", "user", "user_input", "x"), 6, (6,), 1, shared=True)]
+    grown = States(list(later), [1] * 7, starting=True, origin=Origin(later, earlier, 6))
+    assert plain_runs(grown, [1] * 7, list(range(7)), [PLAIN] * 7, made, 6, 6).trusted
+    # one that took over only the first 4 (its 5th and 6th states are new objects): not trusted
+    other = [*earlier[:4], *(State(m, i, (i,), 1, shared=True) for i, m in enumerate(messages[4:], 4))]
+    forked = States(list(other), [1] * 6, starting=True, origin=Origin(other, earlier, 4))
+    assert not plain_runs(forked, [1] * 6, list(range(6)), [PLAIN] * 6, made, 6, 6).trusted
+    # nor one taken over from another list than the runs were made for
+    elsewhere = States(list(later), [1] * 7, starting=True, origin=Origin(later, list(earlier), 6))
+    assert not plain_runs(elsewhere, [1] * 7, list(range(7)), [PLAIN] * 7, made, 6, 6).trusted
