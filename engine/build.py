@@ -263,9 +263,8 @@ def _initial_states(run: Pipeline) -> list[State]:
     # their ids were scoped, as the very objects earlier steps counted (a replay scopes them anew per summary)
     counted = run.unscoped if isinstance(inner, DefaultTokenizer) and run.unscoped else run.entries
     tokens = STAGE_CACHE.tokens(counted, tokenizer, run.ctx.model_id)
-    states = STAGE_CACHE.starting_states(run.entries, tokens)
-    origin = STAGE_CACHE.origin(states)
-    return States(states, tokens, STAGE_CACHE.grown_from(tokens), starting=True, origin=origin)
+    origin = STAGE_CACHE.starting_states(run.entries, tokens)
+    return States(origin.states, tokens, STAGE_CACHE.grown_from(tokens), starting=True, origin=origin)
 
 
 _UNTRACED = (0, 0)  # a build whose trace is not made does not count what each provider kept

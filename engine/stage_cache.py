@@ -50,10 +50,9 @@ class StageCache:
         # a token list made from another's first `k` counts: (it, the other, k), for what derives from both
         self._grown: LaneLists[tuple[list[int], list[int], int]] = LaneLists(_PER_STAGE)
         self._scoped: LaneLists[tuple[list[Entry], str, list[Entry]]] = LaneLists(_PER_STAGE)
-        # shared starting states (`engine.providers.state`): (entries, their counts, the states)
-        self._states: LaneLists[tuple[list[Entry], list[int], list[State]]] = LaneLists(_PER_STAGE)
-        # of the starting lists that took over an earlier one's states: which, and how many
-        self._origins: LaneLists[Origin] = LaneLists(_PER_STAGE)
+        # shared starting states (`engine.providers.state`): (entries, their counts, the states and the
+        # earlier list they took over states from)
+        self._states: LaneLists[tuple[list[Entry], list[int], Origin]] = LaneLists(_PER_STAGE)
         self.hits = self.misses = 0  # stage runs answered from the cache, and run afresh
 
     def entries(self, messages: Sequence[AiMessage], *, owned: bool = False) -> list[Entry]:
@@ -140,39 +139,32 @@ class StageCache:
                     return base, shared
         return None
 
-    def starting_states(self, entries: list[Entry], tokens: list[int]) -> list[State]:
-        """The shared starting states of `entries` with their counts `tokens`: the same list as last time for
-        the same lists (a rebuild), else the states of the entries and counts an earlier list shares with
-        these (a replay's next step) and new ones for the rest. Never changed: a build copies the list."""
+    def starting_states(self, entries: list[Entry], tokens: list[int]) -> Origin:
+        """The shared starting states of `entries` with their counts `tokens` (`Origin.states`), and the
+        earlier list whose first states they took over: the same list as last time for the same lists (a
+        rebuild), else the states of the entries and counts an earlier list shares with these (a replay's
+        next step) and new ones for the rest. Never changed: a build copies the list."""
         grown = self.grown_from(tokens)
         base: tuple[list[Entry], list[State], int] | None = None
         with self._lock:
-            for held, held_tokens, states in self._states.items():
+            for held, held_tokens, made in self._states.items():
                 if held_tokens is tokens:
                     if held is entries:
-                        return states
-                    base = base or (held, states, len(tokens))
+                        return made
+                    base = base or (held, made.states, len(tokens))
                 elif grown is not None and held_tokens is grown[0]:
-                    base = base or (held, states, grown[1])
-        prefix, shared = None, 0
+                    base = base or (held, made.states, grown[1])
+        origin: Origin | None = None
         if base is not None:
             held, earlier, counted = base
             shared = min(counted, len(earlier), common_prefix(held, entries))
-            prefix = earlier[:shared]
-        states = starting_states(entries, tokens, prefix)  # extends `prefix`
+            if shared:  # `earlier[:shared]` is extended, not copied once more
+                origin = Origin(starting_states(entries, tokens, earlier[:shared]), earlier, shared)
+        if origin is None:
+            origin = Origin(starting_states(entries, tokens))
         with self._lock:
-            self._states.add((entries, tokens, states))
-            if shared:
-                self._origins.add(Origin(states, earlier, shared))
-        return states
-
-    def origin(self, states: list[State]) -> Origin:
-        """Where the starting list `states` came from: the earlier list whose first states it took over."""
-        with self._lock:
-            for origin in self._origins.items():
-                if origin.states is states:
-                    return origin
-        return Origin(states)
+            self._states.add((entries, tokens, origin))
+        return origin
 
     def scoped(self, entries: list[Entry]) -> list[Entry]:
         """`scope_created(entries)` under the current id scope: the same list as last time for the same
@@ -201,7 +193,6 @@ class StageCache:
             self._tokens.clear()
             self._grown.clear()
             self._states.clear()
-            self._origins.clear()
 
 
 STAGE_CACHE = StageCache()

@@ -438,7 +438,8 @@ def test_builds_never_change_the_starting_states_they_share(name):
             changed += len(step.result.strategies_applied)
     held = STAGE_CACHE._states.items()
     assert held and changed
-    for entries, tokens, states in held:
+    for entries, tokens, origin in held:
+        states = origin.states
         assert len(states) == len(entries) == len(tokens)
         for position, (state, entry, count) in enumerate(zip(states, entries, tokens, strict=True)):
             assert state.shared and state.index == position and state.message is entry.message
