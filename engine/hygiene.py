@@ -12,6 +12,7 @@ from typing import Literal
 
 from engine.forksafe import fork_safe_lock
 from engine.lanes import LaneLists
+from engine.lineage import MARK_AFTER, MARK_BACK
 from engine.messages import AiMessage, call_id
 from engine.preprocess.base import starts_with
 
@@ -125,10 +126,7 @@ class _Scan:
 
 _LOCK = fork_safe_lock()
 _LAST: LaneLists[_Scan] = LaneLists(4)  # the last runs, per memory lane (`engine.lanes`)
-# A scan that reads a long list at once (a session opened, a step the timeline jumps to) leaves a copy of
-# itself `MARK_BACK` messages before its end, one per memory lane: a step back from there goes on from that
-# copy. A replay's steps read a few messages each, and never make one.
-MARK_AFTER, MARK_BACK = 4096, 1024
+# a scan's mark (`engine.lineage.MARK_BACK`), one per memory lane
 _MARKS: LaneLists[_Scan] = LaneLists(1)
 
 

@@ -24,6 +24,12 @@ from engine.forksafe import fork_safe_lock
 
 KEPT = 32  # lists whose line is known: a replay makes three or four a step, read back a few steps later
 
+# A scan that reads a long list at once (a session opened, a step the timeline jumps to: more than
+# MARK_AFTER items) also keeps a scan of the list without its last MARK_BACK items. A build of an earlier
+# step (the timeline going back) goes on from that mark instead of reading the list again. Used by
+# `engine.hygiene` and by working memory's grouping; a replay's steps read a few items each.
+MARK_AFTER, MARK_BACK = 4096, 1024
+
 _HELD_HERE_ONLY = 2  # sys.getrefcount of a list only `_LINES` holds: its tuple and the call's argument
 _LOCK = fork_safe_lock()  # two threads extending one tip: only the first joins the line
 

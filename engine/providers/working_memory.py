@@ -16,6 +16,7 @@ from operator import attrgetter
 from engine.forksafe import fork_safe_lock
 from engine.groups import GroupScan, ToolGroup, group_scan
 from engine.lanes import LaneLists
+from engine.lineage import MARK_AFTER, MARK_BACK
 from engine.messages import AiMessage
 from engine.pipeline import BuildContext, ProviderOutcome
 from engine.preprocess.base import ID_SCOPE
@@ -170,7 +171,6 @@ def run_working_memory(states: list[State], available: int, ctx: BuildContext) -
 _Scans = tuple[GroupScan, tuple[GroupScan, ...]]
 _SCANS: LaneLists[tuple[list[int], tuple[str, int | None, str], _Scans]] = LaneLists(4)
 ANCESTORS = 14  # reaching back up to 2^14 messages
-SEED_BACK = 256  # how far before its end a scan made afresh keeps a scan too
 
 
 def _grouping(states: list[State], checkpoint_tool: str, distance: int | None) -> list[ToolGroup]:
@@ -191,13 +191,13 @@ def _grouping(states: list[State], checkpoint_tool: str, distance: int | None) -
                     line.insert(0, scan)
                 scan = scan.extend(_MessagesOf(states), checkpoint_tool, distance)
                 return scan, _spaced(line, len(states))
-        # afresh: with a scan a little before the end kept too, so that a build of an earlier step (the
-        # TUI's timeline going back over a user input) goes on from it instead of scanning afresh again
+        # afresh, and a long list with its mark (`engine.lineage.MARK_BACK`): a build of an earlier step
+        # (the TUI's timeline going back over a user input) goes on from it
         messages = list(map(_MESSAGE, states))
-        if len(messages) <= SEED_BACK:
+        if len(messages) <= MARK_AFTER:
             return group_scan(messages, checkpoint_tool, distance), ()
-        seed = group_scan(messages[: len(messages) - SEED_BACK], checkpoint_tool, distance)
-        return seed.extend(messages, checkpoint_tool, distance), (seed,)
+        mark = group_scan(messages[: len(messages) - MARK_BACK], checkpoint_tool, distance)
+        return mark.extend(messages, checkpoint_tool, distance), (mark,)
 
     return derived(_SCANS, states, (checkpoint_tool, distance, ID_SCOPE.get()), make)[0].groups
 

@@ -202,12 +202,13 @@ def test_two_lists_going_on_from_one_scan_with_an_id_at_other_places_is_a_false_
     assert _shape(other.groups) == _fresh([*_session(1), _turn(2)[0], _calls("x", "c6")])
 
 
-def test_a_scan_made_afresh_keeps_one_before_its_end_and_an_earlier_step_goes_on_from_it(monkeypatch):
+def test_a_long_scan_made_afresh_keeps_its_mark_and_an_earlier_step_goes_on_from_it(monkeypatch):
     """The TUI's timeline going back over a user input: the set shares the first states of the one built
-    last, but less than all; its groups come from the seed scan, not from a scan of every state again."""
+    last, but less than all; its groups come from the mark, not from a scan of every state again."""
     working_memory._SCANS.clear()
     _SCANS.clear()
-    monkeypatch.setattr(working_memory, "SEED_BACK", 6)
+    monkeypatch.setattr(working_memory, "MARK_AFTER", 8)
+    monkeypatch.setattr(working_memory, "MARK_BACK", 6)
     messages = _session(6)
     latest = _states(messages)
     assert _shape(working_memory._grouping(latest, "context_checkpoint", None)) == _fresh(messages)
