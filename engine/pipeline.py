@@ -169,4 +169,4 @@ def final_order(states: list[State], kept: Kept | None = None) -> list[State]:
 
 def _block(state: State) -> int:
     kind = state.message.type
-    return 0 if kind == "system_prompt" else 1 if kind == "history_summary" else 2
+    return ORDERED_FIRST.index(kind) if kind in ORDERED_FIRST else len(ORDERED_FIRST)
