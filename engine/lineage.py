@@ -3,15 +3,22 @@ without comparing the items.
 
 A replay's step hands the engine the last step's history and a few messages more, and each stage's output
 is the last step's and a few entries more. Comparing such lists item by item (in C) was most of what a
-step's cost grew by with the session's length. A list made here (`grown`, `head`) is never changed after it
-is made, and belongs to a line: every list of a line is a prefix of the line's longest (its tip), so two
-lists of one line share their first `min(len)` items without a look at them. A list joins a line only when
-it is made from the line's tip by appending, or is a prefix of a member; any other list starts a line of
-its own.
+step's cost grew by with the session's length. A list made here (`grown`, `head`) is never changed while
+anyone but this module holds it, and belongs to a line: every list of a line is a prefix of the line's
+longest (its tip), so two lists of one line share their first `min(len)` items without a look at them. A
+list joins a line only when it is made from the line's tip by appending, or is a prefix of a member; any
+other list starts a line of its own.
 
 The lists stay plain lists (a list subclass is copied item by item where a list is copied in one go):
 their lines are kept beside them, for the most recent lists made. An older list is one of no known line,
 compared as any list is.
+
+A list that only this module still holds can never be seen again, so it may change: the newest few such
+lists are kept as spares, and a list grown or forked from a list whose line (or a line it forked from) a
+spare belongs to is made from that spare, cut where the two may differ and extended, instead of copying
+the whole list and freeing the spare. A replay's step makes four lists of the session's length, and the
+spares, a few steps old, lack only the last few items; on a long session the copies' cold reads were a
+third of a step.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ KEPT = 32  # lists whose line is known: a replay makes three or four a step, rea
 MARK_AFTER, MARK_BACK = 4096, 1024
 
 _HELD_HERE_ONLY = 2  # sys.getrefcount of a list only `_LINES` holds: its tuple and the call's argument
+SPARES = 4  # lists nobody holds kept to be extended (a replay's step drops one of each of its lines)
+_ANCESTRY = 4  # lines looked through for a spare: a list's own and those it forked from
 _LOCK = fork_safe_lock()  # two threads extending one tip: only the first joins the line
 
 
@@ -65,19 +74,48 @@ def _keep(items: list[Any], line: _Line) -> None:
     _LINES[id(items)] = (items, line)
     if len(_LINES) > KEPT:
         del _LINES[next(iter(_LINES))]
-    # a list nobody else holds can never be asked about: let it (and the entries only it holds) go; kept
-    # alive, up to KEPT lists of a long session's length were (~9 MB at 100,000 messages)
-    for key, held in list(_LINES.items()):
+    # a list nobody else holds can never be asked about: the newest SPARES are kept to be extended
+    # (`_start`), the rest let go with the entries only they hold; kept alive, up to KEPT lists of a
+    # long session's length were (~9 MB at 100,000 messages)
+    spares = 0
+    for key, held in reversed(list(_LINES.items())):
         if sys.getrefcount(held[0]) <= _HELD_HERE_ONLY:
-            del _LINES[key]
+            spares += 1
+            if spares > SPARES:
+                del _LINES[key]
+
+
+def _start(base: Sequence[Any], line: _Line | None, size: int) -> list[Any]:
+    """A new list holding `base[:size]`: the spare that starts most like `base` (by its lines: a member of
+    `base`'s line, or of a line it forked from up to the fork), cut there and extended to `size`, else a
+    copy. Called under `_LOCK`."""
+    known: dict[_Line, int] = {}  # a line of `base`'s ancestry -> how many items its lists share with `base`
+    shared = size
+    while line is not None and len(known) < _ANCESTRY:
+        known[line] = shared
+        line, shared = line.parent, min(shared, line.fork)
+    spare, best = None, 0
+    for held in _LINES.values() if known else ():
+        items = held[0]
+        alike = min(len(items), known.get(held[1], 0))
+        if alike > best and sys.getrefcount(items) <= _HELD_HERE_ONLY + 1:  # + `items`
+            spare, best = items, alike
+    if spare is None:
+        out = base[:size]
+        return out if type(out) is list else list(out)
+    del _LINES[id(spare)]  # it joins a line again as the list made now, under `_keep`
+    del spare[best:]
+    spare.extend(base[best:size])
+    return spare
 
 
 def grown(base: Sequence[Any], more: Iterable[Any]) -> list[Any]:
     """`base` and then `more`, as a new list in `base`'s line when `base` is that line's longest."""
-    out = list(base)
-    out.extend(more)
+    more = more if type(more) is list else list(more)  # read before the lock: it may be lazy
     line = _line(base)
     with _LOCK:
+        out = _start(base, line, len(base))
+        out.extend(more)
         if line is not None and line.tip == len(base):
             line.tip = len(out)
         else:
@@ -99,10 +137,11 @@ def head(base: Sequence[Any], size: int) -> list[Any]:
 def forked(base: Sequence[Any], keep: int, more: Iterable[Any]) -> list[Any]:
     """`base[:keep]` and then `more`, as a new line known to share its first `keep` items with `base`'s
     (a compressor's output when a group's fate changed: the next stage compares only from there)."""
-    out = list(base[:keep])
-    out.extend(more)
+    more = more if type(more) is list else list(more)
     parent = _line(base)
     with _LOCK:
+        out = _start(base, parent, keep)
+        out.extend(more)
         _keep(out, _Line(len(out), parent, keep) if parent is not None else _Line(len(out)))
     return out
 

@@ -126,11 +126,73 @@ def test_a_list_made_long_ago_is_of_no_known_line_and_compared_as_any_list():
     assert not same_line(again, later) and not starts_with(again, later)
 
 
-def test_a_list_only_the_lineage_holds_is_let_go_and_one_held_elsewhere_stays_known():
+def test_a_list_only_the_lineage_holds_is_kept_as_a_spare_and_past_the_newest_spares_let_go():
     lineage.forget()
     held = grown([], ["a", "b"])
     longer = grown(held, ["c"])
-    grown([], ["x"])  # nobody keeps it: no one can ever ask about it
-    grown([], ["y"])  # the next list made lets it go (this one too, once another is made)
-    assert [items for items, _ in lineage._LINES.values()] == [held, longer, ["y"]]
+    dropped = [grown([], [f"x{i}"]) for i in range(lineage.SPARES + 2)]
+    del dropped[:]  # nobody keeps them: no one can ever ask about them again
+    grown([], ["y"])  # let go as well, once a list is made after it
+    grown([], ["z"])
+    # the four newest lists nobody holds (x3, x4, x5, y), and `z`, held by the call while it was kept
+    spares = [["x3"], ["x4"], ["x5"], ["y"]]
+    assert [items for items, _ in lineage._LINES.values()] == [held, longer, *spares, ["z"]]
     assert known(held) and known(longer) and shared_at_least(held, longer) == 2
+
+
+def test_a_list_grown_on_a_line_reuses_a_spare_of_that_line_and_leaves_every_held_list_as_it_was():
+    lineage.forget()
+    first = grown([], list(range(100)))
+    second = grown(first, [100])
+    spare_id = id(first)
+    del first  # now only the lineage holds it: a spare, 100 items of the line
+    third = grown(second, [101, 102])
+    assert id(third) == spare_id  # the spare, extended by the three items it lacked
+    assert third == list(range(103)) and second == list(range(101))
+    assert same_line(second, third) and shared_at_least(second, third) == 101
+
+
+def test_a_spare_of_the_line_a_list_forked_from_is_cut_at_the_fork_before_it_is_extended():
+    lineage.forget()
+    first = grown([], list(range(10)))
+    second = grown(first, [10, 11])
+    fork = forked(second, 8, ["a", "b"])  # shares 8 items with `first` and `second`
+    spare_id = id(first)
+    del first, second
+    made = grown(fork, ["c"])
+    assert id(made) == spare_id and made == [*range(8), "a", "b", "c"]
+    assert fork == [*range(8), "a", "b"]
+    other = grown([], ["q"])  # a list of another line: its spares never start it
+    del other
+    assert grown(grown([], ["r"]), ["s"]) == ["r", "s"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops=OPS, drops=st.lists(st.integers(0, 50), max_size=30))
+def test_lists_made_from_spares_hold_what_a_copy_would_and_no_held_list_changes(ops, drops):
+    lineage.forget()
+    made: list[list[int] | None] = [[]]
+    expected: list[tuple[int, ...]] = [()]
+    drops_at = {d % len(ops): d for d in drops}
+    for number, (kind, pick, items) in enumerate(ops):
+        alive = [i for i, m in enumerate(made) if m is not None]
+        base = made[alive[pick % len(alive)]]
+        cut = pick % (len(base) + 1)
+        if kind == "grow":
+            made.append(grown(base, items))
+            expected.append((*base, *items))
+        elif kind == "head":
+            made.append(head(base, cut))
+            expected.append(tuple(base[:cut]))
+        else:
+            made.append(forked(base, cut, items))
+            expected.append((*base[:cut], *items))
+        if number in drops_at and len(alive) > 1:  # let one go: it may become a spare
+            made[alive[drops_at[number] % len(alive)]] = None
+        for m, e in zip(made, expected, strict=True):
+            assert m is None or tuple(m) == e
+    held = [m for m in made if m is not None]
+    for a in held:
+        for b in held:
+            known_alike = shared_at_least(a, b)
+            assert a[:known_alike] == b[:known_alike]
