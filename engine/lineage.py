@@ -29,7 +29,7 @@ from typing import Any
 
 from engine.forksafe import fork_safe_lock
 
-KEPT = 32  # lists whose line is known: a replay makes three or four a step, read back a few steps later
+KEPT = 48  # lists whose line is known: a replay makes six a step, read back a few steps later
 
 # A scan that reads a long list at once (a session opened, a step the timeline jumps to: more than
 # MARK_AFTER items) also keeps a scan of the list without its last MARK_BACK items. A build of an earlier
@@ -38,7 +38,7 @@ KEPT = 32  # lists whose line is known: a replay makes three or four a step, rea
 MARK_AFTER, MARK_BACK = 4096, 1024
 
 _HELD_HERE_ONLY = 2  # sys.getrefcount of a list only `_LINES` holds: its tuple and the call's argument
-SPARES = 4  # lists nobody holds kept to be extended (a replay's step drops one of each of its lines)
+SPARES = 8  # lists nobody holds kept to be extended (a replay's step drops one of each of its lines)
 _ANCESTRY = 4  # lines looked through for a spare: a list's own and those it forked from
 _LOCK = fork_safe_lock()  # two threads extending one tip: only the first joins the line
 
@@ -126,11 +126,10 @@ def grown(base: Sequence[Any], more: Iterable[Any]) -> list[Any]:
 
 def head(base: Sequence[Any], size: int) -> list[Any]:
     """`base[:size]`, in `base`'s line (a prefix of a member is a prefix of the tip)."""
-    out = base[:size]
-    out = out if type(out) is list else list(out)
-    line = _line(base) or _Line(len(out))
+    line = _line(base)
     with _LOCK:
-        _keep(out, line)
+        out = _start(base, line, size)
+        _keep(out, line or _Line(len(out)))
     return out
 
 
@@ -144,6 +143,11 @@ def forked(base: Sequence[Any], keep: int, more: Iterable[Any]) -> list[Any]:
         out.extend(more)
         _keep(out, _Line(len(out), parent, keep) if parent is not None else _Line(len(out)))
     return out
+
+
+def continued(base: Sequence[Any], keep: int, more: Iterable[Any]) -> list[Any]:
+    """`base[:keep]` and then `more`: grown when `keep` is all of `base`, else forked."""
+    return grown(base, more) if keep == len(base) else forked(base, keep, more)
 
 
 def shared_at_least(a: Sequence[Any], b: Sequence[Any]) -> int:

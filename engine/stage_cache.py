@@ -17,7 +17,7 @@ from typing import Any
 from engine import groups, hygiene, lineage, removal_index, sent, session_index
 from engine.forksafe import fork_safe_lock
 from engine.lanes import LaneLists
-from engine.lineage import grown, head
+from engine.lineage import continued, grown, head
 from engine.messages import AiMessage
 from engine.preprocess import observation_sim, purification, tool_history
 from engine.preprocess.base import (
@@ -120,11 +120,8 @@ class StageCache:
                 base = base or (held, counts)  # the newest, of this lane first
         shared = common_prefix(base[0], entries) if base is not None else 0
         fresh = tokenizer.estimate_messages([e.message for e in entries[shared:]], model_id)
-        if base is not None and shared:
-            counts = base[1][:shared]
-            counts += fresh  # in place: `base[:shared] + fresh` would copy the history's counts twice
-        else:
-            counts = fresh
+        # in the line of the last counts: made from a spare of it, not by copying the history's counts
+        counts = continued(base[1], shared, fresh) if base is not None and shared else fresh
         with self._lock:
             self._tokens.add((entries, tokenizer, model_id, counts))
             if base is not None and shared:
@@ -158,8 +155,8 @@ class StageCache:
         if base is not None:
             held, earlier, counted = base
             shared = min(counted, len(earlier), common_prefix(held, entries))
-            if shared:  # `earlier[:shared]` is extended, not copied once more
-                origin = Origin(starting_states(entries, tokens, earlier[:shared]), earlier, shared)
+            if shared:
+                origin = Origin(starting_states(entries, tokens, earlier, shared), earlier, shared)
         if origin is None:
             origin = Origin(starting_states(entries, tokens))
         with self._lock:

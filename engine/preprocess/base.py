@@ -11,7 +11,7 @@ from operator import attrgetter
 from typing import Any
 
 from engine.forksafe import fork_safe_lock
-from engine.lineage import forked, grown, same_line, shared_at_least
+from engine.lineage import continued, same_line, shared_at_least
 from engine.messages import AiMessage
 from engine.result import Event
 
@@ -210,7 +210,7 @@ def scope_created(entries: list[Entry], base: tuple[list[Entry], list[Entry]] | 
     kept = base[1]
     if shared == len(kept) == len(entries):
         return kept
-    return grown(kept, tail) if shared == len(kept) else forked(kept, shared, tail)
+    return continued(kept, shared, tail)
 
 
 def created_renames(scoped: list[Entry], scope: str) -> dict[str, str]:

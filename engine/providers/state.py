@@ -14,6 +14,7 @@ from operator import attrgetter
 from typing import Any, TypeVar
 
 from engine.lanes import LaneLists
+from engine.lineage import continued
 from engine.messages import AiMessage
 
 SKIP = "skip"
@@ -77,19 +78,18 @@ def own(states: list[State], position: int) -> State:
     return state
 
 
-def starting_states(entries: list, tokens: list[int], base: list[State] | None = None) -> list[State]:
-    """Shared starting states for `entries` (their message, position, origins and count): `base`'s, for the
-    first `len(base)` (made for the same entries and counts), then new ones. `base` is the caller's own
-    list: it is extended and returned."""
-    start = len(base) if base else 0
+def starting_states(
+    entries: list, tokens: list[int], base: list[State] | None = None, start: int = 0
+) -> list[State]:
+    """Shared starting states for `entries` (their message, position, origins and count): `base`'s first
+    `start` (made for the same entries and counts), then new ones; in the line of `base`
+    (`engine.lineage`: made from a spare of it, not by copying the history's states)."""
+    start = start if base else 0
     fresh = [
         State(e.message, i, e.origins, t, shared=True)
         for i, e, t in zip(range(start, len(entries)), entries[start:], tokens[start:], strict=True)
     ]
-    if not base:
-        return fresh
-    base += fresh  # `base + fresh` would copy the history's states once more
-    return base
+    return continued(base, start, fresh) if base and start else fresh
 
 
 @dataclass(slots=True)
