@@ -16,7 +16,8 @@ compared as any list is.
 A list that only this module still holds can never be seen again, so it may change: the newest few such
 lists are kept as spares, and a list grown or forked from a list whose line (or a line it forked from) a
 spare belongs to is made from that spare, cut where the two may differ and extended, instead of copying
-the whole list and freeing the spare. A replay's step makes four lists of the session's length, and the
+the whole list and freeing the spare. A replay's step makes six lists of the session's length (the step
+list, its entries, compression's output, the scoped output, the counts, the starting states), and the
 spares, a few steps old, lack only the last few items; on a long session the copies' cold reads were a
 third of a step.
 """
@@ -38,7 +39,7 @@ KEPT = 48  # lists whose line is known: a replay makes six a step, read back a f
 MARK_AFTER, MARK_BACK = 4096, 1024
 
 _HELD_HERE_ONLY = 2  # sys.getrefcount of a list only `_LINES` holds: its tuple and the call's argument
-SPARES = 8  # lists nobody holds kept to be extended (a replay's step drops one of each of its lines)
+SPARES = 12  # lists nobody holds, kept to be extended (a replay's step lets go about six, of several lines)
 _ANCESTRY = 4  # lines looked through for a spare: a list's own and those it forked from
 _LOCK = fork_safe_lock()  # two threads extending one tip: only the first joins the line
 
@@ -54,6 +55,8 @@ class _Line:
 
 # id of a list -> (the list, kept alive so its id is not reused while it is here, its line); oldest first
 _LINES: dict[int, tuple[list[Any], _Line]] = {}
+# lists only this module holds, with the line they were of; oldest first
+_SPARES: list[tuple[list[Any], _Line]] = []
 
 
 def _line(items: Sequence[Any]) -> _Line | None:
@@ -74,36 +77,38 @@ def _keep(items: list[Any], line: _Line) -> None:
     _LINES[id(items)] = (items, line)
     if len(_LINES) > KEPT:
         del _LINES[next(iter(_LINES))]
-    # a list nobody else holds can never be asked about: the newest SPARES are kept to be extended
-    # (`_start`), the rest let go with the entries only they hold; kept alive, up to KEPT lists of a
-    # long session's length were (~9 MB at 100,000 messages)
-    spares = 0
-    for key, held in reversed(list(_LINES.items())):
+
+
+def _sweep() -> None:
+    """A list nobody else holds can never be asked about: it becomes a spare, to be extended (`_start`);
+    past the newest SPARES, spares are let go with the entries only they hold (kept alive, up to KEPT lists
+    of a long session's length were ~9 MB at 100,000 messages). Called under `_LOCK`."""
+    for key, held in list(_LINES.items()):
         if sys.getrefcount(held[0]) <= _HELD_HERE_ONLY:
-            spares += 1
-            if spares > SPARES:
-                del _LINES[key]
+            del _LINES[key]
+            _SPARES.append(held)
+    del _SPARES[:-SPARES]
 
 
 def _start(base: Sequence[Any], line: _Line | None, size: int) -> list[Any]:
     """A new list holding `base[:size]`: the spare that starts most like `base` (by its lines: a member of
     `base`'s line, or of a line it forked from up to the fork), cut there and extended to `size`, else a
     copy. Called under `_LOCK`."""
+    _sweep()
     known: dict[_Line, int] = {}  # a line of `base`'s ancestry -> how many items its lists share with `base`
     shared = size
     while line is not None and len(known) < _ANCESTRY:
         known[line] = shared
         line, shared = line.parent, min(shared, line.fork)
-    spare, best = None, 0
-    for held in _LINES.values() if known else ():
-        items = held[0]
-        alike = min(len(items), known.get(held[1], 0))
-        if alike > best and sys.getrefcount(items) <= _HELD_HERE_ONLY + 1:  # + `items`
-            spare, best = items, alike
-    if spare is None:
+    chosen, best = -1, 0
+    for at, (items, spare_line) in enumerate(_SPARES if known else ()):
+        alike = min(len(items), known.get(spare_line, 0))
+        if alike > best:
+            chosen, best = at, alike
+    if chosen < 0:
         out = base[:size]
         return out if type(out) is list else list(out)
-    del _LINES[id(spare)]  # it joins a line again as the list made now, under `_keep`
+    spare = _SPARES.pop(chosen)[0]
     del spare[best:]
     spare.extend(base[best:size])
     return spare
@@ -180,3 +185,4 @@ def same_line(a: Sequence[Any], b: Sequence[Any]) -> bool:
 def forget() -> None:
     with _LOCK:
         _LINES.clear()
+        _SPARES.clear()

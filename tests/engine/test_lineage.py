@@ -133,8 +133,9 @@ def test_a_list_only_the_lineage_holds_is_kept_as_a_spare_and_past_the_newest_sp
     dropped = [grown([], [f"x{i}"]) for i in range(lineage.SPARES + 2)]
     del dropped[:]  # nobody keeps them: no one can ever ask about them again
     last = grown([], ["z"])
+    assert [items for items, _ in lineage._LINES.values()] == [held, longer, last]
     spares = [[f"x{i}"] for i in range(2, lineage.SPARES + 2)]  # the newest SPARES of those
-    assert [items for items, _ in lineage._LINES.values()] == [held, longer, *spares, last]
+    assert [items for items, _ in lineage._SPARES] == spares
     assert known(held) and known(longer) and shared_at_least(held, longer) == 2
 
 
