@@ -83,11 +83,10 @@ def _sweep() -> None:
     """A list nobody else holds can never be asked about: it becomes a spare, to be extended (`_start`);
     past the newest SPARES, spares are let go with the entries only they hold (kept alive, up to KEPT lists
     of a long session's length were ~9 MB at 100,000 messages). Called under `_LOCK`."""
-    for key, held in list(_LINES.items()):
-        if sys.getrefcount(held[0]) <= _HELD_HERE_ONLY:
-            del _LINES[key]
-            _SPARES.append(held)
-    del _SPARES[:-SPARES]
+    dead = [key for key, held in _LINES.items() if sys.getrefcount(held[0]) <= _HELD_HERE_ONLY]
+    if dead:
+        _SPARES.extend(map(_LINES.pop, dead))
+        del _SPARES[:-SPARES]
 
 
 def _start(base: Sequence[Any], line: _Line | None, size: int) -> list[Any]:
