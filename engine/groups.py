@@ -10,14 +10,18 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import compress
-from operator import is_
+from operator import attrgetter, is_
 
 from engine.jsvalues import js_trim
 from engine.lanes import LaneLists
+from engine.lineage import continued, grown
 from engine.messages import AiMessage, call_id, call_name
 
 CHECKPOINT_TOOL = "context_checkpoint"  # linnkit's built-in checkpoint tool name
 CHECKPOINT_MARKER = f'"{CHECKPOINT_TOOL}"'
+
+
+_ANCHOR_INDEX = attrgetter("anchor_index")
 
 
 @dataclass(slots=True)
@@ -123,9 +127,27 @@ class GroupScan:
     anchor_at: dict[str, int] = field(default_factory=dict)
     repeated_anchor: bool = False
     any_checkpoint: bool = False
+    # the complete groups, made when first asked; until then, the complete groups of the scan this one was
+    # extended from (if made) and the first position whose group this one changed or added
+    made_complete: list[ToolGroup] | None = field(default=None, repr=False, compare=False)
+    extended_from: tuple[list[ToolGroup] | None, int] | None = field(default=None, repr=False, compare=False)
 
     def complete_groups(self) -> list[ToolGroup]:
-        return list(compress(self.groups, self.complete))
+        """The complete groups, in order (read only): those of the scan this one was extended from up to
+        its first changed group, then the rest (in the line of the earlier list, `engine.lineage`: a copy
+        of it was a pass over every group at each user input)."""
+        if self.made_complete is None:
+            earlier, first = self.extended_from or (None, 0)
+            if earlier is None:
+                self.made_complete = grown([], compress(self.groups, self.complete))
+            else:
+                same = len(earlier)
+                if first < len(self.groups):
+                    same = bisect_left(earlier, self.groups[first].anchor_index, key=_ANCHOR_INDEX)
+                tail = list(compress(self.groups[first:], self.complete[first:]))
+                self.made_complete = continued(earlier, same, tail)
+            self.extended_from = None
+        return self.made_complete
 
     def extend(
         self, messages: Sequence[AiMessage], checkpoint_tool: str, max_pairing_distance: int | None = None
@@ -170,6 +192,8 @@ class GroupScan:
             scan.any_checkpoint = scan.any_checkpoint or group.is_checkpoint
             scan.complete[position] = group.complete
         scan.length = len(messages)
+        first = min((position for _, position in changed.values()), default=len(self.groups))
+        scan.extended_from = (self.made_complete, first)
         return scan
 
     def _add_group(self, anchor: AiMessage, index: int, calls: list[dict]) -> ToolGroup:

@@ -30,7 +30,7 @@ from typing import Any
 
 from engine.forksafe import fork_safe_lock
 
-KEPT = 48  # lists whose line is known: a replay makes six a step, read back a few steps later
+KEPT = 64  # lists whose line is known: a replay makes six a step, read back a few steps later
 
 # A scan that reads a long list at once (a session opened, a step the timeline jumps to: more than
 # MARK_AFTER items) also keeps a scan of the list without its last MARK_BACK items. A build of an earlier
@@ -39,7 +39,7 @@ KEPT = 48  # lists whose line is known: a replay makes six a step, read back a f
 MARK_AFTER, MARK_BACK = 4096, 1024
 
 _HELD_HERE_ONLY = 2  # sys.getrefcount of a list only `_LINES` holds: its tuple and the call's argument
-SPARES = 12  # lists nobody holds, kept to be extended (a replay's step lets go about six, of several lines)
+SPARES = 16  # lists nobody holds, kept to be extended (a replay's step lets go about six, of several lines)
 _ANCESTRY = 4  # lines looked through for a spare: a list's own and those it forked from
 _LOCK = fork_safe_lock()  # two threads extending one tip: only the first joins the line
 

@@ -14,7 +14,7 @@ from engine.errors import TOOL_HISTORY_OVERFLOW, ContextProviderError
 from engine.groups import GroupScan, ToolGroup
 from engine.jsvalues import js_json, js_key_order, js_trim
 from engine.lanes import LaneLists
-from engine.lineage import forked, grown, head, same_line
+from engine.lineage import continued, forked, grown, head, same_line
 from engine.messages import AiMessage, call_id, call_name
 from engine.preprocess.base import (
     Entry,
@@ -52,7 +52,7 @@ class _Plan:
     members_before: list[int] = field(default_factory=lambda: [0])  # [k]: messages in removed[:k]
     ends: list[int] = field(default_factory=list)  # [k]: the last message index of removed[:k + 1]
     events: list[Event] = field(default_factory=list)
-    anchor_ids: tuple[str, ...] = ()  # the removed groups' anchor ids (the event's anchorIds)
+    anchor_ids: list[str] = field(default_factory=list)  # the removed groups' anchor ids (event's anchorIds)
     # the last list given the plan's output for, and that output: a longer list in its line (a replay's
     # next step) gets that output and its new entries, in the output's line (`_output`)
     made: tuple[list[Entry], list[Entry]] | None = None
@@ -152,20 +152,25 @@ def _extended(
     keep = min(kept_out, len(plan.entries))
     out = forked(plan.made[1] if plan.made is not None else plan.entries, keep, tail.entries)
     member_ids = plan.member_ids[: plan.members_before[same]] + tuple(tail.member_ids)
-    members_before = plan.members_before[: same + 1]
-    ends = plan.ends[:same]
+    # the lists of every removed group are the last plan's first `same` and the new groups' (made from a
+    # spare of the plan before, `engine.lineage.continued`: a copy of each was a pass over the history)
+    members, last_end = [plan.members_before[same]], plan.ends[same - 1] if same else None
+    new_ends = []
     for group in removed[same:]:
-        members_before.append(members_before[-1] + len(group.output_indices) + 1)
-        ends.append(max(group.end_index, ends[-1]) if ends else group.end_index)
-    anchor_ids = plan.anchor_ids[:same] + tuple(map(_ANCHOR_ID, removed[same:]))
+        members.append(members[-1] + len(group.output_indices) + 1)
+        last_end = group.end_index if last_end is None else max(group.end_index, last_end)
+        new_ends.append(last_end)
+    members_before = continued(plan.members_before, same + 1, members[1:])
+    ends = continued(plan.ends, same, new_ends)
+    anchor_ids = continued(plan.anchor_ids, same, list(map(_ANCHOR_ID, removed[same:])))
     events = _events(anchor_ids, member_ids, compress, selected, len(kept), tool_history)
-    removals = plan.removals[:same] + tail.removals
+    removals = continued(plan.removals, same, tail.removals)
     return _Plan(prefix, plan.key, scan, removed, out, removals, member_ids, members_before, ends, events,
                  anchor_ids)  # fmt: skip
 
 
 def _events(
-    anchor_ids: tuple[str, ...],
+    anchor_ids: list[str],
     member_ids: tuple[str, ...],
     compress: bool,
     selected: int,
@@ -180,7 +185,8 @@ def _events(
             kind="tool_history",
             title=f"tool history: {len(anchor_ids)} group(s) {verb} ({strategy})",
             message_ids=member_ids,
-            data={"strategy": strategy, "groups": len(anchor_ids), "anchorIds": list(anchor_ids)},
+            # shared with the plan: never changed while held (`engine.lineage`), like the rest of a result
+            data={"strategy": strategy, "groups": len(anchor_ids), "anchorIds": anchor_ids},
         )
     ]
     if selected > kept:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from engine.groups import GroupScan
 from engine.messages import AiMessage
 
@@ -25,3 +28,36 @@ def test_a_call_answered_twice_is_listed_once_and_the_group_completes_with_its_l
     (grown,) = later.groups
     assert grown.answered == ["c1", "c2"] and grown.complete and later.complete == [True]
     assert group.answered == ["c1"] and not group.complete  # the earlier scan's group is left as it was
+
+
+def _anchor(mid: str, *cids: str) -> AiMessage:
+    return AiMessage(mid, "assistant", "tool_calls", "", 1, {"tool_calls": [_call(c) for c in cids]})
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    plan=st.lists(st.tuples(st.booleans(), st.integers(0, 5)), min_size=1, max_size=40),
+    cuts=st.lists(st.integers(1, 40), max_size=6),
+    asked=st.lists(st.booleans(), min_size=8, max_size=8),
+)
+def test_complete_groups_carried_from_the_scan_extended_are_those_a_fresh_scan_gives(plan, cuts, asked):
+    """Calls answered late (an output for an earlier group) change groups before the newest: the complete
+    groups a scan carries over from the one it was extended from must still be those of a fresh scan."""
+    messages: list[AiMessage] = []
+    for number, (is_call, back) in enumerate(plan):
+        if is_call or not messages:
+            messages.append(_anchor(f"a{number}", f"c{number}"))
+        else:
+            calls = [m for m in messages if m.type == "tool_calls"]
+            target = calls[max(0, len(calls) - 1 - back)]
+            messages.append(_output(f"o{number}", target.tool_calls[0]["id"]))
+    scan = GroupScan()
+    ends = sorted({min(c, len(messages)) for c in cuts} | {len(messages)})
+    for step, end in enumerate(ends):
+        scan = scan.extend(messages[:end], "context_checkpoint")
+        if asked[step % len(asked)] or end == len(messages):
+            fresh = GroupScan().extend(messages[:end], "context_checkpoint")
+            assert scan.complete_groups() == fresh.complete_groups()
+            assert [g.anchor_id for g in scan.complete_groups()] == [
+                g.anchor_id for g, done in zip(fresh.groups, fresh.complete, strict=True) if done
+            ]
