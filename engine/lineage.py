@@ -30,7 +30,7 @@ from typing import Any
 
 from engine.forksafe import fork_safe_lock
 
-KEPT = 64  # lists whose line is known: a replay makes six a step, read back a few steps later
+KEPT = 96  # lists whose line is known: a replay makes six a step, read back a few steps later
 
 # A scan that reads a long list at once (a session opened, a step the timeline jumps to: more than
 # MARK_AFTER items) also keeps a scan of the list without its last MARK_BACK items. A build of an earlier
@@ -39,8 +39,12 @@ KEPT = 64  # lists whose line is known: a replay makes six a step, read back a f
 MARK_AFTER, MARK_BACK = 4096, 1024
 
 _HELD_HERE_ONLY = 2  # sys.getrefcount of a list only `_LINES` holds: its tuple and the call's argument
-SPARES = 16  # lists nobody holds, kept to be extended (a replay's step lets go about six, of several lines)
+SPARES = 32  # lists nobody holds, kept to be extended (a replay's step lets go about six, of several lines)
 _ANCESTRY = 4  # lines looked through for a spare: a list's own and those it forked from
+# The sweep for lists nobody holds any more runs every SWEEP_EVERY lists kept, and when no spare lacks
+# fewer than CLOSE items of the list to make (a replay's spares lack a few steps' items)
+SWEEP_EVERY, CLOSE = 8, 1024
+_kept_since_sweep = 0
 _LOCK = fork_safe_lock()  # two threads extending one tip: only the first joins the line
 
 
@@ -74,36 +78,51 @@ def _line(items: Sequence[Any]) -> _Line | None:
 
 def _keep(items: list[Any], line: _Line) -> None:
     """Called under `_LOCK`."""
+    global _kept_since_sweep
     _LINES[id(items)] = (items, line)
     if len(_LINES) > KEPT:
         del _LINES[next(iter(_LINES))]
+    _kept_since_sweep += 1
+    if _kept_since_sweep >= SWEEP_EVERY:
+        _sweep()
 
 
 def _sweep() -> None:
     """A list nobody else holds can never be asked about: it becomes a spare, to be extended (`_start`);
     past the newest SPARES, spares are let go with the entries only they hold (kept alive, up to KEPT lists
     of a long session's length were ~9 MB at 100,000 messages). Called under `_LOCK`."""
+    global _kept_since_sweep
+    _kept_since_sweep = 0
     dead = [key for key, held in _LINES.items() if sys.getrefcount(held[0]) <= _HELD_HERE_ONLY]
     if dead:
         _SPARES.extend(map(_LINES.pop, dead))
         del _SPARES[:-SPARES]
 
 
+def _closest(known: dict[_Line, int]) -> tuple[int, int]:
+    """The position in `_SPARES` of the spare sharing the most items with the list `known` describes, and
+    how many (-1, 0: none)."""
+    chosen, best = -1, 0
+    for at, (items, spare_line) in enumerate(_SPARES):
+        alike = min(len(items), known.get(spare_line, 0))
+        if alike > best:
+            chosen, best = at, alike
+    return chosen, best
+
+
 def _start(base: Sequence[Any], line: _Line | None, size: int) -> list[Any]:
     """A new list holding `base[:size]`: the spare that starts most like `base` (by its lines: a member of
     `base`'s line, or of a line it forked from up to the fork), cut there and extended to `size`, else a
     copy. Called under `_LOCK`."""
-    _sweep()
     known: dict[_Line, int] = {}  # a line of `base`'s ancestry -> how many items its lists share with `base`
     shared = size
     while line is not None and len(known) < _ANCESTRY:
         known[line] = shared
         line, shared = line.parent, min(shared, line.fork)
-    chosen, best = -1, 0
-    for at, (items, spare_line) in enumerate(_SPARES if known else ()):
-        alike = min(len(items), known.get(spare_line, 0))
-        if alike > best:
-            chosen, best = at, alike
+    chosen, best = _closest(known) if known else (-1, 0)
+    if known and (chosen < 0 or best + CLOSE < size):  # none lacks only a few items: any let go since?
+        _sweep()
+        chosen, best = _closest(known)
     if chosen < 0:
         out = base[:size]
         return out if type(out) is list else list(out)
@@ -147,6 +166,13 @@ def forked(base: Sequence[Any], keep: int, more: Iterable[Any]) -> list[Any]:
         out.extend(more)
         _keep(out, _Line(len(out), parent, keep) if parent is not None else _Line(len(out)))
     return out
+
+
+def cut(base: Sequence[Any], keep: int) -> list[Any]:
+    """`base[:keep]`, in a line forked from `base`'s at `keep`, for a maker that then only appends to it in
+    place (working memory's floors and runs grow so along a replay's line): a list made from it later
+    takes its first items as they were then, which appending never changes."""
+    return forked(base, keep, [])
 
 
 def continued(base: Sequence[Any], keep: int, more: Iterable[Any]) -> list[Any]:

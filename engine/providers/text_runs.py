@@ -21,6 +21,7 @@ from operator import attrgetter
 from typing import Any
 
 from engine.forksafe import fork_safe_lock
+from engine.lineage import cut
 from engine.messages import AiMessage
 from engine.providers.state import KEEP_WM, ORDERED_FIRST, WORKING_MEMORY, Origin, Span, State, States
 
@@ -161,14 +162,15 @@ def plain_runs(
             twin_ids = base.twin_ids
             special, where, repeated, content = base.special, base.where, base.repeated, base.content
         else:
-            sums = base.sums[: kept + 1] if base is not None else [0]
-            ids = base.ids[:kept] if base is not None else []
-            messages = base.messages[:kept] if base is not None else []
-            twins = base.twins[:kept] if base is not None else []
-            twin_ids = base.twin_ids[:kept] if base is not None else []
+            # a fork (a user input's): the lists' first items, made from the spares of an earlier fork
+            sums = cut(base.sums, kept + 1) if base is not None else [0]
+            ids = cut(base.ids, kept) if base is not None else []
+            messages = cut(base.messages, kept) if base is not None else []
+            twins = cut(base.twins, kept) if base is not None else []
+            twin_ids = cut(base.twin_ids, kept) if base is not None else []
             special = base.special[: bisect_left(base.special, kept, 0, base.special_count)] if base else []
             where, repeated = _where_below(base, kept) if base is not None else ({}, {})
-            content = {c: counted[: kept + 1] for c, counted in base.content.items()} if base else {}
+            content = {c: cut(counted, kept + 1) for c, counted in base.content.items()} if base else {}
         for k in new:
             index = indices[k]
             state, count = source[index], tokens[index]
@@ -214,7 +216,7 @@ def _placed(
     if reuse and reuse == base.size == len(base.placed):  # type: ignore[union-attr]
         placed = base.placed  # type: ignore[union-attr]
     else:
-        placed = base.placed[:reuse] if reuse else []  # type: ignore[union-attr]
+        placed = cut(base.placed, reuse) if reuse else []  # type: ignore[union-attr]
     placed += origin.states[reuse:]
     for k in range(bisect_left(indices, reuse), len(indices)):
         twin = twins[k]

@@ -16,7 +16,7 @@ from operator import attrgetter
 from engine.forksafe import fork_safe_lock
 from engine.groups import GroupScan, ToolGroup, group_scan
 from engine.lanes import LaneLists
-from engine.lineage import MARK_AFTER, MARK_BACK
+from engine.lineage import MARK_AFTER, MARK_BACK, cut
 from engine.messages import AiMessage
 from engine.pipeline import BuildContext, ProviderOutcome
 from engine.preprocess.base import ID_SCOPE
@@ -106,10 +106,11 @@ def _made_floors(
             indices, candidates, strategies = base.compressed_indices, base.text_indices, base.text_strategies
             kept = base.text_count
         elif base is not None:
-            text, compressed = base.text[:start], base.compressed[:start]
-            indices = base.compressed_indices[: bisect_right(base.compressed_indices, start - 1)]
+            # a fork (a user input's): the lists' first items, made from the spares of an earlier fork
+            text, compressed = cut(base.text, start), cut(base.compressed, start)
+            indices = cut(base.compressed_indices, bisect_right(base.compressed_indices, start - 1))
             kept = bisect_right(base.text_indices, start - 1)
-            candidates, strategies = base.text_indices[:kept], base.text_strategies[:kept]
+            candidates, strategies = cut(base.text_indices, kept), cut(base.text_strategies, kept)
         else:
             text, compressed, indices, candidates, strategies, kept = [], [], [], [], [], 0
         text_floor = text[start - 1] if start else math.inf

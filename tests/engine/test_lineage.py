@@ -133,6 +133,8 @@ def test_a_list_only_the_lineage_holds_is_kept_as_a_spare_and_past_the_newest_sp
     dropped = [grown([], [f"x{i}"]) for i in range(lineage.SPARES + 2)]
     del dropped[:]  # nobody keeps them: no one can ever ask about them again
     last = grown([], ["z"])
+    with lineage._LOCK:
+        lineage._sweep()  # as every SWEEP_EVERY lists made, or when no spare is close to one to make
     assert [items for items, _ in lineage._LINES.values()] == [held, longer, last]
     spares = [[f"x{i}"] for i in range(2, lineage.SPARES + 2)]  # the newest SPARES of those
     assert [items for items, _ in lineage._SPARES] == spares
