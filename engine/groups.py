@@ -22,6 +22,7 @@ CHECKPOINT_MARKER = f'"{CHECKPOINT_TOOL}"'
 
 
 _ANCHOR_INDEX = attrgetter("anchor_index")
+FOLD = 8  # a scan's own declarations fold into the shared ones past an eighth of them (and FOLD more)
 
 
 @dataclass(slots=True)
@@ -118,7 +119,8 @@ class GroupScan:
     length: int = 0  # messages scanned
     groups: list[ToolGroup] = field(default_factory=list)
     complete: list[bool] = field(default_factory=list)  # per group: every call answered
-    declared: dict[str, ToolGroup] = field(default_factory=dict)  # call id -> the group that declared it last
+    # call id -> the group that declared it last: this scan's own, over `declared_below`
+    declared: dict[str, ToolGroup] = field(default_factory=dict)
     user_inputs: int = 0
     # Facts a compressor reads at each user input, so it need not look at every group: no two groups' anchors
     # share an id, and no group is a checkpoint. `anchor_at` (anchor id -> index) is shared by every scan
@@ -131,6 +133,10 @@ class GroupScan:
     # extended from (if made) and the first position whose group this one changed or added
     made_complete: list[ToolGroup] | None = field(default=None, repr=False, compare=False)
     extended_from: tuple[list[ToolGroup] | None, int] | None = field(default=None, repr=False, compare=False)
+    # the declarations of the scans this one goes on from, shared with them (never changed): a scan copies
+    # only its own, folded in now and then (a copy of every call's was a pass over the session at each
+    # user input's compression)
+    declared_below: dict[str, ToolGroup] = field(default_factory=dict, repr=False, compare=False)
 
     def complete_groups(self) -> list[ToolGroup]:
         """The complete groups, in order (read only): those of the scan this one was extended from up to
@@ -153,15 +159,19 @@ class GroupScan:
         self, messages: Sequence[AiMessage], checkpoint_tool: str, max_pairing_distance: int | None = None
     ) -> GroupScan:
         """The scan of `messages`, whose first `self.length` are the messages this scan has seen."""
+        below, own = self.declared_below, self.declared
+        if len(own) > len(below) // FOLD + FOLD:
+            below, own = {**below, **own}, {}
         scan = GroupScan(
             self.length,
             list(self.groups),
             list(self.complete),
-            dict(self.declared),
+            dict(own),
             self.user_inputs,
             self.anchor_at,
             self.repeated_anchor,
             self.any_checkpoint,
+            declared_below=below,
         )
         changed: dict[int, tuple[ToolGroup, int]] = {}  # id -> (group made or copied here, its position)
         for index in range(self.length, len(messages)):
@@ -176,7 +186,7 @@ class GroupScan:
                     changed[id(group)] = (group, len(scan.groups) - 1)
             elif kind == "tool_output" and message.role == "tool":  # linnkit pairs a tool's output only
                 answered = message.tool_call_id
-                group = scan.declared.get(answered) if answered is not None and js_trim(answered) else None
+                group = scan.declarer(answered) if answered is not None and js_trim(answered) else None
                 if group is None:
                     continue
                 if max_pairing_distance is not None and index - group.anchor_index > max_pairing_distance:
@@ -195,6 +205,11 @@ class GroupScan:
         first = min((position for _, position in changed.values()), default=len(self.groups))
         scan.extended_from = (self.made_complete, first)
         return scan
+
+    def declarer(self, call: str) -> ToolGroup | None:
+        """The group that declared the call id `call` last."""
+        group = self.declared.get(call)
+        return self.declared_below.get(call) if group is None else group
 
     def _add_group(self, anchor: AiMessage, index: int, calls: list[dict]) -> ToolGroup:
         """A new group for the anchor at `index`, declaring its `calls` (those with an id)."""
@@ -221,7 +236,7 @@ class GroupScan:
         position = bisect_left(self.groups, group.anchor_index, key=lambda g: g.anchor_index)
         self.groups[position] = copy
         for cid in group.call_ids:
-            if self.declared.get(cid) is group:
+            if self.declarer(cid) is group:
                 self.declared[cid] = copy
         return copy, position
 

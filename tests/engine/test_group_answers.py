@@ -40,9 +40,10 @@ def _anchor(mid: str, *cids: str) -> AiMessage:
     cuts=st.lists(st.integers(1, 40), max_size=6),
     asked=st.lists(st.booleans(), min_size=8, max_size=8),
 )
-def test_complete_groups_carried_from_the_scan_extended_are_those_a_fresh_scan_gives(plan, cuts, asked):
-    """Calls answered late (an output for an earlier group) change groups before the newest: the complete
-    groups a scan carries over from the one it was extended from must still be those of a fresh scan."""
+def test_a_scan_extended_step_by_step_pairs_and_completes_as_a_fresh_scan(plan, cuts, asked):
+    """Calls answered late (an output for an earlier group) change groups before the newest: the outputs a
+    scan pairs through the declarations it shares with earlier scans, and the complete groups it carries
+    over from the one it was extended from, must be those of a fresh scan."""
     messages: list[AiMessage] = []
     for number, (is_call, back) in enumerate(plan):
         if is_call or not messages:
@@ -57,6 +58,7 @@ def test_complete_groups_carried_from_the_scan_extended_are_those_a_fresh_scan_g
         scan = scan.extend(messages[:end], "context_checkpoint")
         if asked[step % len(asked)] or end == len(messages):
             fresh = GroupScan().extend(messages[:end], "context_checkpoint")
+            assert scan.groups == fresh.groups and scan.complete == fresh.complete  # outputs paired alike
             assert scan.complete_groups() == fresh.complete_groups()
             assert [g.anchor_id for g in scan.complete_groups()] == [
                 g.anchor_id for g, done in zip(fresh.groups, fresh.complete, strict=True) if done
