@@ -39,8 +39,9 @@ KEPT = 96  # lists whose line is known: a replay makes six a step, read back a f
 MARK_AFTER, MARK_BACK = 4096, 1024
 
 _HELD_HERE_ONLY = 2  # sys.getrefcount of a list only `_LINES` holds: its tuple and the call's argument
-SPARES = 32  # lists nobody holds, kept to be extended (a replay's step lets go about six, of several lines)
+SPARES = 24  # lists nobody holds, kept to be extended (a replay's step lets go about six, of several lines)
 _ANCESTRY = 4  # lines looked through for a spare: a list's own and those it forked from
+PER_LINE = 2  # spares kept of one line (a replay's step list and compression's prefix are of one line)
 # The sweep for lists nobody holds any more runs every SWEEP_EVERY lists kept, and when no spare lacks
 # fewer than CLOSE items of the list to make (a replay's spares lack a few steps' items)
 SWEEP_EVERY, CLOSE = 8, 1024
@@ -96,7 +97,14 @@ def _sweep() -> None:
     dead = [key for key, held in _LINES.items() if sys.getrefcount(held[0]) <= _HELD_HERE_ONLY]
     if dead:
         _SPARES.extend(map(_LINES.pop, dead))
-        del _SPARES[:-SPARES]
+        # of one line's spares the longest serve wherever a shorter one would: past PER_LINE, let go
+        by_line: dict[_Line, list[tuple[list[Any], _Line]]] = {}
+        for held in _SPARES:
+            by_line.setdefault(held[1], []).append(held)
+        for line, held in by_line.items():
+            if len(held) > PER_LINE:
+                by_line[line] = sorted(held, key=lambda spare: len(spare[0]))[-PER_LINE:]
+        _SPARES[:] = [held for line in by_line.values() for held in line][-SPARES:]
 
 
 def _closest(known: dict[_Line, int]) -> tuple[int, int]:
