@@ -4,10 +4,10 @@ without comparing the items.
 A replay's step hands the engine the last step's history and a few messages more, and each stage's output
 is the last step's and a few entries more. Comparing such lists item by item (in C) was most of what a
 step's cost grew by with the session's length. A list made here (`grown`, `head`) is never changed while
-anyone but this module holds it, and belongs to a line: every list of a line is a prefix of the line's
-longest (its tip), so two lists of one line share their first `min(len)` items without a look at them. A
-list joins a line only when it is made from the line's tip by appending, or is a prefix of a member; any
-other list starts a line of its own.
+anyone but this module holds it (one made by `cut` is only appended to, by its maker), and belongs to a
+line: every list of a line is a prefix of the line's longest (its tip), so two lists of one line share
+their first `min(len)` items without a look at them. A list joins a line only when it is made from the
+line's tip by appending, or is a prefix of a member; any other list starts a line of its own.
 
 The lists stay plain lists (a list subclass is copied item by item where a list is copied in one go):
 their lines are kept beside them, for the most recent lists made. An older list is one of no known line,
@@ -89,9 +89,10 @@ def _keep(items: list[Any], line: _Line) -> None:
 
 
 def _sweep() -> None:
-    """A list nobody else holds can never be asked about: it becomes a spare, to be extended (`_start`);
-    past the newest SPARES, spares are let go with the entries only they hold (kept alive, up to KEPT lists
-    of a long session's length were ~9 MB at 100,000 messages). Called under `_LOCK`."""
+    """A list nobody else holds can never be asked about: it becomes a spare, to be extended (`_start`).
+    Of one line's spares the PER_LINE longest are kept, and SPARES in all, those of the lines whose spares
+    came first let go first, with the entries only they hold (kept alive, up to KEPT lists of a long
+    session's length were ~9 MB at 100,000 messages). Called under `_LOCK`."""
     global _kept_since_sweep
     _kept_since_sweep = 0
     dead = [key for key, held in _LINES.items() if sys.getrefcount(held[0]) <= _HELD_HERE_ONLY]
