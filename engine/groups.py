@@ -233,7 +233,7 @@ class GroupScan:
     def _copy(self, group: ToolGroup) -> tuple[ToolGroup, int]:
         """A copy of an earlier scan's group (shared with it), put in its place in this scan."""
         copy = replace(group, output_indices=list(group.output_indices), answered=list(group.answered))
-        position = bisect_left(self.groups, group.anchor_index, key=lambda g: g.anchor_index)
+        position = bisect_left(self.groups, group.anchor_index, key=_ANCHOR_INDEX)
         self.groups[position] = copy
         for cid in group.call_ids:
             if self.declarer(cid) is group:

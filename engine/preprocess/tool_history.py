@@ -154,13 +154,15 @@ def _extended(
     member_ids = plan.member_ids[: plan.members_before[same]] + tuple(tail.member_ids)
     # the lists of every removed group are the last plan's first `same` and the new groups' (made from a
     # spare of the plan before, `engine.lineage.continued`: a copy of each was a pass over the history)
-    members, last_end = [plan.members_before[same]], plan.ends[same - 1] if same else None
-    new_ends = []
+    members, last_end = plan.members_before[same], plan.ends[same - 1] if same else None
+    new_members: list[int] = []
+    new_ends: list[int] = []
     for group in removed[same:]:
-        members.append(members[-1] + len(group.output_indices) + 1)
+        members += len(group.output_indices) + 1
+        new_members.append(members)
         last_end = group.end_index if last_end is None else max(group.end_index, last_end)
         new_ends.append(last_end)
-    members_before = continued(plan.members_before, same + 1, members[1:])
+    members_before = continued(plan.members_before, same + 1, new_members)
     ends = continued(plan.ends, same, new_ends)
     anchor_ids = continued(plan.anchor_ids, same, list(map(_ANCHOR_ID, removed[same:])))
     events = _events(anchor_ids, member_ids, compress, selected, len(kept), tool_history)
