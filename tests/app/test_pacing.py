@@ -4,6 +4,8 @@ another."""
 from __future__ import annotations
 
 import gc
+import weakref
+from collections.abc import Iterator
 
 import pytest
 
@@ -30,16 +32,32 @@ def test_a_collector_the_host_turned_off_stays_off() -> None:
         gc.enable()
 
 
-def test_a_paced_loop_collects_every_so_many_steps_once_the_heap_grew(monkeypatch: pytest.MonkeyPatch):
+def test_a_paced_loop_collects_the_young_generations_every_so_many_steps(monkeypatch: pytest.MonkeyPatch):
     collected: list[int] = []
-    monkeypatch.setattr(pacing.gc, "collect", lambda: collected.append(1) or 0)
-    monkeypatch.setattr(pacing.gc, "get_objects", lambda: [None] * 100)  # 100 objects tracked
-    monkeypatch.setattr(pacing.gc, "get_count", lambda: (25, 0, 0))  # a quarter more since a collection
+    monkeypatch.setattr(pacing.gc, "collect", lambda generation=2: collected.append(generation) or 0)
     assert sum(1 for _ in paced_collection(range(7), every=3)) == 7
-    assert len(collected) == 2
-    monkeypatch.setattr(pacing.gc, "get_count", lambda: (24, 0, 0))  # less: a full walk would find little
-    assert sum(1 for _ in paced_collection(range(7), every=3)) == 7
-    assert len(collected) == 2
+    assert collected == [pacing.YOUNG, pacing.YOUNG]  # after items 3 and 6, never a full walk
+
+
+def test_a_cycle_a_step_dropped_is_collected_by_the_paced_loop() -> None:
+    gc.collect()  # nothing young left over from earlier tests
+
+    class Node:
+        pass
+
+    def dropping_cycles() -> Iterator[int]:
+        for item in range(4):
+            node = Node()
+            node.self = node  # a cycle: reference counting alone never frees it
+            held.append(weakref.ref(node))
+            yield item
+
+    held: list[weakref.ref[Node]] = []
+    steps = paced_collection(dropping_cycles(), every=4)
+    assert [next(steps) for _ in range(4)] == [0, 1, 2, 3] and not gc.isenabled()
+    assert all(ref() is not None for ref in held)  # no collection yet
+    assert next(steps, None) is None  # the loop collected after its fourth item, before it ended
+    assert [ref() for ref in held[:3]] == [None] * 3  # the fourth was still in use then
 
 
 def test_a_loop_left_unfinished_lets_go_when_closed() -> None:
