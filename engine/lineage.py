@@ -25,6 +25,7 @@ third of a step.
 from __future__ import annotations
 
 import sys
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -60,8 +61,9 @@ class _Line:
 
 # id of a list -> (the list, kept alive so its id is not reused while it is here, its line); oldest first
 _LINES: dict[int, tuple[list[Any], _Line]] = {}
-# lists only this module holds, with the line they were of; oldest first
-_SPARES: list[tuple[list[Any], _Line]] = []
+# lists only this module holds, by the line they were of (up to PER_LINE each, shortest first); the lines
+# whose spares came first come first
+_SPARES: dict[_Line, list[list[Any]]] = {}
 
 
 def _line(items: Sequence[Any]) -> _Line | None:
@@ -96,27 +98,34 @@ def _sweep() -> None:
     global _kept_since_sweep
     _kept_since_sweep = 0
     dead = [key for key, held in _LINES.items() if sys.getrefcount(held[0]) <= _HELD_HERE_ONLY]
-    if dead:
-        _SPARES.extend(map(_LINES.pop, dead))
+    if not dead:
+        return
+    for items, line in map(_LINES.pop, dead):
+        spares = _SPARES.setdefault(line, [])
         # of one line's spares the longest serve wherever a shorter one would: past PER_LINE, let go
-        by_line: dict[_Line, list[tuple[list[Any], _Line]]] = {}
-        for held in _SPARES:
-            by_line.setdefault(held[1], []).append(held)
-        for line, held in by_line.items():
-            if len(held) > PER_LINE:
-                by_line[line] = sorted(held, key=lambda spare: len(spare[0]))[-PER_LINE:]
-        _SPARES[:] = [held for line in by_line.values() for held in line][-SPARES:]
+        spares.insert(bisect_right(spares, len(items), key=len), items)
+        del spares[:-PER_LINE]
+    extra = sum(map(len, _SPARES.values())) - SPARES
+    while extra > 0:
+        oldest = next(iter(_SPARES))
+        spares = _SPARES[oldest]
+        let_go = min(extra, len(spares))
+        del spares[:let_go]
+        extra -= let_go
+        if not spares:
+            del _SPARES[oldest]
 
 
-def _closest(known: dict[_Line, int]) -> tuple[int, int]:
-    """The position in `_SPARES` of the spare sharing the most items with the list `known` describes, and
-    how many (-1, 0: none)."""
-    chosen, best = -1, 0
-    for at, (items, spare_line) in enumerate(_SPARES):
-        alike = min(len(items), known.get(spare_line, 0))
-        if alike > best:
-            chosen, best = at, alike
-    return chosen, best
+def _closest(known: dict[_Line, int]) -> tuple[_Line | None, int, int]:
+    """The line and position in `_SPARES` of the spare sharing the most items with the list `known`
+    describes, and how many (None, -1, 0: none)."""
+    chosen, at, best = None, -1, 0
+    for line, shared in known.items():
+        for index, items in enumerate(_SPARES.get(line, ())):
+            alike = min(len(items), shared)
+            if alike > best:
+                chosen, at, best = line, index, alike
+    return chosen, at, best
 
 
 def _start(base: Sequence[Any], line: _Line | None, size: int) -> list[Any]:
@@ -128,14 +137,17 @@ def _start(base: Sequence[Any], line: _Line | None, size: int) -> list[Any]:
     while line is not None and len(known) < _ANCESTRY:
         known[line] = shared
         line, shared = line.parent, min(shared, line.fork)
-    chosen, best = _closest(known) if known else (-1, 0)
-    if known and (chosen < 0 or best + CLOSE < size):  # none lacks only a few items: any let go since?
+    chosen, at, best = _closest(known)
+    if known and (chosen is None or best + CLOSE < size):  # none lacks only a few items: any let go since?
         _sweep()
-        chosen, best = _closest(known)
-    if chosen < 0:
+        chosen, at, best = _closest(known)
+    if chosen is None:
         out = base[:size]
         return out if type(out) is list else list(out)
-    spare = _SPARES.pop(chosen)[0]
+    spares = _SPARES[chosen]
+    spare = spares.pop(at)
+    if not spares:
+        del _SPARES[chosen]
     del spare[best:]
     spare.extend(base[best:size])
     return spare

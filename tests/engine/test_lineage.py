@@ -137,7 +137,7 @@ def test_a_list_only_the_lineage_holds_is_kept_as_a_spare_and_past_the_newest_sp
         lineage._sweep()  # as every SWEEP_EVERY lists made, or when no spare is close to one to make
     assert [items for items, _ in lineage._LINES.values()] == [held, longer, last]
     spares = [[f"x{i}"] for i in range(2, lineage.SPARES + 2)]  # the newest SPARES of those
-    assert [items for items, _ in lineage._SPARES] == spares
+    assert [items for line in lineage._SPARES.values() for items in line] == spares
     assert known(held) and known(longer) and shared_at_least(held, longer) == 2
 
 
