@@ -7,13 +7,16 @@ made, the replay's time (series mode, `detail=False`, as the timeline and `repla
 tiktoken encoding of every message content once for scale (median of 5 passes, taken in the same process
 right before the replay, so a change of the shared machine's speed falls on both), their ratio, the peak
 RSS, and the milliseconds per step of the first and the last 100 steps (flat when a step's cost does not
-depend on how long the session already is). `default` is the default policy; `tight` a 16k budget that
-summarizes often. The cyclic collector is paced as the `replay` command paces it (`paced_collection`).
+depend on how long the session already is). Then the median milliseconds of the steps that bring a user
+input (compression redoes its plan at those) and of the others, and the seconds the cyclic collector
+took. `default` is the default policy; `tight` a 16k budget that summarizes often. The collector is paced
+as the `replay` command paces it (`paced_collection`).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -64,15 +67,21 @@ def one(policy_name: str, size: int, clock) -> dict[str, float]:
     raw = raw_encoding_seconds([m.content for m in session], clock)
     policy = define_context_policy(POLICIES[policy_name])
     times: list[float] = []
-    summaries = 0
+    by_kind: dict[bool, list[float]] = {True: [], False: []}  # a step with a user input, or not
+    summaries = done = 0
+    collector = _CollectorClock(clock)
     start = last = clock()
     steps = iter_session_steps(session, policy, tokenizer=DefaultTokenizer(), detail=False)
     for step in paced_collection(steps):  # the collector paced as `replay` paces it
         now = clock()
         times.append(now - last)
         last = now
+        upto = step.point.message_count
+        by_kind[any(m.type == "user_input" for m in session[done:upto])].append(times[-1])
+        done = upto
         summaries += step.persisted is not None
     seconds = clock() - start
+    collector.stop()
     edge = min(EDGE, len(times))
     return {
         "steps": len(times),
@@ -82,7 +91,27 @@ def one(policy_name: str, size: int, clock) -> dict[str, float]:
         "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "first": 1000 * sum(times[:edge]) / max(edge, 1),
         "last": 1000 * sum(times[-edge:]) / max(edge, 1),
+        "user": 1000 * statistics.median(by_kind[True] or [0]),
+        "other": 1000 * statistics.median(by_kind[False] or [0]),
+        "gc": collector.seconds,
     }
+
+
+class _CollectorClock:
+    """The time the cyclic collector's runs took (`gc.callbacks`), by `clock`."""
+
+    def __init__(self, clock) -> None:
+        self.clock, self.seconds, self.started = clock, 0.0, 0.0
+        gc.callbacks.append(self._note)
+
+    def _note(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self.started = self.clock()
+        else:
+            self.seconds += self.clock() - self.started
+
+    def stop(self) -> None:
+        gc.callbacks.remove(self._note)
 
 
 def _items(values: list[str]) -> list[str]:
@@ -102,18 +131,27 @@ def main() -> None:
         name, size = args.one.split(":")
         print(json.dumps(one(name, int(size), clock)))
         return
-    print(f"clock: {'process CPU time' if args.cpu else 'wall time'}; "
-          f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"{'policy':>7} {'messages':>8} {'steps':>6} {'summ.':>5} {'replay':>8} {'steps/s':>7} {'raw':>8} "
-          f"{'ratio':>6} {'peak RSS':>8} {'first 100':>9} {'last 100':>8}  (ms/step)")
+    print(
+        f"clock: {'process CPU time' if args.cpu else 'wall time'}; "
+        f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
+    print(
+        f"{'policy':>7} {'messages':>8} {'steps':>6} {'summ.':>5} {'replay':>8} {'steps/s':>7} {'raw':>8} "
+        f"{'ratio':>6} {'peak RSS':>8} {'first 100':>9} {'last 100':>8} {'user':>6} {'other':>6} (ms/step) "
+        f"{'gc':>6}"
+    )
     for name in _items(args.policies):
         for size in map(int, _items(args.sizes)):
             command = [sys.executable, __file__, "--one", f"{name}:{size}"] + (["--cpu"] if args.cpu else [])
             r = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
             seconds = r["seconds"]
-            print(f"{name:>7} {size:>8} {r['steps']:>6} {r['summaries']:>5} {seconds:>7.2f}s "
-                  f"{r['steps'] / seconds:>7.0f} {r['raw'] * 1000:>6.1f}ms {seconds / r['raw']:>5.1f}x "
-                  f"{r['rss']:>6.0f}MB {r['first']:>9.2f} {r['last']:>8.2f}", flush=True)
+            print(
+                f"{name:>7} {size:>8} {r['steps']:>6} {r['summaries']:>5} {seconds:>7.2f}s "
+                f"{r['steps'] / seconds:>7.0f} {r['raw'] * 1000:>6.1f}ms {seconds / r['raw']:>5.1f}x "
+                f"{r['rss']:>6.0f}MB {r['first']:>9.2f} {r['last']:>8.2f} {r['user']:>6.2f} "
+                f"{r['other']:>6.2f}{'':>11}{r['gc']:>5.2f}s",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":
