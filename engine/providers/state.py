@@ -107,13 +107,18 @@ class Span:
     """A run of kept twins working memory placed (`engine.providers.text_runs`): their positions, ascending,
     the twins (shared, so never changed: a provider `own`s one first, and its position joins `owned`), the
     sum of their counts, and `content(counter)`: the sum of `counter.precise_count` over their messages'
-    contents (the summarization check's count), None when it cannot be told without them."""
+    contents (the summarization check's count), None when it cannot be told without them.
+
+    The run is items `start..stop-1` of the three lists, which are working memory's own (read, never
+    changed below `stop`): slices of them were three passes over the run at every step."""
 
     positions: list[int]
     twins: list[State]
     tokens: int
     content: Callable[[Any], int | None]
     ids: list[int]  # the twins' `id`s (int objects shared from step to step: compared by identity first)
+    start: int
+    stop: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,11 +239,13 @@ def kept_of(states: list[State]) -> Kept:
     tokens = 0
     at = 0  # the next of `positions`
     for span in spans:
-        taken, last = 0, span.positions[-1]
+        taken, stop = span.start, span.stop
+        last = span.positions[stop - 1]
         while at < len(positions) and positions[at] <= last:
-            cut = bisect_left(span.positions, positions[at], taken)
+            cut = bisect_left(span.positions, positions[at], taken, stop)
             if span.positions[cut] == positions[at]:  # a twin owned since: read every owned position
-                return _kept_read(states, positions + [p for s in spans for p in s.positions])
+                spanned = [p for s in spans for p in s.positions[s.start : s.stop]]
+                return _kept_read(states, positions + spanned)
             out += span.twins[taken:cut]
             ids += span.ids[taken:cut]
             state = states[positions[at]]
@@ -248,8 +255,8 @@ def kept_of(states: list[State]) -> Kept:
                 unspanned.append(state)
                 tokens += state.tokens
             taken, at = cut, at + 1
-        out += span.twins[taken:]
-        ids += span.ids[taken:]
+        out += span.twins[taken:stop]
+        ids += span.ids[taken:stop]
         tokens += span.tokens
     for position in positions[at:]:
         state = states[position]
@@ -268,7 +275,7 @@ def _kept_read(states: list[State], positions: list[int]) -> Kept:
 
 
 def _first(span: Span) -> int:
-    return span.positions[0]
+    return span.positions[span.start]
 
 
 def kept_tokens(states: list[State]) -> int:

@@ -114,17 +114,17 @@ class PlainRuns:
         count. None, and nothing placed, when a twin holds another message than the state it would replace:
         the set's counts were taken over from an earlier set whose created messages had another id scope (a
         replay step after a summary), so its twins are that set's."""
-        run, twins = indices[first : at + 1], self.twins[first : at + 1]
         trusted = self.trusted and states.origin is not None and states.origin.states is self.made_for
         if trusted and self.placed is not None and states.owned is not None:
             # between the run's first and last position, `states` holds the starting states but where a
             # provider owned one (core, P1): the slice of `placed` with those put back
-            low, high = run[0], run[-1] + 1
+            low, high = indices[first], indices[at] + 1
             owned = [(p, states[p]) for p in states.owned if low <= p < high]
             states[low:high] = self.placed[low:high]
             for position, state in owned:
                 states[position] = state
         else:
+            run, twins = indices[first : at + 1], self.twins[first : at + 1]
             # compared in C: list equality takes the same object as equal without a look at it
             now = None if trusted else list(map(_MESSAGE, map(states.__getitem__, run)))
             if now is not None and now != self.messages[first : at + 1]:
@@ -133,7 +133,7 @@ class PlainRuns:
                 states[position] = twin  # type: ignore[assignment]  # a plain candidate's twin is never None
         tokens = self.sums[at + 1] - self.sums[first]
         content = partial(self.content_between, first=first, at=at)
-        states.spans.append(Span(run, twins, tokens, content, self.twin_ids[first : at + 1]))  # type: ignore[arg-type]
+        states.spans.append(Span(indices, self.twins, tokens, content, self.twin_ids, first, at + 1))  # type: ignore[arg-type]
         return tokens
 
 

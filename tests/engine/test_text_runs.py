@@ -189,17 +189,17 @@ def test_the_kept_states_of_spans_and_owned_positions_are_those_every_state_read
                      for i in range(size)], list(range(size)), starting=True)  # fmt: skip
     free = sorted(data.draw(st.sets(st.integers(0, size - 1))))
     cuts = sorted(data.draw(st.sets(st.integers(0, len(free)), max_size=4)))
+    twins = []  # a twin for every free position: each span is a window of these lists, as P2's runs are
+    for p in free:
+        twin = State(states[p].message, p, (p,), p, KEEP_WM, WORKING_MEMORY, PLAIN)
+        twin.kept = twin.shared = True
+        twins.append(twin)
+    ids = list(map(id, twins))
     for lo, hi in zip([0, *cuts], [*cuts, len(free)], strict=True):
-        positions = free[lo:hi]
-        if positions:
-            twins = []
-            for p in positions:
-                twin = State(states[p].message, p, (p,), p, KEEP_WM, WORKING_MEMORY, PLAIN)
-                twin.kept = twin.shared = True
-                states[p] = twin
-                twins.append(twin)
-            ids = list(map(id, twins))
-            states.spans.append(Span(positions, twins, sum(positions), lambda counter: None, ids))
+        if lo < hi:
+            for k in range(lo, hi):
+                states[free[k]] = twins[k]
+            states.spans.append(Span(free, twins, sum(free[lo:hi]), lambda counter: None, ids, lo, hi))
     for p in data.draw(st.lists(st.integers(0, size - 1), max_size=8)):  # core, P1, P3 and later changes
         state = own(states, p)
         if data.draw(st.booleans()):
@@ -213,7 +213,7 @@ def test_the_kept_states_of_spans_and_owned_positions_are_those_every_state_read
     assert kept.ids is None or kept.ids == [id(s) for s in every]
     assert kept.tokens == sum(s.tokens for s in every)
     if kept.unspanned is not None:
-        spanned = {id(t) for span in states.spans for t in span.twins}
+        spanned = {id(t) for span in states.spans for t in span.twins[span.start : span.stop]}
         assert [id(s) for s in kept.unspanned] == [id(s) for s in every if id(s) not in spanned]
 
 
