@@ -353,18 +353,29 @@ class _BoundedLoader(yaml.SafeLoader):
                 f"number too large: {len(text)} digits (limit {MAX_NUMBER_CHARS})", node.start_mark.line + 1
             )
         sign, digits = (-1, text[1:]) if text.startswith("-") else (1, text.removeprefix("+"))
-        if digits[:2] in ("0x", "0o"):
-            return sign * int(digits[2:], 16 if digits[1] == "x" else 8)
-        return sign * int(digits)
+        try:
+            if digits[:2] in ("0x", "0o"):
+                return sign * int(digits[2:], 16 if digits[1] == "x" else 8)
+            return sign * int(digits)
+        except ValueError:  # `!!int x`: the tag forced what is not an integer
+            raise _not_a(node, "an integer") from None
+
+    def construct_yaml_bool(self, node: Any) -> Any:
+        try:
+            return super().construct_yaml_bool(node)
+        except KeyError:  # `!!bool maybe`
+            raise _not_a(node, "true or false") from None
 
     def construct_yaml_float(self, node: Any) -> Any:
-        value = super().construct_yaml_float(node)
+        try:
+            value = super().construct_yaml_float(node)
+        except ValueError:  # `!!float x`
+            raise _not_a(node, "a number") from None
         if not math.isfinite(value):
             raise _YamlLimit(
                 f"number out of range: {shorten(node.value)} is not a finite number", node.start_mark.line + 1
             )
         return value
-
 
     def construct_as_written(self, node: Any) -> str:
         """A date or a binary value as the text it was written as: what JSON would have (no Python object
@@ -393,6 +404,7 @@ _BoundedLoader.add_implicit_resolver(
     list("-+.0123456789"),
 )
 _BoundedLoader.add_constructor(_INT, _BoundedLoader.construct_yaml_int)
+_BoundedLoader.add_constructor("tag:yaml.org,2002:bool", _BoundedLoader.construct_yaml_bool)
 _BoundedLoader.add_constructor("tag:yaml.org,2002:float", _BoundedLoader.construct_yaml_float)
 _BoundedLoader.add_constructor("tag:yaml.org,2002:timestamp", _BoundedLoader.construct_as_written)
 _BoundedLoader.add_constructor("tag:yaml.org,2002:binary", _BoundedLoader.construct_as_written)
@@ -402,6 +414,14 @@ class _YamlLimit(Exception):
     def __init__(self, reason: str, line: int) -> None:
         super().__init__(reason)
         self.reason, self.line = reason, line
+
+
+def _not_a(node: Any, kind: str) -> _YamlLimit:
+    """A scalar whose tag (`!!int`, `!!bool`, `!!float`) says it is what its text is not."""
+    return _YamlLimit(
+        f"bad YAML: !!{node.tag.rsplit(':', 1)[-1]} {shorten(node.value)} is not {kind}",
+        node.start_mark.line + 1,
+    )
 
 
 def _children(node: Any) -> Iterator[Any]:

@@ -71,6 +71,11 @@ class PolicyFile:
 
     layer: dict[str, Any]
     warnings: tuple[LoadProblem, ...] = ()
+    document: YamlDocument | None = None  # where each key was written
+
+    def line_of(self, path: tuple[str, ...]) -> int | None:
+        """The line of the deepest key of `path` the file wrote (a rule a run checks names its field)."""
+        return self.document.line_of(path) if self.document is not None else None
 
 
 def format_for(path: PathLike) -> Format:
@@ -106,7 +111,7 @@ def parse_policy_file(text: str, fmt: Format = "yaml", source: str = "<text>") -
         validate_policy(layer)
     except PolicyValidationError as err:
         raise _invalid(source, err, document) from None
-    return PolicyFile(layer, tuple(layer_warnings(data, source, document)))
+    return PolicyFile(layer, tuple(layer_warnings(data, source, document)), document)
 
 
 def parse_policy_layer(text: str, fmt: Format = "yaml", source: str = "<text>") -> dict[str, Any]:

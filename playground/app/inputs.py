@@ -36,6 +36,7 @@ from engine.messages import AiMessage
 from engine.observation import InMemoryObservationStore
 from engine.policy import (
     ContextPolicy,
+    PolicyFile,
     PolicyFileError,
     PolicyValidationError,
     effective_policy,
@@ -246,9 +247,13 @@ def _header_policy_error(path: Path, err: PolicyValidationError) -> PolicyFileEr
     return PolicyFileError(str(path), first, line=1, issues=err.issues, text="\n".join(lines))
 
 
-def _runtime_error(problem: Any, policy_path: str | Path | None, session_path: Path) -> PolicyFileError:
+def _runtime_error(
+    problem: Any, policy_path: str | Path | None, session_path: Path, policy_file: PolicyFile | None = None
+) -> PolicyFileError:
     if policy_path:
-        where, source, line, field_name = str(policy_path), str(policy_path), None, ".".join(problem.path)
+        line = policy_file.line_of(problem.path) if policy_file is not None else None
+        source, field_name = str(policy_path), ".".join(problem.path)
+        where = f"{source}:{line}" if line else source
     else:
         where, source, line = f"{session_path}:1", str(session_path), 1
         field_name = "contextPolicy." + ".".join(problem.path)
@@ -303,6 +308,7 @@ def _settled(
     if system_prompt is not None:
         session = with_system_prompt(session, Path(system_prompt))
     header = header_dict(session)
+    policy_file = None
     if policy_path:
         policy_file = read_policy_file(policy_path)
         layer, warnings = policy_file.layer, list(policy_file.warnings)
@@ -321,7 +327,7 @@ def _settled(
         raise _header_policy_error(path, err) if not policy_path else err from None
     problems = runtime_problems(policy)  # schema-valid but not runnable: say where it was set
     if problems:
-        raise _runtime_error(problems[0], policy_path, path)
+        raise _runtime_error(problems[0], policy_path, path, policy_file)
     if fences_path:
         fences, fence_warnings = load_fences_checked(fences_path)
         warnings += fence_warnings
@@ -346,7 +352,7 @@ def with_policy_file(inputs: PlaygroundInputs, policy_path: str | Path) -> Playg
     policy = effective_policy(policy_file.layer, None, defaults=inputs.defaults)
     problems = runtime_problems(policy)
     if problems:
-        raise _runtime_error(problems[0], policy_path, inputs.session.path)
+        raise _runtime_error(problems[0], policy_path, inputs.session.path, policy_file)
     return replace(inputs, policy=policy, policy_warnings=list(policy_file.warnings))
 
 
