@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.jsvalues import js_trim
+from engine.messages import call_id
 from engine.result import BuildResult
 from engine.tokens import TokenizerPort
 
@@ -180,7 +182,8 @@ def _c10(result, trace, policy, expected, host):
         message = preprocessed.get(message_id)
         if message is not None and message.type == "tool_calls":
             for call in message.tool_calls:
-                call_kept[call.get("id")] = event["kept"]
+                if js_trim(call_id(call)):  # a call without an id joins no group: no output can answer it
+                    call_kept[call_id(call)] = event["kept"]
     answered: set[str] = set()
     for message_id, event in by_id.items():
         message = preprocessed.get(message_id)

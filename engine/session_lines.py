@@ -251,6 +251,8 @@ def _plain_metadata(metadata: Any) -> bool:
     for call in calls:
         if type(call) is not dict or ("function" in call and type(call["function"]) is not dict):
             return False
+        if "id" in call and type(call["id"]) is not str:
+            return False
     return True
 
 
@@ -344,9 +346,14 @@ def _call_warnings(calls: Any) -> list[tuple[str, str]]:
         where = f"metadata.tool_calls[{index}]"
         if not isinstance(call, dict):
             found.append((where, f"must be an object, got {json_type(call)}; the call is left out"))
-        elif call.get("function") is not None and not isinstance(call["function"], dict):
-            reason = f"must be an object, got {json_type(call['function'])}; read as a call of no function"
-            found.append((f"{where}.function", reason))
+        else:
+            function = call.get("function")
+            if function is not None and not isinstance(function, dict):
+                reason = f"must be an object, got {json_type(function)}; read as a call of no function"
+                found.append((f"{where}.function", reason))
+            if call.get("id") is not None and not isinstance(call["id"], str):
+                reason = f"must be a string, got {json_type(call['id'])}; read as a call without an id"
+                found.append((f"{where}.id", reason))
     return found
 
 
@@ -376,20 +383,25 @@ def messages_from(items: Any, source: str = "session") -> list[AiMessage]:
 
 
 def message_of(data: dict[str, Any]) -> AiMessage:
-    """The line's message. When some of its tool calls are not objects (or their `function` is not), the
-    pipeline reads the usable calls only, and the line is written back as it was (`extra` holds it)."""
+    """The line's message. When some of its tool calls are not objects (or their `function` is not, or their
+    `id` is no string), the pipeline reads the usable calls only (`_readable_call`), and the line is
+    written back as it was (`extra` holds it)."""
     message = AiMessage.from_dict(data)
     metadata = message.metadata
     calls = metadata.get("tool_calls") if metadata is not None else None
     if not isinstance(calls, list) or not _call_warnings(calls):
         return message
-    usable = [_without_bad_function(call) for call in calls if isinstance(call, dict)]
+    usable = [_readable_call(call) for call in calls if isinstance(call, dict)]
     as_written = {**message.extra, "metadata": metadata}  # to_dict() writes extra over the read metadata
     return replace(message, metadata={**metadata, "tool_calls": usable}, extra=as_written)
 
 
-def _without_bad_function(call: dict[str, Any]) -> dict[str, Any]:
-    function = call.get("function")
-    if function is None or isinstance(function, dict):
-        return call
-    return {key: value for key, value in call.items() if key != "function"}
+def _readable_call(call: dict[str, Any]) -> dict[str, Any]:
+    """`call` without a `function` that is not an object and an `id` that is not a string (linnkit reads
+    such an id as none: the call joins no group, and no output can answer it)."""
+    function, call_id = call.get("function"), call.get("id")
+    bad = {
+        *(("function",) if function is not None and not isinstance(function, dict) else ()),
+        *(("id",) if call_id is not None and not isinstance(call_id, str) else ()),
+    }
+    return {key: value for key, value in call.items() if key not in bad} if bad else call
