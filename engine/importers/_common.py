@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -23,6 +24,7 @@ from engine.safe_input import MAX_TRANSCRIPT_BYTES, InputError, decode_utf8_line
 from engine.usage import UNRECORDED, RecordedUsage, UsageProblem
 
 TITLE_CHARS = 80
+MAX_DATE_MS = 8_640_000_000_000_000  # a JavaScript Date's range: a time beyond it is no time
 T = TypeVar("T")
 
 
@@ -287,13 +289,17 @@ def iso_to_ms(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        return int(value * 1000) if value < 1e11 else int(value)
-    if not isinstance(value, str) or not value:
+        if not math.isfinite(value):  # NaN, or a 1e400 or Infinity the JSON reader let through
+            return None
+        millis = int(value * 1000) if value < 1e11 else int(value)
+    elif not isinstance(value, str) or not value:
         return None
-    try:
-        return int(datetime.fromisoformat(value).timestamp() * 1000)
-    except ValueError:
-        return None
+    else:
+        try:
+            millis = int(datetime.fromisoformat(value).timestamp() * 1000)
+        except (ValueError, OverflowError, OSError):
+            return None
+    return millis if abs(millis) <= MAX_DATE_MS else None
 
 
 def first_user_title(messages: list[AiMessage]) -> str | None:
