@@ -95,7 +95,23 @@ _OPTIONAL_OBJECTS = ("contextPolicy", "hostFallbackPolicy", "tick", "options")
 
 def _shape_problem(case: dict[str, Any]) -> tuple[str, str] | None:
     """(field, reason) for the first part of a case the runner could not read, or None."""
-    messages = case["messages"]
+    problem = _messages_problem(case["messages"])
+    if problem is not None:
+        return problem
+    for key in _OBJECTS + _OPTIONAL_OBJECTS:
+        value = case.get(key)
+        if key in _OBJECTS and key not in case:
+            return key, "missing"
+        if (key in _OBJECTS or value is not None) and not isinstance(value, dict):
+            return key, f"must be an object, got {_kind(value)}"
+    if not isinstance(case.get("fences", []), list):
+        return "fences", f"must be an array, got {_kind(case['fences'])}"
+    return _tokenizer_problem(case["tokenizer"]) or _ticks_problem(case) or _expected_problem(case)
+
+
+def _messages_problem(messages: Any) -> tuple[str, str] | None:
+    """The case's messages: objects with a string id, role and type, their content a string and their
+    metadata an object (or null)."""
     if not isinstance(messages, list):
         return "messages", f"must be an array, got {_kind(messages)}"
     for index, message in enumerate(messages):
@@ -106,17 +122,64 @@ def _shape_problem(case: dict[str, Any]) -> tuple[str, str] | None:
                 return f"messages[{index}].{key}", "missing"
             if not isinstance(message[key], str):
                 return f"messages[{index}].{key}", f"must be a string, got {_kind(message[key])}"
-    for key in _OBJECTS + _OPTIONAL_OBJECTS:
-        value = case.get(key)
-        if key in _OBJECTS and key not in case:
-            return key, "missing"
-        if (key in _OBJECTS or value is not None) and not isinstance(value, dict):
-            return key, f"must be an object, got {_kind(value)}"
-    if not isinstance(case.get("fences", []), list):
-        return "fences", f"must be an array, got {_kind(case['fences'])}"
-    if case.get("kind") == "replay" and not isinstance(case.get("steps"), list):
-        return "steps", f"must be an array, got {_kind(case.get('steps'))}"
-    return _expected_problem(case)
+        for key, kind, wanted in (("content", str, "a string"), ("metadata", dict, "an object")):
+            if message.get(key) is not None and not isinstance(message[key], kind):
+                return f"messages[{index}].{key}", f"must be {wanted} or null, got {_kind(message[key])}"
+    return None
+
+
+def _number_problem(
+    spec: dict[str, Any], key: str, path: str, *, required: bool = False
+) -> tuple[str, str] | None:
+    if key not in spec or (spec[key] is None and not required):
+        return (f"{path}.{key}", "missing") if required else None
+    value = spec[key]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"{path}.{key}", f"must be a number, got {_kind(value)}"
+    return None
+
+
+def _tokenizer_problem(spec: dict[str, Any]) -> tuple[str, str] | None:
+    """A mock tokenizer's counts are numbers (`case_tokenizer`)."""
+    if spec.get("kind") != "mock":
+        return None
+    return (
+        _number_problem(spec, "tokensPerMessage", "tokenizer", required=True)
+        or _number_problem(spec, "tokensPerText", "tokenizer")
+        or _number_problem(spec, "charsPerToken", "tokenizer")
+    )
+
+
+def _ticks_problem(case: dict[str, Any]) -> tuple[str, str] | None:
+    """The tick of a build, and each replay step's `upto` and tick (`TickState.from_case`)."""
+    ticks: list[tuple[str, Any]] = [("tick", case.get("tick"))]
+    if case.get("kind") == "replay":
+        steps = case.get("steps")
+        if not isinstance(steps, list):
+            return "steps", f"must be an array, got {_kind(steps)}"
+        for index, step in enumerate(steps):
+            where = f"steps[{index}]"
+            if not isinstance(step, dict):
+                return where, f"must be an object, got {_kind(step)}"
+            upto = step.get("upto")
+            if isinstance(upto, bool) or not isinstance(upto, int):
+                return f"{where}.upto", f"must be an integer, got {_kind(upto)}"
+            ticks.append((f"{where}.tick", step.get("tick")))
+    for where, tick in ticks:
+        if tick is None:
+            continue
+        if not isinstance(tick, dict):
+            return where, f"must be an object, got {_kind(tick)}"
+        problem = _number_problem(tick, "stepCount", where, required=True) or _number_problem(
+            tick, "maxSteps", where
+        )
+        if problem is not None:
+            return problem
+        for key in ("availableTools", "finalStepForcedTools"):
+            tools = tick.get(key)
+            if tools is not None and not (isinstance(tools, list) and all(isinstance(t, str) for t in tools)):
+                return f"{where}.{key}", f"must be an array of strings, got {_kind(tools)}"
+    return None
 
 
 def _expected_problem(case: dict[str, Any]) -> tuple[str, str] | None:
