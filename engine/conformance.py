@@ -106,7 +106,21 @@ def _shape_problem(case: dict[str, Any]) -> tuple[str, str] | None:
             return key, f"must be an object, got {_kind(value)}"
     if not isinstance(case.get("fences", []), list):
         return "fences", f"must be an array, got {_kind(case['fences'])}"
-    return _tokenizer_problem(case["tokenizer"]) or _ticks_problem(case) or _expected_problem(case)
+    return (
+        _tokenizer_problem(case["tokenizer"])
+        or _summary_problem(case["summary"])
+        or _number_problem(case.get("options") or {}, "now", "options")
+        or _ticks_problem(case)
+        or _expected_problem(case)
+    )
+
+
+def _summary_problem(spec: dict[str, Any]) -> tuple[str, str] | None:
+    """The summarizer's fixed text, or the error it fails with (`case_summarizer`): a string."""
+    key = "error" if "error" in spec else "text"
+    if not isinstance(spec.get(key), str):
+        return f"summary.{key}", f"must be a string, got {_kind(spec.get(key))}"
+    return None
 
 
 def _messages_problem(messages: Any) -> tuple[str, str] | None:

@@ -367,9 +367,14 @@ class _BoundedLoader(yaml.SafeLoader):
             raise _not_a(node, "true or false") from None
 
     def construct_yaml_float(self, node: Any) -> Any:
+        if len(str(node.value)) > MAX_NUMBER_CHARS:  # the bound an integer has (`0.777…` of 5,000 digits)
+            raise _YamlLimit(
+                f"number too long: {len(str(node.value))} characters (limit {MAX_NUMBER_CHARS})",
+                node.start_mark.line + 1,
+            )
         try:
             value = super().construct_yaml_float(node)
-        except ValueError:  # `!!float x`
+        except (ValueError, IndexError):  # `!!float x`, `!!float ""`
             raise _not_a(node, "a number") from None
         if not math.isfinite(value):
             raise _YamlLimit(

@@ -360,3 +360,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _refuse_empty_paths(make_open_parser()).parse_args(args_list)
     return commands.run_open(args)
 
+
+
+if __name__ == "__main__":  # `python -m playground.cli.main`, as `python -m playground.cli`
+    from playground.cli import run
+
+    run()

@@ -117,6 +117,15 @@ def _cli(*args: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
     )
 
 
+def test_the_cli_module_runs_as_the_command_does():
+    """`python -m playground.cli.main` is the command too (it printed nothing and exited 0)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "playground.cli.main", "validate", "missing.jsonl"],
+        cwd=CORPUS, capture_output=True, text=True, timeout=SECONDS,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr.strip()) == (2, "error: missing.jsonl: file: no such file")
+
+
 # every command and option that reads a file, with the FIFO as that file (`{fifo}`)
 FIFO_RUNS = [
     ("validate {fifo}", "file: "),
