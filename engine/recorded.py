@@ -42,6 +42,7 @@ class RecordedCall:
 class RecordedRun:
     calls: tuple[RecordedCall, ...] = ()
     problems: tuple[str, ...] = ()
+    problem_lines: tuple[int | None, ...] = ()  # each problem's line in the session file, when known
     _by_block: dict[int, RecordedCall] = field(default_factory=dict, compare=False, repr=False)
 
     def __bool__(self) -> bool:
@@ -61,10 +62,14 @@ class RecordedRun:
         return dict(Counter(c.usage.model or "unknown" for c in self.calls).most_common())
 
 
-def recorded_run(messages: Sequence[AiMessage], header: Mapping[str, Any] | None = None) -> RecordedRun:
-    """The calls a session's messages and header record; usages that do not read are named in `problems`."""
+def recorded_run(
+    messages: Sequence[AiMessage], header: Mapping[str, Any] | None = None, lines: Sequence[int] = ()
+) -> RecordedRun:
+    """The calls a session's messages and header record; usages that do not read are named in `problems`,
+    with the file line of their message when `lines` (one per message) has it."""
     calls: list[RecordedCall] = []
     problems: list[str] = []
+    problem_lines: list[int | None] = []
     by_block: dict[int, RecordedCall] = {}
     block_start = 0
     for index, message in enumerate(messages):
@@ -77,6 +82,7 @@ def recorded_run(messages: Sequence[AiMessage], header: Mapping[str, Any] | None
         usage = read_usage(raw)
         if isinstance(usage, UsageProblem):
             problems.append(f"message {message.id}: metadata.{usage}")
+            problem_lines.append(lines[index] if index < len(lines) else None)
             continue
         call = RecordedCall(usage, index, message.id)
         calls.append(call)
@@ -86,12 +92,13 @@ def recorded_run(messages: Sequence[AiMessage], header: Mapping[str, Any] | None
         usage = read_usage(entry)
         if isinstance(usage, UsageProblem):
             problems.append(f"header recordedCalls[{n}]: {usage}")
+            problem_lines.append(1 if lines else None)
             continue
         line = entry.get("line") if isinstance(entry.get("line"), int) else None
         why, file = entry.get("why"), entry.get("file")
         calls.append(RecordedCall(usage, None, None, str(why or "not in this conversation"),
                                   file if isinstance(file, str) else None, line))  # fmt: skip
-    return RecordedRun(tuple(calls), tuple(problems), by_block)
+    return RecordedRun(tuple(calls), tuple(problems), tuple(problem_lines), by_block)
 
 
 def _header_calls(header: Mapping[str, Any] | None) -> Iterable[dict[str, Any]]:

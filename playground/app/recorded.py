@@ -132,7 +132,7 @@ def calibration_warnings(inputs: PlaygroundInputs, run: RecordedRun, encoding: s
 
 def record_of(inputs: PlaygroundInputs) -> RecordedRun:
     """The calls the session records (its messages' usage, the header's other calls)."""
-    return recorded_run(inputs.session.messages, inputs.header)
+    return recorded_run(inputs.session.messages, inputs.header, inputs.session.message_lines)
 
 
 def truth_stream(

@@ -319,8 +319,9 @@ def run_replay(args) -> int:
 def _replay_end(args, inputs: PlaygroundInputs, run: RecordedRun, capture: Any, summary: dict[str, Any],
                 *, failed: bool, interrupted: bool) -> int:  # fmt: skip
     """The record's warnings, the run recorded (`--record`; not a run Ctrl-C cut short), the exit code."""
-    for problem in run.problems:
-        print(f"warning: {inputs.session.path}: {problem}", file=sys.stderr)
+    for problem, line in zip(run.problems, run.problem_lines, strict=True):
+        where = f"{inputs.session.path}:{line}" if line else inputs.session.path
+        print(f"warning: {where}: {problem}", file=sys.stderr)
     if interrupted:  # a partial run is not the run: nothing recorded
         return INTERRUPTED
     if capture is not None and not runs.record_runs(args.store, [capture.finish(summary)]):
