@@ -182,8 +182,8 @@ def _c10(result, trace, policy, expected, host):
         message = preprocessed.get(message_id)
         if message is not None and message.type == "tool_calls":
             for call in message.tool_calls:
-                if js_trim(call_id(call)):  # a call without an id joins no group: no output can answer it
-                    call_kept[call_id(call)] = event["kept"]
+                if js_trim(cid := call_id(call)):  # a call without an id joins no group: nothing answers it
+                    call_kept[cid] = event["kept"]
     answered: set[str] = set()
     for message_id, event in by_id.items():
         message = preprocessed.get(message_id)

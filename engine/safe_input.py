@@ -367,11 +367,10 @@ class _BoundedLoader(yaml.SafeLoader):
             raise _not_a(node, "true or false") from None
 
     def construct_yaml_float(self, node: Any) -> Any:
-        if len(str(node.value)) > MAX_NUMBER_CHARS:  # the bound an integer has (`0.777…` of 5,000 digits)
-            raise _YamlLimit(
-                f"number too long: {len(str(node.value))} characters (limit {MAX_NUMBER_CHARS})",
-                node.start_mark.line + 1,
-            )
+        length = len(str(node.value))
+        if length > MAX_NUMBER_CHARS:  # the bound an integer has (`0.777…` of 5,000 digits)
+            reason = f"number too long: {length} characters (limit {MAX_NUMBER_CHARS})"
+            raise _YamlLimit(reason, node.start_mark.line + 1)
         try:
             value = super().construct_yaml_float(node)
         except (ValueError, IndexError):  # `!!float x`, `!!float ""`

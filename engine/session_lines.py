@@ -347,14 +347,29 @@ def _call_warnings(calls: Any) -> list[tuple[str, str]]:
         if not isinstance(call, dict):
             found.append((where, f"must be an object, got {json_type(call)}; the call is left out"))
         else:
-            function = call.get("function")
-            if function is not None and not isinstance(function, dict):
-                reason = f"must be an object, got {json_type(function)}; read as a call of no function"
-                found.append((f"{where}.function", reason))
-            if call.get("id") is not None and not isinstance(call["id"], str):
-                reason = f"must be a string, got {json_type(call['id'])}; read as a call without an id"
-                found.append((f"{where}.id", reason))
+            for key in _unreadable_keys(call):
+                wanted, read_as = _UNREADABLE[key]
+                reason = f"must be {wanted}, got {json_type(call[key])}; read as a call {read_as}"
+                found.append((f"{where}.{key}", reason))
     return found
+
+
+# a call's keys the pipeline reads only in one shape: what it must be, and what the call is read as without
+_UNREADABLE = {"function": ("an object", "of no function"), "id": ("a string", "without an id")}
+
+
+def _unreadable_keys(call: dict[str, Any]) -> list[str]:
+    """The keys of `call` whose value is neither null nor of the shape the pipeline reads (`_UNREADABLE`):
+    a `function` that is no object, an `id` that is no string (linnkit reads such an id as none)."""
+    function, call_id = call.get("function"), call.get("id")
+    return [
+        key
+        for key, bad in (
+            ("function", function is not None and not isinstance(function, dict)),
+            ("id", call_id is not None and not isinstance(call_id, str)),
+        )
+        if bad
+    ]
 
 
 def messages_from(items: Any, source: str = "session") -> list[AiMessage]:
@@ -397,11 +412,7 @@ def message_of(data: dict[str, Any]) -> AiMessage:
 
 
 def _readable_call(call: dict[str, Any]) -> dict[str, Any]:
-    """`call` without a `function` that is not an object and an `id` that is not a string (linnkit reads
-    such an id as none: the call joins no group, and no output can answer it)."""
-    function, call_id = call.get("function"), call.get("id")
-    bad = {
-        *(("function",) if function is not None and not isinstance(function, dict) else ()),
-        *(("id",) if call_id is not None and not isinstance(call_id, str) else ()),
-    }
+    """`call` without its unreadable keys (`_unreadable_keys`): a call without an id joins no group, and
+    no output can answer it."""
+    bad = _unreadable_keys(call)
     return {key: value for key, value in call.items() if key not in bad} if bad else call
