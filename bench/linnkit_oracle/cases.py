@@ -83,7 +83,7 @@ class Generator:
         return " ".join(words)
 
     # -- sessions -----------------------------------------------------------------------------------
-    def session(self) -> list[dict[str, Any]]:
+    def session(self, turns: int | None = None) -> list[dict[str, Any]]:
         s = _Session()
         rng = self.rng
         if self.maybe(0.9):
@@ -97,7 +97,7 @@ class Generator:
                 fenceAttrs={"scope": "repo"},
                 fencePlacement="after-system",
             )
-        for _ in range(rng.randint(1, rng.choice([6, 6, 15, 50]))):
+        for _ in range(turns or rng.randint(1, rng.choice([6, 6, 15, 50]))):
             self.fence(s, 0.2, {})
             s.add(
                 "user",
@@ -1010,9 +1010,13 @@ class Generator:
             case["tick"] = self.edge_tick(case["tick"])
         return case
 
-    def replay(self, n: int) -> dict[str, Any]:
-        """One build per block of assistant messages, and one at the end (the corpus convention)."""
-        messages = self.session()
+    def replay(
+        self, n: int, turns: int | None = None, messages: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """One build per block of assistant messages, and one at the end (the corpus convention). `turns`:
+        that many user inputs (a long session: the engine's incremental paths past their thresholds);
+        `messages`: these instead of a drawn session (an imported transcript)."""
+        messages = self.session(turns) if messages is None else messages
         starts = {
             i
             for i, m in enumerate(messages)
@@ -1295,3 +1299,23 @@ def generate(seed: int, count: int, replay_share: float = 0.25) -> list[dict[str
     return [
         generator.replay(n) if generator.maybe(replay_share) else generator.single(n) for n in range(count)
     ]
+
+
+def generate_real(seed: int, count: int, sessions: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Replays of real sessions (imported transcripts, as `AiMessage.to_dict` gives them) under drawn
+    policies, fences, ticks and tokenizers: real contents (long tool outputs, CJK, images, sidecars) where the
+    other streams draw words."""
+    generator = Generator(seed)
+    return [generator.replay(n, messages=generator.rng.choice(sessions)) for n in range(count)]
+
+
+def generate_long(seed: int, count: int, turns: tuple[int, int] = (100, 400)) -> list[dict[str, Any]]:
+    """Replays of long sessions (`turns` user inputs: ~400-1,600 messages, a build at every assistant block),
+    where a step's build goes on from the last step's (the spares, runs and plans of `engine.lineage`,
+    `engine.providers.text_runs` and the compressor) rather than reading a few dozen messages."""
+    generator, budgets = Generator(seed), random.Random(seed * 31 + 7)
+    cases = [generator.replay(n, generator.rng.randint(*turns)) for n in range(count)]
+    for case in cases:  # half with a budget that keeps hundreds of messages (P2's runs of plain text)
+        if budgets.random() < 0.5:
+            case["contextPolicy"]["budget"]["maxTokens"] = budgets.choice([30_000, 120_000, 200_000])
+    return cases

@@ -24,9 +24,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cases import generate  # noqa: E402
+from cases import generate, generate_long, generate_real  # noqa: E402
 
 from engine.conformance import compare, run_case  # noqa: E402
+from engine.importers import import_file  # noqa: E402
 
 
 def run_oracle(checkout: Path, cases: list[dict], work: Path) -> dict[str, dict]:
@@ -49,14 +50,27 @@ def run_oracle(checkout: Path, cases: list[dict], work: Path) -> dict[str, dict]
     return {r["name"]: r for r in records}
 
 
+def _imported(path: Path, most: int) -> list[dict]:
+    """The transcript's first `most` messages as a case holds them (`id`, `role`, `type`, `content`, ...)."""
+    return [message.to_dict() for message in import_file(path).messages[:most]]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("checkout", type=Path, help="a linnkit 0.21.0 source checkout with node_modules")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--count", type=int, default=300)
     parser.add_argument("--keep", type=Path, help="write the cases and linnkit's records here")
+    parser.add_argument("--long", action="store_true", help="replays of long sessions only (`generate_long`)")
+    parser.add_argument(
+        "--real", nargs="+", type=Path, metavar="TRANSCRIPT", help="replays of these transcripts, imported"
+    )
+    parser.add_argument("--most", type=int, default=600, help="with --real: a transcript's first N messages")
     args = parser.parse_args(argv)
-    cases = generate(args.seed, args.count)
+    if args.real:
+        cases = generate_real(args.seed, args.count, [_imported(path, args.most) for path in args.real])
+    else:
+        cases = (generate_long if args.long else generate)(args.seed, args.count)
     work = args.keep or Path(tempfile.mkdtemp(prefix="linnkit-oracle-"))
     work.mkdir(parents=True, exist_ok=True)
     oracle = run_oracle(args.checkout, cases, work)

@@ -192,6 +192,7 @@ async function runCase(c: any) {
       if (i < step.upto) list.push(process.env.ORACLE_SHARED ? c.messages[i] : structuredClone(c.messages[i]));
     }
     const r = await runBuild(c, list, step.tick);
+    await new Promise((resolve) => setImmediate(resolve)); // a long replay: let vitest's worker RPC through
     const events = r.summaryEvents ?? [];
     delete r.summaryEvents;
     steps.push(r);
