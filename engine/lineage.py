@@ -42,7 +42,7 @@ MARK_AFTER, MARK_BACK = 4096, 1024
 _HELD_HERE_ONLY = 2  # sys.getrefcount of a list only `_LINES` holds: its tuple and the call's argument
 SPARES = 24  # lists nobody holds, kept to be extended (a replay's step lets go about six, of several lines)
 _ANCESTRY = 4  # lines looked through for a spare: a list's own and those it forked from
-PER_LINE = 2  # spares kept of one line (a replay's step list and compression's prefix are of one line)
+PER_LINE = 3  # spares kept of one line (with two, compression's prefix at a user input found none: a copy)
 # The sweep for lists nobody holds any more runs every SWEEP_EVERY lists kept, and when no spare lacks
 # fewer than CLOSE items of the list to make (a replay's spares lack a few steps' items)
 SWEEP_EVERY, CLOSE = 8, 1024

@@ -159,7 +159,7 @@ class Event:
 
     kind: str
     title: str
-    message_ids: tuple[str, ...] = ()
+    message_ids: Sequence[str] = ()  # a tuple, or a list `engine.lineage` made (never changed)
     data: dict[str, Any] = field(default_factory=dict)
 
 

@@ -47,8 +47,9 @@ class _Plan:
     removed: list[ToolGroup] = field(default_factory=list)  # dropped or compressed, in history order
     entries: list[Entry] = field(default_factory=list)  # the prefix's output
     removals: list[Removal] = field(default_factory=list)  # one per removed group
-    # the removed groups' message ids, group by group: a tuple, the stage event's own (one copy, not two)
-    member_ids: tuple[str, ...] = ()
+    # the removed groups' message ids, group by group: the stage event's own (`engine.lineage`: made from
+    # the last plan's list, where a tuple of them was a copy of every removed message's id at a user input)
+    member_ids: list[str] = field(default_factory=list)
     members_before: list[int] = field(default_factory=lambda: [0])  # [k]: messages in removed[:k]
     ends: list[int] = field(default_factory=list)  # [k]: the last message index of removed[:k + 1]
     events: list[Event] = field(default_factory=list)
@@ -151,7 +152,7 @@ def _extended(
     # the last output's first `kept_out` entries are these: the next stage compares only past them
     keep = min(kept_out, len(plan.entries))
     out = forked(plan.made[1] if plan.made is not None else plan.entries, keep, tail.entries)
-    member_ids = plan.member_ids[: plan.members_before[same]] + tuple(tail.member_ids)
+    member_ids = continued(plan.member_ids, plan.members_before[same], tail.member_ids)
     # the lists of every removed group are the last plan's first `same` and the new groups' (made from a
     # spare of the plan before, `engine.lineage.continued`: a copy of each was a pass over the history)
     members, last_end = plan.members_before[same], plan.ends[same - 1] if same else None
@@ -173,7 +174,7 @@ def _extended(
 
 def _events(
     anchor_ids: list[str],
-    member_ids: tuple[str, ...],
+    member_ids: list[str],
     compress: bool,
     selected: int,
     kept: int,

@@ -70,7 +70,7 @@ def test_e3_per_run_drop():
     assert result.tokens.final_tokens == E3_DROP_TOKENS == 204
     assert result.strategies_applied[0] == "tool_history_drop"
     event = result.events[0]
-    assert (event.kind, event.message_ids) == ("tool_history", ("a_g1", "t_g1", "a_g2", "t_g2"))
+    assert (event.kind, tuple(event.message_ids)) == ("tool_history", ("a_g1", "t_g1", "a_g2", "t_g2"))
     assert event.data == {"strategy": "tool_history_drop", "groups": 2, "anchorIds": ["a_g1", "a_g2"]}
     dropped = result.decision_for("t_g1")
     assert (dropped.kept, dropped.reason, dropped.wire_index, dropped.replaced_by) == (

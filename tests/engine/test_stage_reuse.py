@@ -22,6 +22,7 @@ from engine.build import build_context
 from engine.errors import ConfigurationError
 from engine.fences import LIFETIMES, LLM_ROLES, PLACEMENTS, as_registry, load_fences
 from engine.lanes import LaneLists, memory_lane
+from engine.lineage import shared_at_least
 from engine.messages import AiMessage
 from engine.policy import (
     ControlSpec,
@@ -299,6 +300,32 @@ def test_each_longer_list_gives_the_output_a_fresh_run_gives(history, tool_histo
         assert _shape(compressed) == _shape(fresh), end
         purified = purification_stage.purify_history(compressed.entries)
         assert _shape(purified) == _shape(_fresh(purification_stage.purify_history, compressed.entries)), end
+
+
+def test_the_compressors_event_at_a_user_input_goes_on_from_the_last_plans_ids():
+    """The event's ids at the next user input are the last plan's list and the newly removed group's, in
+    its line (`engine.lineage`): not a copy of every removed message's id at each user input."""
+
+    def turn(n: int) -> list[AiMessage]:
+        call = {"id": f"c{n}", "type": "function", "function": {"name": "grep", "arguments": "{}"}}
+        return [
+            AiMessage(f"u{n}", "user", "user_input", f"ask {n}", 3 * n, None),
+            AiMessage(f"a{n}", "assistant", "tool_calls", "", 3 * n + 1, {"tool_calls": [call]}),
+            AiMessage(f"t{n}", "tool", "tool_output", "found", 3 * n + 2, {"tool_call_id": f"c{n}"}),
+        ]
+
+    history = [m for n in range(4) for m in turn(n)]
+    group = define_context_policy(
+        {"toolHistory": {"strategy": "per-pair", "keepLatestToolPairs": 1, "retentionMode": "compress"}}
+    ).tool_history
+    forget_earlier_builds()
+    ids = []
+    for end in (7, 10):  # each list ends with a user input: one group more leaves at each
+        entries = STAGE_CACHE.entries(history[:end])
+        ids.append(tool_history_stage.compress_tool_history(entries, group, "context_checkpoint").events[0])
+    first, second = (event.message_ids for event in ids)
+    assert (first, second) == (["a0", "t0"], ["a0", "t0", "a1", "t1"])
+    assert shared_at_least(first, second) == 2
 
 
 def test_builds_in_another_memory_lane_never_push_out_the_main_builds_outputs():
