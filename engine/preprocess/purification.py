@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
-from itertools import accumulate
 from operator import is_
 from typing import Any
 
@@ -47,6 +46,7 @@ class _Run:
     kept_at: list[int]  # their positions (empty when no summary replaced anything)
     removed_at: list[int]  # the positions of the entries that left, in order
     removed_ids: list[str]  # their message ids
+    first_removed: dict[str, int]  # each of those ids' first index in `removed_ids` (read below its length)
     origins: list[int]  # their session indices, entry after entry
     origin_ends: list[int]  # per entry that left: len(origins) up to it
     summaries: list[int]  # the summaries' indices in `entries`
@@ -115,13 +115,16 @@ def _summaries(entries: list[Entry], start: int, last: _Run | None) -> tuple[lis
 class _Lists:
     """The lists a run fills: what stays (entries, positions) and what leaves (positions, ids, origins)."""
 
-    __slots__ = ("out", "kept_at", "removed_at", "removed_ids", "origins", "origin_ends")
+    __slots__ = ("out", "kept_at", "removed_at", "removed_ids", "first_removed", "origins", "origin_ends")
 
-    def __init__(self, out=None, kept_at=None, removed_at=None, removed_ids=None, origins=None, ends=None):
+    def __init__(
+        self, out=None, kept_at=None, removed_at=None, removed_ids=None, first=None, origins=None, ends=None
+    ):
         self.out: list[Entry] = out if out is not None else []
         self.kept_at: list[int] = kept_at if kept_at is not None else []
         self.removed_at: list[int] = removed_at if removed_at is not None else []
         self.removed_ids: list[str] = removed_ids if removed_ids is not None else []
+        self.first_removed: dict[str, int] = first if first is not None else {}
         self.origins: list[int] = origins if origins is not None else []
         self.origin_ends: list[int] = ends if ends is not None else []
 
@@ -138,9 +141,10 @@ def _carried(last: _Run, seen: int) -> _Lists:
         # end): what left is handed on whole too, and the kept positions cut (as few as the budget keeps)
         kept_at = last.kept_at if seen == len(last.entries) and len(last.kept_at) == last.kept else None
         return _Lists(out, kept_at if kept_at is not None else last.kept_at[:kept], last.removed_at,
-                      last.removed_ids, last.origins, last.origin_ends)  # fmt: skip
+                      last.removed_ids, last.first_removed, last.origins, last.origin_ends)  # fmt: skip
     origins = last.origins[: last.origin_ends[gone - 1]] if gone else []
-    return _Lists(out, last.kept_at[:kept], last.removed_at[:gone], last.removed_ids[:gone], origins,
+    ids = last.removed_ids[:gone]
+    return _Lists(out, last.kept_at[:kept], last.removed_at[:gone], ids, _first_indices(ids), origins,
                   last.origin_ends[:gone])  # fmt: skip
 
 
@@ -161,7 +165,8 @@ def _purify(
     else:
         replaced = id_set(summary.meta("replacedMessageIds") or []) if summary is not None else frozenset()
     if summary is None or not replaced:
-        return _Run(entries, best, replaced, len(entries), entries, [], [], [], [], [], summaries, best_at)
+        nothing_left: tuple[list, list, list, dict, list, list] = ([], [], [], {}, [], [])
+        return _Run(entries, best, replaced, len(entries), entries, *nothing_left, summaries, best_at)
     lists, start = _Lists(), 0
     if held is not None and last.replaced and _folds(summary, held, last.replaced, replaced):
         lists, start = _carried(last, seen), seen
@@ -171,7 +176,7 @@ def _purify(
     kept = len(lists.out)
     out = lists.out if kept != len(entries) else entries
     return _Run(entries, best, replaced, kept, out, lists.kept_at, lists.removed_at, lists.removed_ids,
-                lists.origins, lists.origin_ends, summaries, best_at)  # fmt: skip
+                lists.first_removed, lists.origins, lists.origin_ends, summaries, best_at)  # fmt: skip
 
 
 def _folds(summary: AiMessage, held: AiMessage, held_ids: frozenset[str], ids: frozenset[str]) -> bool:
@@ -194,26 +199,40 @@ def _covered(message: AiMessage, replaced: frozenset[str]) -> bool:
 
 def _walk(entries: list[Entry], start: int, replaced: frozenset[str], summary_id: str, lists: _Lists) -> None:
     """Decide `entries[start:]`, appending to `lists`."""
-    out, kept_at, removed_at, removed_ids = lists.out, lists.kept_at, lists.removed_at, lists.removed_ids
-    origins, ends = lists.origins, lists.origin_ends
+    out, kept_at = lists.out, lists.kept_at
     for index in range(start, len(entries)):
         entry = entries[index]
         message = entry.message
         if message.id != summary_id and _covered(message, replaced):
-            removed_at.append(index)
-            removed_ids.append(message.id)
-            origins.extend(entry.origins)
-            ends.append(len(origins))
+            _leave(lists, index, entry)
         else:
             out.append(entry)
             kept_at.append(index)
+
+
+def _leave(lists: _Lists, index: int, entry: Entry) -> None:
+    """`entries[index]` leaves: appended to the lists of what left (in place: a run that shares them reads
+    only its own part, `_carried`)."""
+    lists.first_removed.setdefault(entry.message.id, len(lists.removed_ids))
+    lists.removed_at.append(index)
+    lists.removed_ids.append(entry.message.id)
+    lists.origins.extend(entry.origins)
+    lists.origin_ends.append(len(lists.origins))
+
+
+def _first_indices(ids: list[str]) -> dict[str, int]:
+    """Each id's first index in `ids`."""
+    first: dict[str, int] = {}
+    for index, id_ in enumerate(ids):
+        first.setdefault(id_, index)
+    return first
 
 
 def _refolded(lists: _Lists, entries: list[Entry], replaced: frozenset[str], summary_id: str) -> bool:
     """Turn `lists` (carried from a run under a summary whose replaced ids all are in `replaced`) into the new
     summary's: what left stays out, what stayed is looked at again. False when an entry that left is the
     new summary (it stays under its own summary): the caller then looks at every entry."""
-    if summary_id in lists.removed_ids:
+    if lists.first_removed.get(summary_id, len(lists.removed_ids)) < len(lists.removed_ids):
         return False
     newly = [p for p, e in zip(lists.kept_at, lists.out, strict=True) if e.message.id != summary_id
              and _covered(e.message, replaced)]  # fmt: skip
@@ -225,10 +244,7 @@ def _refolded(lists: _Lists, entries: list[Entry], replaced: frozenset[str], sum
     if lists.removed_at and newly[0] < lists.removed_at[-1]:  # some leave between those that left
         newly = sorted(lists.removed_at + newly)  # two sorted runs: merged in C; all made again
         lists.removed_at, lists.removed_ids, lists.origins, lists.origin_ends = [], [], [], []
-    # new lists (the carried ones may be the last run's own): copied in C, the new part made here
-    lists.removed_at = lists.removed_at + newly
-    lists.removed_ids = lists.removed_ids + [entries[p].message.id for p in newly]
-    ends = accumulate((len(entries[p].origins) for p in newly), initial=len(lists.origins))
-    lists.origin_ends = lists.origin_ends + list(ends)[1:]
-    lists.origins = lists.origins + [o for p in newly for o in entries[p].origins]
+        lists.first_removed = {}
+    for index in newly:  # after every position that left: appended, as a walk appends
+        _leave(lists, index, entries[index])
     return True

@@ -427,6 +427,43 @@ def test_a_new_summary_taking_out_a_message_before_those_already_out_lists_them_
     assert purified.events[0].message_ids == ("m1", "m2", "s1", "m3")
 
 
+@st.composite
+def folding_histories(draw: st.DrawFn) -> list[AiMessage]:
+    """Messages and summaries as linnkit's runtime makes them: each summary replaces all the one before it
+    did, that summary and some messages since (so the next run refolds the last one's lists), now and then
+    under an id an earlier message has."""
+    out = [AiMessage("sys", "system", "system_prompt", "agent", 0)]
+    replaced: list[str] = []
+    for n in range(draw(st.integers(2, 30))):
+        if draw(st.integers(0, 3)) or len(out) < 3:
+            kind = draw(st.sampled_from(("user_input", "final_answer")))
+            out.append(AiMessage(f"m{n}", "user" if kind == "user_input" else "assistant", kind, f"{n}", n))
+            continue
+        candidates = [m.id for m in out[1:] if m.id not in replaced]
+        more = st.lists(st.sampled_from(candidates), max_size=5, unique=True) if candidates else st.just([])
+        replaced = replaced + draw(more)
+        mid = draw(st.sampled_from([f"s{n}", f"s{n}", *(m.id for m in out[1:])]))
+        meta = {"messageType": "summary", "replacedMessageIds": replaced, "summarySeq": n}
+        out.append(AiMessage(mid, "system", "history_summary", "summary", n, meta))
+        replaced = [*replaced, mid]
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(history=folding_histories(), data=st.data())
+def test_purification_of_folding_summaries_equals_a_fresh_run_in_any_order_of_steps(history, data):
+    """Steps forward and back (the timeline), in two memory lanes (the TUI's series beside the user's
+    builds): a run that appended to the lists it shares with an earlier run (a refold, a walk) leaves that
+    run's part as it was."""
+    ends = data.draw(st.lists(st.integers(1, len(history)), min_size=1, max_size=12))
+    forget_earlier_builds()
+    for end in [*range(1, len(history) + 1), *ends]:
+        with memory_lane(data.draw(st.sampled_from(("main", "series")))):
+            entries = STAGE_CACHE.entries(history[:end])
+            purified = purification_stage.purify_history(entries)
+            assert _shape(purified) == _shape(_fresh(purification_stage.purify_history, entries)), end
+
+
 def test_purification_hands_on_the_last_steps_event_while_as_many_left_for_the_same_summary():
     """A replay's step whose summary and removed messages are the last step's gets the last step's very event
     and removal (no copy of their ids per step); one more removed makes them anew."""
