@@ -13,7 +13,7 @@ changes a summary's metadata); a copy or pickle of it is a plain list.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
 from typing import Any, NoReturn
 
@@ -127,22 +127,59 @@ def folded_ids(before: list[str], old: list[str] | None, after: list[str]) -> li
     return SharedIds(head, old, tail)
 
 
+class IdSet:
+    """A set of ids that a summary folding the last one in extends without copying it: the ids of a part
+    made at once (`_whole`) and those added since (`_since`, none of them in `_whole`). `_since` is folded
+    into `_whole` once it passes an eighth of it, so a new summary's set costs about what the summary adds
+    (a copy of the whole set was a cost of the session's length at every summary). Never changed."""
+
+    __slots__ = ("_whole", "_since")
+
+    def __init__(self, whole: frozenset[str], since: frozenset[str] = frozenset()) -> None:
+        self._whole, self._since = whole, since
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._whole or item in self._since
+
+    def __len__(self) -> int:
+        return len(self._whole) + len(self._since)
+
+    def __iter__(self) -> Iterator[str]:
+        return chain(self._whole, self._since)
+
+    def isdisjoint(self, other: Iterable[object]) -> bool:
+        items = other if isinstance(other, (set, frozenset)) else frozenset(other)
+        return self._whole.isdisjoint(items) and self._since.isdisjoint(items)
+
+    def issubset(self, other: IdSet) -> bool:
+        return all(map(other.__contains__, self))
+
+    def with_ids(self, ids: Iterable[str]) -> IdSet:
+        """This set and `ids`."""
+        since = self._since.union(i for i in ids if i not in self._whole)
+        if 8 * len(since) > len(self._whole):
+            return IdSet(self._whole | since)
+        return IdSet(self._whole, since)
+
+
+NO_IDS = IdSet(frozenset())
+
 # The id set made last, with its list: a replay's purification reads the set of each new summary's ids,
 # and its next fold the same set. A new summary's list shares the last one's (`SharedIds`), so its set is
-# the last set and a few ids more: made so in C, where a set made from the ids hashed every id again, a
-# cost of the session's length at every summary. One set only: it is the one purification holds anyway.
-_LATEST: list[tuple[list[str], frozenset[str]]] = []
+# the last set and a few ids more (`IdSet.with_ids`), where a set made from the ids hashed every id again.
+# One set only: it is the one purification holds anyway.
+_LATEST: list[tuple[list[str], IdSet]] = []
 
 
-def id_set(ids: list[str]) -> frozenset[str]:
-    """`frozenset(ids)`."""
+def id_set(ids: list[str]) -> IdSet:
+    """The set of `ids`."""
     latest = _LATEST[0] if _LATEST else None
     if latest is not None and latest[0] is ids:
         return latest[1]
     if latest is not None and extends(ids, latest[0]):
-        made = latest[1].union(ids._head, ids._tail)  # type: ignore[attr-defined]
+        made = latest[1].with_ids(chain(ids._head, ids._tail))  # type: ignore[attr-defined]
     else:
-        made = frozenset(ids)
+        made = IdSet(frozenset(ids))
     _LATEST[:] = [(ids, made)]
     return made
 

@@ -20,7 +20,7 @@ from engine.lanes import LaneLists
 from engine.messages import AiMessage
 from engine.preprocess.base import Entry, Removal, StageOutput, common_prefix
 from engine.result import Event
-from engine.shared_ids import extends, id_set
+from engine.shared_ids import NO_IDS, IdSet, extends, id_set
 
 STRATEGY = "summary_replacement_cleanup"
 
@@ -40,7 +40,7 @@ class _Run:
 
     entries: list[Entry]
     summary: int | None
-    replaced: frozenset[str]  # the summary's replacedMessageIds
+    replaced: IdSet  # the summary's replacedMessageIds
     kept: int  # how many entries stay
     out: list[Entry]  # the entries that stay (`entries` itself when none left)
     kept_at: list[int]  # their positions (empty when no summary replaced anything)
@@ -163,7 +163,7 @@ def _purify(
     if summary is not None and summary is held:
         replaced = last.replaced
     else:
-        replaced = id_set(summary.meta("replacedMessageIds") or []) if summary is not None else frozenset()
+        replaced = id_set(summary.meta("replacedMessageIds") or []) if summary is not None else NO_IDS
     if summary is None or not replaced:
         nothing_left: tuple[list, list, list, dict, list, list] = ([], [], [], {}, [], [])
         return _Run(entries, best, replaced, len(entries), entries, *nothing_left, summaries, best_at)
@@ -179,12 +179,13 @@ def _purify(
                 lists.first_removed, lists.origins, lists.origin_ends, summaries, best_at)  # fmt: skip
 
 
-def _folds(summary: AiMessage, held: AiMessage, held_ids: frozenset[str], ids: frozenset[str]) -> bool:
+def _folds(summary: AiMessage, held: AiMessage, held_ids: IdSet, ids: IdSet) -> bool:
     """`summary` replaces every message `held` did (it is held, its list was folded from held's, or a look
     at the sets says so)."""
     if summary is held:
         return True
-    return extends(summary.meta("replacedMessageIds"), held.meta("replacedMessageIds")) or held_ids <= ids
+    folded = extends(summary.meta("replacedMessageIds"), held.meta("replacedMessageIds"))
+    return folded or held_ids.issubset(ids)
 
 
 def _summary_of(run: _Run | None) -> AiMessage | None:
@@ -192,12 +193,12 @@ def _summary_of(run: _Run | None) -> AiMessage | None:
     return run.entries[run.summary].message if run is not None and run.summary is not None else None
 
 
-def _covered(message: AiMessage, replaced: frozenset[str]) -> bool:
+def _covered(message: AiMessage, replaced: IdSet) -> bool:
     sources = message.metadata.get("replacementSourceIds") if message.metadata else None
     return message.id in replaced or (isinstance(sources, list) and not replaced.isdisjoint(sources))
 
 
-def _walk(entries: list[Entry], start: int, replaced: frozenset[str], summary_id: str, lists: _Lists) -> None:
+def _walk(entries: list[Entry], start: int, replaced: IdSet, summary_id: str, lists: _Lists) -> None:
     """Decide `entries[start:]`, appending to `lists`."""
     out, kept_at = lists.out, lists.kept_at
     for index in range(start, len(entries)):
@@ -228,7 +229,7 @@ def _first_indices(ids: list[str]) -> dict[str, int]:
     return first
 
 
-def _refolded(lists: _Lists, entries: list[Entry], replaced: frozenset[str], summary_id: str) -> bool:
+def _refolded(lists: _Lists, entries: list[Entry], replaced: IdSet, summary_id: str) -> bool:
     """Turn `lists` (carried from a run under a summary whose replaced ids all are in `replaced`) into the new
     summary's: what left stays out, what stayed is looked at again. False when an entry that left is the
     new summary (it stays under its own summary): the caller then looks at every entry."""

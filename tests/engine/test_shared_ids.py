@@ -7,9 +7,11 @@ import json
 import pickle
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.replay import iter_session_steps
-from engine.shared_ids import SharedIds, folded_ids
+from engine.shared_ids import IdSet, SharedIds, folded_ids, id_set
 from tests.engine.test_replay_persisted import four_times  # noqa: F401  (the module's fixture)
 
 
@@ -86,3 +88,32 @@ def test_a_replay_summary_holds_the_one_before_it(four_times):  # noqa: F811
         assert step.result.summary_events[-1]["replaced_message_ids"] is newer
     held = sum(len(x._head) + len(x._tail) if isinstance(x, SharedIds) else len(x) for x in lists)
     assert held == len(lists[-1]) < sum(len(x) for x in lists)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    base=st.sets(st.text("abcdef", min_size=1, max_size=3), max_size=40),
+    added=st.lists(st.lists(st.text("abcdefgh", min_size=1, max_size=3), max_size=6), max_size=12),
+    probes=st.lists(st.text("abcdefgh", min_size=1, max_size=3), max_size=10),
+)
+def test_an_id_set_extended_summary_by_summary_reads_as_the_frozenset_of_its_ids(base, added, probes):
+    made, expected = IdSet(frozenset(base)), frozenset(base)
+    for ids in added:
+        made, expected = made.with_ids(ids), expected | set(ids)
+        assert len(made) == len(expected) and set(made) == expected
+        assert all((p in made) == (p in expected) for p in probes)
+        assert made.isdisjoint(probes) == expected.isdisjoint(probes)
+        assert made.issubset(IdSet(expected | set(probes))) and (
+            made.issubset(IdSet(frozenset(probes))) == expected.issubset(probes)
+        )
+
+
+def test_a_summary_folding_the_last_one_in_gets_its_set_without_a_copy_of_the_last_set():
+    base = [f"m{i}" for i in range(100)]
+    first = SharedIds(["s1"], base, ["m100"])
+    second = SharedIds(["s2"], first, ["m101", "m102"])
+    old, new = id_set(first), id_set(second)
+    assert set(new) == set(second) and len(new) == 105
+    assert new._whole is old._whole  # the last set's ids, shared: only the three new ones were added
+    many = SharedIds([], second, [f"n{i}" for i in range(20)])  # past an eighth of the set: folded in
+    assert id_set(many)._whole is not old._whole and set(id_set(many)) == set(many)
