@@ -13,7 +13,7 @@ changes a summary's metadata); a copy or pickle of it is a plain list.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from itertools import chain
 from typing import Any, NoReturn
 
@@ -147,9 +147,8 @@ class IdSet:
     def __iter__(self) -> Iterator[str]:
         return chain(self._whole, self._since)
 
-    def isdisjoint(self, other: Iterable[object]) -> bool:
-        items = other if isinstance(other, (set, frozenset)) else frozenset(other)
-        return self._whole.isdisjoint(items) and self._since.isdisjoint(items)
+    def isdisjoint(self, other: Collection[object]) -> bool:
+        return self._whole.isdisjoint(other) and self._since.isdisjoint(other)
 
     def issubset(self, other: IdSet) -> bool:
         return all(map(other.__contains__, self))

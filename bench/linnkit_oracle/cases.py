@@ -1310,7 +1310,7 @@ def generate_real(seed: int, count: int, sessions: list[list[dict[str, Any]]]) -
 
 
 def generate_long(seed: int, count: int, turns: tuple[int, int] = (100, 400)) -> list[dict[str, Any]]:
-    """Replays of long sessions (`turns` user inputs: ~400-1,600 messages, a build at every assistant block),
+    """Replays of long sessions (`turns` user inputs: ~400-2,500 messages, a build at every assistant block),
     where a step's build goes on from the last step's (the spares, runs and plans of `engine.lineage`,
     `engine.providers.text_runs` and the compressor) rather than reading a few dozen messages."""
     generator, budgets = Generator(seed), random.Random(seed * 31 + 7)
