@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from operator import attrgetter
 from typing import Any
@@ -25,9 +26,11 @@ from engine.result import (
     TokenAccount,
     WireCard,
     WireCards,
+    WrittenOfType,
+    as_written,
 )
 from engine.sent import Sent, sent
-from engine.session_index import position_of_id, positions_of_type
+from engine.session_index import of_type, position_of_id, positions_of_type
 from engine.ticks import TickState
 from engine.trace import decision_reason
 
@@ -75,6 +78,7 @@ def assemble_result(
         )
         if detail
         else None,
+        written_of=(lambda kind: _written_of(run, final, wire_positions, kind)) if detail else None,
         count_dropped=functools.cache(lambda: dropped_count(run, final)) if detail else None,
         tokens=_token_account(run, final, out, reminder),
         events=tuple(run.events) + _reminder_events(reminder),
@@ -211,19 +215,24 @@ def _cards(
         sources = tuple([session[i].id for i in state.origins]) or (message.id,)
         return WireCard(position, wire[position], message.id, message.type, state.tokens, sources, marks)
 
-    return WireCards(len(wire), card, lambda: [s.message.id for s in shown_states()])
+    return WireCards(
+        len(wire),
+        card,
+        lambda: [s.message.id for s in shown_states()],
+        lambda: [s.tokens for s in shown_states()],
+    )
 
 
 def _decisions(
     run: Pipeline,
     final: list[State],
-    positions: list[int | None],
+    positions: Sequence[int | None],
     only: list[int] | None = None,
 ) -> list[Decision]:
     """A decision per session message and per created message; with `only` (session positions), just for
     those session messages (a replay's cost reads a few messages' fates at every step)."""
     wire_index = {id(s): p for s, p in zip(final, positions, strict=True)}
-    carriers = {s.message.id: s for s in run.states}
+    carriers = run.carriers()
     summary = next((s for s in run.states if s.index == -1), None)
     if only is not None:
         return _decisions_of(run, only, carriers, summary, wire_index)
@@ -238,6 +247,24 @@ def _decisions(
             decisions.append(_summarized(index, message, summary, wire_index))
     decisions.extend(_created(run, wire_index))
     return decisions
+
+
+def _written_of(
+    run: Pipeline, final: list[State], positions: Sequence[int | None], kind: str
+) -> WrittenOfType:
+    """`BuildResult.sent_as_written`, from the decisions of the messages of `kind` a wire message carries
+    (itself, or merged into it), made as `_decisions` makes them: every other one is off the wire, or in
+    the new summary (whose carried messages are not read: they are summarised). Nor is the new summary
+    looked for: a message it holds is not written, whichever summary that is."""
+    session = run.session
+    found, count = of_type(session, kind)
+    wire_index = {id(s): p for s, p in zip(final, positions, strict=True)}
+    carried = {o for s in final if s.index >= 0 and wire_index[id(s)] is not None for o in s.origins}
+    candidates = sorted(o for o in carried if session[o].type == kind)
+    decided = _decisions_of(run, candidates, run.carriers(), None, wire_index)
+    written = tuple(d for d in decided if as_written(d))
+    ranks = tuple(bisect_left(found, d.index, 0, count) for d in written)
+    return WrittenOfType(count, written, ranks, lambda rank: session[found[rank]].id)
 
 
 def _decisions_of(

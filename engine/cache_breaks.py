@@ -62,9 +62,7 @@ def wire_units(result: BuildResult, shape: str = "openai") -> list[WireUnit]:
     wire = result.wire
     if wire and not result.cards:
         raise ValueError("the cost of a step needs a detailed build (detail=True): its wire cards")
-    tokens = [0] * len(wire)
-    for card in result.cards:
-        tokens[card.index] = card.tokens
+    tokens = result.wire_tokens()
     if tokens:
         tokens[-1] += result.reminder.tokens  # the reminder rides on the last wire message
     if shape == "openai":

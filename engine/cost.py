@@ -40,7 +40,8 @@ from engine.prices import Price, PriceTable
 from engine.provider_count import provider_counts
 from engine.recorded import call_cost
 from engine.replay import StepBuild, iter_session_steps
-from engine.result import BuildResult, Decision
+from engine.requests_lost import RequestsLost
+from engine.result import BuildResult
 from engine.tokens import TokenizerPort, tokenizer_from_policy
 from engine.truth import StepTruth, error_summary
 from engine.usage import RecordedUsage
@@ -49,12 +50,6 @@ __all__ = ["CostTracker", "SessionCost", "StepCost", "session_cost"]
 
 MISS_PRIOR = 10  # warm calls without a miss assumed before a record's own: see CostTracker._miss_rate
 TTL_MS = {"5m": 5 * 60_000, "1h": 60 * 60_000}
-
-
-def _user_requests_dropped(users: Sequence[Decision]) -> tuple[str, ...]:
-    """User requests the step did not send as written (of their decisions): dropped, or folded into a
-    summary."""
-    return tuple(d.message_id for d in users if d.wire_index is None or "summar" in d.reason)
 
 
 def _summarizer(result: BuildResult) -> tuple[int, int, int]:
@@ -103,7 +98,7 @@ class CostTracker:
         self.tokenizer = tokenizer or tokenizer_from_policy(define_context_policy(policy).token_estimation)
         self._held: dict[str, _Held] = {}  # model (or "" without a record) → its cache
         self._summary_steps: list[int] = []
-        self._dropped: set[str] = set()
+        self._lost = RequestsLost()
         self._breaks: Counter[str] = Counter()
         self._totals: Counter[str] = Counter()
         self._priced: Counter[str] = Counter()  # price row → steps priced with it
@@ -167,8 +162,7 @@ class CostTracker:
             self._priced[price.model] += 1
         broke = mechanism is not None
         billed = call_cost(recorded, price) if recorded is not None and price is not None else None
-        users = result.decisions_of_type("user_input")
-        dropped = _user_requests_dropped(users)
+        dropped, newly_dropped = self._lost.step(result)
         step = StepCost(
             number, sent, cached, sent - cached, len(units), prefix, prefix if broke else None, mechanism,
             output, calls, prompt, summary, made, result.tokens.over_budget, result.error is not None,
@@ -177,9 +171,8 @@ class CostTracker:
             None if truth is None else truth.as_recorded_prompt,
             billed,
             None if truth is None else truth.error,
-            users,
             tuple(own),
-            tuple(d for d in dropped if d not in self._dropped),
+            newly_dropped,
         )  # fmt: skip
         self._record(step)
         if predicted is not None:
@@ -295,7 +288,6 @@ class CostTracker:
             self._breaks[step.mechanism] += 1
         if step.summary_made:
             self._summary_steps.append(step.step)
-        self._dropped.update(step.user_requests_dropped)
 
     def totals(self) -> SessionCost:
         marks = self._summary_steps
@@ -307,7 +299,7 @@ class CostTracker:
             cache_breaks=dict(self._breaks),
             summaries_made=len(marks),
             steps_between_summaries=tuple(b - a for a, b in zip(marks, marks[1:], strict=False)),
-            user_requests_dropped=len(self._dropped),
+            user_requests_dropped=len(self._lost.ids),
             shape=self.shape,
             model=model if priced else None,
             cost_usd=self._cost if priced else None,

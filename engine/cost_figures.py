@@ -7,7 +7,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from engine.cache_breaks import WireUnit
-from engine.result import Decision
 
 __all__ = ["SessionCost", "StepCost"]
 
@@ -29,7 +28,7 @@ class StepCost:
     summary_made: bool
     over_budget: bool
     failed: bool
-    user_requests_dropped: tuple[str, ...]  # user requests this step did not send as written
+    user_requests_dropped: int  # user requests this step did not send as written
     cost_usd: float | None
     cost_no_cache_usd: float | None
     price_model: str | None = None  # the price row this step was priced with
@@ -38,8 +37,6 @@ class StepCost:
     as_recorded_prompt_tokens: int | None = None  # the as-recorded rebuild's prediction of that count
     recorded_cost_usd: float | None = None  # what the recorded call cost, at the same price row
     rebuild_error: float | None = None  # (as recorded − recorded) / recorded; None where it set the offset
-    # the step's decisions of the user requests (read once here; the audit store keeps them)
-    user_decisions: tuple[Decision, ...] = field(default=(), repr=False, compare=False)
     # the step's wire as the prompt cache sees it, with the build's own counts (a diff reads it again)
     units: tuple[WireUnit, ...] = field(default=(), repr=False, compare=False)
     # of `user_requests_dropped`, those no earlier step of the replay had dropped
@@ -60,7 +57,7 @@ class StepCost:
             "summarizerCalls": self.summarizer_calls,
             "summarizerPromptTokens": self.summarizer_prompt_tokens,
             "summarizerSummaryTokens": self.summarizer_summary_tokens,
-            "userRequestsDropped": len(self.user_requests_dropped),
+            "userRequestsDropped": self.user_requests_dropped,
             "userRequestsNewlyDropped": list(self.user_requests_newly_dropped),
             "costUsd": _round(self.cost_usd),
         }

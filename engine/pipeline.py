@@ -113,6 +113,8 @@ class Pipeline:
     scope: str = ""  # the id scope created messages got when preprocessing ended (`scope_created`)
     renames: dict[str, str] | None = None  # made on first need (`renamed`)
     removed_by_origin: RemovedBy | None = None  # made on first need (`engine.assemble`)
+    by_origin: dict[int, State] | None = None  # made on first need (`states_by_origin`)
+    by_id: dict[str, State] | None = None  # made on first need (`carriers`)
     states: list[State] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     strategies: list[str] = field(default_factory=list)
@@ -125,8 +127,17 @@ class Pipeline:
 
     def states_by_origin(self) -> dict[int, State]:
         """Each session message's state (the last that carries it). A created summary is left out: what it
-        replaced gets its own decision."""
-        return {origin: s for s in self.states if s.index >= 0 for origin in s.origins}
+        replaced gets its own decision. Made once, when the states are final: for readers of decisions."""
+        if self.by_origin is None:
+            self.by_origin = {origin: s for s in self.states if s.index >= 0 for origin in s.origins}
+        return self.by_origin
+
+    def carriers(self) -> dict[str, State]:
+        """Each state by its message's id (the last, when ids repeat): what a removal's carrier names. Made
+        once, when the states are final: for readers of decisions."""
+        if self.by_id is None:
+            self.by_id = {s.message.id: s for s in self.states}
+        return self.by_id
 
     def last_removals(self) -> dict[int, Removal]:
         """Each removed session message's last removal (the last stage's, when several removed it), its

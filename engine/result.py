@@ -116,11 +116,18 @@ class WireCards(Deferred[WireCard]):
     (making all 4,000 of a 64,000-message build took ~13 ms). Reads as the tuple `Deferred` makes; a card
     read alone is the very object that tuple holds later."""
 
-    __slots__ = ("_count", "_one", "_some", "_ids_of", "_ids")
+    __slots__ = ("_count", "_one", "_some", "_ids_of", "_ids", "_tokens_of")
 
-    def __init__(self, count: int, one: Callable[[int], WireCard], ids_of: Callable[[], list[str]]) -> None:
+    def __init__(
+        self,
+        count: int,
+        one: Callable[[int], WireCard],
+        ids_of: Callable[[], list[str]],
+        tokens_of: Callable[[], list[int]],
+    ) -> None:
         super().__init__(tuple)  # `items` makes them; no bound method held (a cycle outlives its result)
         self._count, self._one, self._ids_of = count, one, ids_of  # ids_of: each card's message id, in order
+        self._tokens_of = tokens_of  # each card's tokens, in order
         self._some: dict[int, WireCard] = {}  # the cards read one at a time so far
         self._ids: list[str] | None = None
 
@@ -145,6 +152,13 @@ class WireCards(Deferred[WireCard]):
 
     def __len__(self) -> int:
         return self._count
+
+    def tokens(self) -> list[int]:
+        """Each card's `tokens`, in wire order, read without making the cards (a replay's cost reads them at
+        every step; their marks and sources are for a reader of a few)."""
+        if self._items is not None:
+            return [card.tokens for card in self._items]
+        return self._tokens_of()
 
     def position_of(self, message_id: str) -> int | None:
         """The wire index of the first card showing `message_id`, found without making the cards."""
@@ -211,6 +225,22 @@ class BuildFailure:
     provider_name: str = ""
 
 
+def as_written(decision: Decision) -> bool:
+    """The message went on the wire as itself (or merged into another message), not folded into a summary."""
+    return decision.wire_index is not None and "summar" not in decision.reason
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenOfType:
+    """The session messages of one type at a build: how many, and the decisions of those sent as written
+    (`as_written`), each with its rank among the type's messages (0: the first)."""
+
+    count: int
+    written: tuple[Decision, ...]
+    ranks: tuple[int, ...]
+    id_of: Callable[[int], str] = field(repr=False, compare=False)  # the id of the message of a rank
+
+
 @dataclass(frozen=True, slots=True)
 class BuildResult:
     wire: tuple[dict[str, Any], ...]
@@ -231,6 +261,8 @@ class BuildResult:
     # decisions of the session messages of a type ("type", t) or of an id ("id", i), made without the rest
     # (see `decisions_of_type`, `decision_for`)
     decide: Callable[[str, str], tuple[Decision, ...]] | None = field(default=None, repr=False, compare=False)
+    # `sent_as_written`, made from the wire's messages only
+    written_of: Callable[[str], WrittenOfType] | None = field(default=None, repr=False, compare=False)
     # how many decisions are not kept, counted without making them (see `dropped_count`)
     count_dropped: Callable[[], int] | None = field(default=None, repr=False, compare=False)
 
@@ -254,12 +286,36 @@ class BuildResult:
     def _all_made(self) -> bool:
         return not isinstance(self.decisions, Deferred) or self.decisions.made
 
+    def wire_tokens(self) -> list[int]:
+        """Each wire message's tokens (its card's, the reminder apart), read without making the cards."""
+        if isinstance(self.cards, WireCards):
+            return self.cards.tokens()
+        tokens = [0] * len(self.wire)
+        for card in self.cards:
+            tokens[card.index] = card.tokens
+        return tokens
+
     def decisions_of_type(self, message_type: str) -> tuple[Decision, ...]:
         """The decisions of the session messages of `message_type`: cheaper than all of them when those
         were not made yet (a replay's cost reads its user requests at every step)."""
         if self._all_made() or self.decide is None:
             return tuple(d for d in self.decisions if d.index >= 0 and d.type == message_type)
         return self.decide("type", message_type)
+
+    def sent_as_written(self, message_type: str) -> WrittenOfType:
+        """Of the session messages of `message_type`, how many there are and which were sent as written:
+        cheaper than all their decisions (`decisions_of_type`) when those were not made yet, as it reads
+        only the messages the wire carries (a replay's cost asks it for the user requests at every step)."""
+        if self._all_made() or self.written_of is None:
+            of_type = self.decisions_of_type(message_type)
+            ranks = tuple(rank for rank, decision in enumerate(of_type) if as_written(decision))
+            return WrittenOfType(
+                len(of_type),
+                tuple(of_type[rank] for rank in ranks),
+                ranks,
+                lambda rank: of_type[rank].message_id,
+            )
+        return self.written_of(message_type)
 
     def dropped_count(self) -> int:
         """How many session and created messages the build did not keep (`not d.kept` over `decisions`);

@@ -32,9 +32,18 @@ _LOCK = fork_safe_lock()  # a replay thread and the TUI's build may read lists o
 
 def positions_of_type(session: Sequence[AiMessage], kind: str) -> list[int]:
     """The positions of the messages of type `kind` in `session`, ascending."""
+    found, count = of_type(session, kind)
+    return found[:count]
+
+
+def of_type(session: Sequence[AiMessage], kind: str) -> tuple[list[int], int]:
+    """The positions of the messages of type `kind` in `session`: the first `count` of `found`, ascending.
+    `found` is the line's own list, not a copy: only ever appended to, so those first `count` stay."""
     with _LOCK:
-        found = _index_of(session).by_type.get(kind, [])
-        return found[: bisect_left(found, len(session))]
+        found = _index_of(session).by_type.get(kind)
+        if found is None:
+            return [], 0
+        return found, bisect_left(found, len(session))
 
 
 def position_of_id(session: Sequence[AiMessage], message_id: str) -> int | None:

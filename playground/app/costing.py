@@ -96,8 +96,7 @@ def cost_job(
 
 
 def figures_only(step: StepCost) -> StepCost:
-    per_message = {"units": (), "user_decisions": (), "user_requests_dropped": ()}
-    return replace(step, **per_message, user_requests_newly_dropped=())
+    return replace(step, units=(), user_requests_newly_dropped=())
 
 
 def price_table(path: str | Path | None = None) -> PriceTable:

@@ -134,7 +134,7 @@ def _encode(step: SentStep, before: Sequence[WireCard]) -> tuple[Any, ...]:
         else (u.payload, u.tokens, u.indexes)
         for u in step.units
     )
-    cost = replace(step.cost, units=(), user_decisions=())  # a diff reads neither; B's totals come whole
+    cost = replace(step.cost, units=())  # a diff does not read them; B's totals come whole
     return step.number, step.messages, cards, units, cost
 
 

@@ -94,8 +94,8 @@ def _card(index: int, message_id: str, text: str, tokens: int = 5) -> WireCard:
 
 def _step(cards: tuple[WireCard, ...]) -> SentStep:
     units = tuple(WireUnit(c.message, c.tokens, (c.index,)) for c in cards)
-    cost = StepCost(1, 10, 0, 10, len(cards), 0, None, None, 0, 0, 0, 0, False, False, False, (), None, None,
-                    None, None, None, None, None, None, (), units, ())  # fmt: skip
+    cost = StepCost(1, 10, 0, 10, len(cards), 0, None, None, 0, 0, 0, 0, False, False, False, 0, None, None,
+                    None, None, None, None, None, None, units, ())  # fmt: skip
     return SentStep(1, 3, cards, units, cost)
 
 

@@ -355,7 +355,7 @@ def test_a_reminder_only_edit_keeps_the_persisted_summaries_and_the_step_build_c
 
 
 def test_a_cost_replay_keeps_each_steps_figures_and_none_of_its_per_message_parts(tmp_path: Path) -> None:
-    """Kept for every step, the wire units and the user requests' decisions and ids grow with the square of
+    """Kept for every step, the wire units and the ids of the user requests lost grow with the square of
     the session's length; the figures, and the totals that count dropped requests, are those of the stream."""
     ws = Workspace(load_inputs(write_summarized_twice(tmp_path)))
     tight = set_value(ws.policy, ("budget", "maxTokens"), 3000)
@@ -366,6 +366,7 @@ def test_a_cost_replay_keeps_each_steps_figures_and_none_of_its_per_message_part
     tracker, stream = cost_stream(request)
     whole = [cost for _, cost in stream]
     assert kept == [figures_only(cost) for cost in whole]
-    assert any(cost.units for cost in whole) and any(cost.user_requests_dropped for cost in whole)
-    assert not any(c.units or c.user_decisions or c.user_requests_dropped for c in kept)
+    assert any(cost.units for cost in whole) and any(cost.user_requests_newly_dropped for cost in whole)
+    assert not any(c.units or c.user_requests_newly_dropped for c in kept)
+    assert [c.user_requests_dropped for c in kept] == [c.user_requests_dropped for c in whole]
     assert totals == tracker.totals() and totals.user_requests_dropped > 0

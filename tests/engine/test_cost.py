@@ -10,6 +10,7 @@ from engine.cache_breaks import wire_units
 from engine.cost import CostTracker, iter_step_costs, session_cost
 from engine.host_tokenizers import MockTokenizer
 from engine.prices import BUILTIN_PRICES, DEFAULT_PRICE_MODEL, PriceTable, load_price_table
+from engine.replay import iter_session_steps
 from engine.safe_input import InputError
 from engine.wire import anthropic_turns, to_anthropic
 from playground.app.inputs import load_inputs
@@ -126,13 +127,16 @@ def test_a_step_lists_only_the_user_requests_newly_dropped_and_counts_them_all()
     messages, policy, options = _sample("summarization_trigger")
     steps, totals = session_cost(messages, policy, price=SONNET, **options)
     summary_step = steps[12]
-    assert len(summary_step.user_requests_dropped) == 10
-    assert summary_step.user_requests_newly_dropped == summary_step.user_requests_dropped
+    assert summary_step.user_requests_dropped == 10
+    build = list(iter_session_steps(messages, policy, **options))[12].result
+    folded = [d.message_id for d in build.decisions_of_type("user_input") if "summar" in d.reason]
+    assert list(summary_step.user_requests_newly_dropped) == folded
     newly = [i for step in steps for i in step.user_requests_newly_dropped]
     assert len(newly) == len(set(newly)) == totals.user_requests_dropped == 10
+    assert newly == list(summary_step.user_requests_newly_dropped)
     record = summary_step.to_json()
     assert record["userRequestsDropped"] == 10
-    assert record["userRequestsNewlyDropped"] == list(summary_step.user_requests_dropped)
+    assert record["userRequestsNewlyDropped"] == newly
     assert all(step.to_json()["userRequestsNewlyDropped"] == [] for step in steps[:12])
 
 

@@ -87,9 +87,16 @@ def build(name: str, policy: Any) -> BuildResult:
 
 
 def comparable(result: BuildResult) -> dict[str, Any]:
-    skipped = ("trace", "decide", "count_dropped")  # closures: compared through what they give
+    skipped = ("trace", "decide", "count_dropped", "written_of")  # closures: compared through what they give
     out = {f.name: getattr(result, f.name) for f in fields(result) if f.name not in skipped}
     out["dropped"] = result.count_dropped() if result.count_dropped else None
+    written = result.sent_as_written("user_input")
+    out["written"] = (
+        written.count,
+        written.written,
+        written.ranks,
+        [*map(written.id_of, range(written.count))],
+    )
     out["cards"], out["decisions"] = tuple(result.cards), tuple(result.decisions)
     if result.trace is not None:
         events = [{k: v for k, v in e.items() if k != "durationMs"} for e in result.trace["events"]]

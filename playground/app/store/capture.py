@@ -162,13 +162,13 @@ class RunCapture:
             "summarizer_prompt_tokens": cost.summarizer_prompt_tokens,
             "summarizer_summary_tokens": cost.summarizer_summary_tokens,
             "reminders": list(line["reminders"]), "markers": line["markers"], "over_budget": cost.over_budget,
-            "error": line["error"], "user_requests_dropped": len(cost.user_requests_dropped),
+            "error": line["error"], "user_requests_dropped": cost.user_requests_dropped,
             "cost_usd": cost.cost_usd, "prompt_tokens": cost.predicted_prompt_tokens,
             "recorded_prompt_tokens": cost.recorded_prompt_tokens,
         })  # fmt: skip
         for seq, event in enumerate(result.events):
             self.events.append(self._event(number, seq, event))
-        for decision in cost.user_decisions:  # the cost made them: no second pass over the build
+        for decision in result.decisions_of_type("user_input"):  # only a stored run reads them all
             # a fate is its action, and a drop's reason (a replaced request's reason changes at each
             # summary that folds the last one in: not a change of its fate)
             action = action_of(decision)

@@ -1,0 +1,94 @@
+"""Which messages a build sent as written, read from its wire alone, and the user requests a replay lost,
+step by step: each equals what every decision of the build says, over random sessions and policies."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.messages import AiMessage
+from engine.policy import define_context_policy
+from engine.replay import iter_session_steps
+from engine.requests_lost import RequestsLost
+from engine.result import BuildResult, as_written
+from engine.stage_cache import forget_earlier_builds
+from tests.engine.test_replay_incremental import NOW, POLICIES, sessions
+from tests.engine.test_stage_reuse import TOKENIZER
+
+TYPES = ("user_input", "tool_output", "tool_calls", "final_answer", "system_prompt", "history_summary")
+
+
+def _from_every_decision(
+    result: BuildResult, message_type: str
+) -> tuple[int, list[str], list[int], list[str]]:
+    """`sent_as_written` as all the build's decisions tell it (made first, so it reads them)."""
+    of_type = [d for d in result.decisions if d.index >= 0 and d.type == message_type]
+    ranks = [rank for rank, d in enumerate(of_type) if as_written(d)]
+    return len(of_type), [of_type[r].message_id for r in ranks], ranks, [d.message_id for d in of_type]
+
+
+def _repeat_some_ids(messages: list[AiMessage], data: st.DataObject) -> list[AiMessage]:
+    """Some user requests take an earlier one's id (real sessions repeat ids; the loader keeps them)."""
+    users = [k for k, m in enumerate(messages) if m.type == "user_input"]
+    if len(users) < 2 or not data.draw(st.booleans(), label="repeat ids"):
+        return messages
+    out = list(messages)
+    for k in users[1:]:
+        if data.draw(st.booleans()):
+            out[k] = replace(out[k], id=messages[users[0]].id)
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(messages=sessions(), layer=POLICIES, data=st.data())
+def test_the_messages_sent_as_written_read_from_the_wire_are_those_every_decision_tells(
+    messages, layer, data
+):
+    messages = _repeat_some_ids(messages, data)
+    policy = define_context_policy(layer)
+    forget_earlier_builds()
+    for step in iter_session_steps(messages, policy, tokenizer=TOKENIZER, now=NOW):
+        result = step.result
+        from_wire = {}
+        for message_type in TYPES:
+            found = result.sent_as_written(message_type)
+            ids = [found.id_of(rank) for rank in range(found.count)]
+            from_wire[message_type] = (
+                found.count,
+                [d.message_id for d in found.written],
+                list(found.ranks),
+                ids,
+            )
+            assert [found.id_of(r) for r in found.ranks] == [d.message_id for d in found.written]
+        assert not result._all_made()  # the wire's reading made no decision list
+        assert {t: _from_every_decision(result, t) for t in TYPES} == from_wire, step.number
+
+
+def _lost_as_every_decision_tells(results: list[BuildResult]) -> list[tuple[int, list[str]]]:
+    """Per step: the user requests not sent as written, counted, and those no earlier step lost, by id."""
+    lost_before: set[str] = set()
+    out = []
+    for result in results:
+        users = [d for d in result.decisions if d.index >= 0 and d.type == "user_input"]
+        lost = [d.message_id for d in users if not as_written(d)]
+        out.append((len(lost), [i for i in lost if i not in lost_before]))
+        lost_before.update(lost)
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(messages=sessions(), layer=POLICIES, data=st.data())
+def test_a_replays_lost_requests_are_those_its_decisions_tell_step_by_step(messages, layer, data):
+    messages = _repeat_some_ids(messages, data)
+    forget_earlier_builds()
+    options: dict[str, Any] = {"tokenizer": TOKENIZER, "now": NOW}
+    ledger, results, told = RequestsLost(), [], []
+    for step in iter_session_steps(messages, define_context_policy(layer), **options):
+        count, newly = ledger.step(step.result)
+        told.append((count, list(newly)))
+        results.append(step.result)
+    assert told == _lost_as_every_decision_tells(results)
+    assert ledger.ids == {i for _, newly in told for i in newly}
