@@ -12,7 +12,7 @@ from typing import Any
 from engine.dropped_count import dropped_count
 from engine.messages import AiMessage
 from engine.pipeline import Pipeline, final_order
-from engine.preprocess.base import Removal
+from engine.preprocess.base import Removal, created_renames
 from engine.providers.state import KEEP_CORE, State
 from engine.reminders import ReminderRegistry, apply_reminders, reminder_context, reminder_policy_warnings
 from engine.removal_index import RemovedBy
@@ -368,7 +368,10 @@ def _removed_by_origin(run: Pipeline) -> RemovedBy:
     carrier by its scoped id; made once per build, as a replay's cost asks a build for a few decisions
     several times (`engine.removal_index`: no map of every removed message per build)."""
     if run.removed_by_origin is None:
-        run.removed_by_origin = RemovedBy(run.removal_lists, run.renamed)
+        # the created ids' renames, made from the run's entries when first read: a closure over `run`, which
+        # holds this, would make a cycle that only the collector frees (each build's lists outlived it)
+        renames = functools.partial(created_renames, run.entries, run.scope)
+        run.removed_by_origin = RemovedBy(run.removal_lists, renames)
     return run.removed_by_origin
 
 

@@ -9,7 +9,7 @@ is the last one's with the new removals added.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import is_
 
 from engine.lanes import LaneLists
@@ -24,11 +24,13 @@ class RemovedBy:
     of that stage's, when it removed it twice), naming its carrier by the id the carrier got when
     preprocessing ended (`renamed`)."""
 
-    __slots__ = ("_maps", "_renamed", "_scoped")
+    __slots__ = ("_maps", "_renames", "_renamed", "_scoped")
 
-    def __init__(self, removal_lists: list[list[Removal]], renamed: dict[str, str]) -> None:
+    def __init__(self, removal_lists: list[list[Removal]], renamed: Callable[[], dict[str, str]]) -> None:
         self._maps = [stage_map(removals) for removals in reversed(removal_lists) if removals]
-        self._renamed = renamed
+        # made when a removal naming a carrier is first read: a pass over every created message, which a
+        # reader of kept messages' fates alone never needs
+        self._renames, self._renamed = renamed, None
         self._scoped: dict[int, Removal] = {}
 
     def get(self, origin: int) -> Removal | None:
@@ -43,13 +45,17 @@ class RemovedBy:
         found: list[Removal | None] = [None] * len(origins)
         for mapping in reversed(self._maps):  # the earliest stage first: a later one's removal wins
             found = [g if g is not None else f for f, g in zip(found, map(mapping.get, origins), strict=True)]
-        if self._renamed:
+        if any(r is not None and r.replaced_by is not None for r in found):
             found = [None if r is None else self._scope(r) for r in found]
         return found
 
     def _scope(self, removal: Removal) -> Removal:
         carrier = removal.replaced_by
-        if carrier is None or carrier not in self._renamed:
+        if carrier is None:
+            return removal
+        if self._renamed is None:
+            self._renamed = self._renames()
+        if carrier not in self._renamed:
             return removal
         scoped = self._scoped.get(id(removal))  # the maps hold `removal`: its id is not reused meanwhile
         if scoped is None:

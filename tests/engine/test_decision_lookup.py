@@ -71,7 +71,7 @@ def test_a_removal_is_the_last_stages_with_its_carrier_renamed():
     ]
     later = [Removal((2, 5, 7), "summary_replacement_cleanup", "summary:1")]
     renamed = {"compressed:a1": "compressed:e1:a1"}
-    removed = RemovedBy([compressed, [], later], renamed)
+    removed = RemovedBy([compressed, [], later], lambda: renamed)
     reference = _reference([compressed, [], later], renamed)
     assert {o: removed.get(o) for o in range(9)} == {o: reference.get(o) for o in range(9)}
     assert (
@@ -80,6 +80,10 @@ def test_a_removal_is_the_last_stages_with_its_carrier_renamed():
     )
     assert removed.get(1) is removed.get(1) and removed.get(0) is None
     assert removed.of([8, 2, 1, 4, 0]) == [None, later[0], removed.get(1), compressed[1], None]  # read in C
+    asked: list[int] = []
+    lazy = RemovedBy([compressed], lambda: asked.append(1) or renamed)
+    assert lazy.of([0, 4, 5]) == [None, compressed[1], compressed[1]] and asked == []  # no carrier named
+    assert lazy.of([1]) == [removed.get(1)] and lazy.get(2) == removed.get(1) and asked == [1]
 
 
 def test_a_stages_map_is_made_once_for_its_removals_and_carried_to_a_longer_list_of_them():
