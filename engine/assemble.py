@@ -60,6 +60,8 @@ def assemble_result(
     if trace is not None:
         trace["tokenizerBackend"] = ctx.tokenizer.backend  # which tokenizer served: tiktoken, bundle, ratio
     wire_positions, wire = Deferred(lambda: out.positions(final)) if detail else (), out.wire
+    # each final state's wire index, by the state's id: made once, for every reader of decisions
+    placed = functools.cache(lambda: dict(zip(map(id, final), wire_positions, strict=True)))
     reminder = ReminderOutcome()
     if tick is not None:
         wire, reminder = _apply_reminders(run, wire, tick, reminder_registry)
@@ -72,13 +74,11 @@ def assemble_result(
         cards=_cards(final, wire_positions, wire, run, reminder) if detail else (),
         messages=tuple(out.messages),
         preprocessed=_preprocessed(run),
-        decisions=Deferred(lambda: _decisions(run, final, wire_positions)) if detail else (),
-        decide=(
-            lambda field, value: tuple(_decisions(run, final, wire_positions, _picked(run, field, value)))
-        )
+        decisions=Deferred(lambda: _decisions(run, placed())) if detail else (),
+        decide=(lambda field, value: tuple(_decisions(run, placed(), _picked(run, field, value))))
         if detail
         else None,
-        written_of=(lambda kind: _written_of(run, final, wire_positions, kind)) if detail else None,
+        written_of=(lambda kind: _written_of(run, final, placed(), kind)) if detail else None,
         count_dropped=functools.cache(lambda: dropped_count(run, final)) if detail else None,
         tokens=_token_account(run, final, out, reminder),
         events=tuple(run.events) + _reminder_events(reminder),
@@ -224,16 +224,13 @@ def _cards(
 
 
 def _decisions(
-    run: Pipeline,
-    final: list[State],
-    positions: Sequence[int | None],
-    only: list[int] | None = None,
+    run: Pipeline, wire_index: dict[int, int | None], only: list[int] | None = None
 ) -> list[Decision]:
     """A decision per session message and per created message; with `only` (session positions), just for
-    those session messages (a replay's cost reads a few messages' fates at every step)."""
-    wire_index = {id(s): p for s, p in zip(final, positions, strict=True)}
+    those session messages (a replay's cost reads a few messages' fates at every step). `wire_index`:
+    each final state's wire index, by `id(state)`."""
     carriers = run.carriers()
-    summary = next((s for s in run.states if s.index == -1), None)
+    summary = run.made_summary()
     if only is not None:
         return _decisions_of(run, only, carriers, summary, wire_index)
     decisions = []
@@ -250,29 +247,37 @@ def _decisions(
 
 
 def _written_of(
-    run: Pipeline, final: list[State], positions: Sequence[int | None], kind: str
+    run: Pipeline, final: list[State], wire_index: dict[int, int | None], kind: str
 ) -> WrittenOfType:
     """`BuildResult.sent_as_written`, from the decisions of the messages of `kind` a wire message carries
-    (itself, or merged into it), made as `_decisions` makes them: every other one is off the wire, or in
-    the new summary (whose carried messages are not read: they are summarised). Nor is the new summary
-    looked for: a message it holds is not written, whichever summary that is."""
+    (itself, or merged into it), made as `_decisions_of` makes them: every other one is off the wire, or in
+    the new summary (whose carried messages are not read: they are summarised). What it reads is the wire's
+    alone: a session message is carried by one state (`Pipeline.states_by_origin`), so a wire state is its
+    candidates' state; the states are mapped by id only when a candidate was removed (its carrier named);
+    and the new summary is not looked for: a message it holds is not written, whichever summary that is."""
     session = run.session
     found, count = of_type(session, kind)
-    wire_index = {id(s): p for s, p in zip(final, positions, strict=True)}
-    carried = {o for s in final if s.index >= 0 and wire_index[id(s)] is not None for o in s.origins}
-    candidates = sorted(o for o in carried if session[o].type == kind)
-    decided = _decisions_of(run, candidates, run.carriers(), None, wire_index)
+    by_origin = {o: s for s in final if s.index >= 0 and wire_index[id(s)] is not None for o in s.origins}
+    candidates = sorted(o for o in by_origin if session[o].type == kind)
+    removed = any(r is not None for r in _removed_by_origin(run).of(candidates))
+    decided = _decisions_of(run, candidates, run.carriers() if removed else {}, None, wire_index, by_origin)
     written = tuple(d for d in decided if as_written(d))
     ranks = tuple(bisect_left(found, d.index, 0, count) for d in written)
     return WrittenOfType(count, written, ranks, lambda rank: session[found[rank]].id)
 
 
 def _decisions_of(
-    run: Pipeline, only: list[int], carriers: dict[str, State], summary: State | None, wire_index
+    run: Pipeline,
+    only: list[int],
+    carriers: dict[str, State],
+    summary: State | None,
+    wire_index,
+    by_origin: dict[int, State] | None = None,
 ) -> list[Decision]:
     """The decisions of the session messages at the positions `only` (ascending), as `_fates` decides
-    them. A run of them one removal took is decided as a whole (`_removal_run`)."""
-    by_origin = run.states_by_origin()
+    them (`by_origin`: their states, when known). A run of them one removal took is decided as a whole
+    (`_removal_run`)."""
+    by_origin = run.states_by_origin() if by_origin is None else by_origin
     found = _removed_by_origin(run).of(only)
     session = run.session
     tails: dict[int, tuple[Any, ...]] = {}

@@ -115,6 +115,8 @@ class Pipeline:
     removed_by_origin: RemovedBy | None = None  # made on first need (`engine.assemble`)
     by_origin: dict[int, State] | None = None  # made on first need (`states_by_origin`)
     by_id: dict[str, State] | None = None  # made on first need (`carriers`)
+    summary_looked_up: bool = False  # `made_summary` looked for it
+    summary_state: State | None = None
     states: list[State] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     strategies: list[str] = field(default_factory=list)
@@ -131,6 +133,14 @@ class Pipeline:
         if self.by_origin is None:
             self.by_origin = {origin: s for s in self.states if s.index >= 0 for origin in s.origins}
         return self.by_origin
+
+    def made_summary(self) -> State | None:
+        """The summary this build made (the state of index -1), if any. Looked for once, when the states
+        are final: for readers of decisions (a build without one is a pass over every state)."""
+        if not self.summary_looked_up:
+            self.summary_state = next((s for s in self.states if s.index == -1), None)
+            self.summary_looked_up = True
+        return self.summary_state
 
     def carriers(self) -> dict[str, State]:
         """Each state by its message's id (the last, when ids repeat): what a removal's carrier names. Made
