@@ -27,7 +27,6 @@ from engine.result import (
     WireCard,
     WireCards,
     WrittenOfType,
-    as_written,
 )
 from engine.sent import Sent, sent
 from engine.session_index import of_type, position_of_id, positions_of_type
@@ -249,21 +248,28 @@ def _decisions(
 def _written_of(
     run: Pipeline, final: list[State], wire_index: dict[int, int | None], kind: str
 ) -> WrittenOfType:
-    """`BuildResult.sent_as_written`, from the decisions of the messages of `kind` a wire message carries
-    (itself, or merged into it), made as `_decisions_of` makes them: every other one is off the wire, or in
-    the new summary (whose carried messages are not read: they are summarised). What it reads is the wire's
-    alone: a session message is carried by one state (`Pipeline.states_by_origin`), so a wire state is its
-    candidates' state; the states are mapped by id only when a candidate was removed (its carrier named);
-    and the new summary is not looked for: a message it holds is not written, whichever summary that is."""
+    """`BuildResult.sent_as_written`: of the messages of `kind` a wire message carries (itself, or merged
+    into it), those whose decision (`_decisions_of`) would be `as_written`, told from the fields it reads
+    without making the decisions. Every other message is off the wire, or in the new summary. What it reads
+    is the wire's alone: a session message is carried by one state (`Pipeline.states_by_origin`), so a wire
+    state is its candidates' state; and the states are mapped by id only when a candidate was removed."""
     session = run.session
     found, count = of_type(session, kind)
     by_origin = {o: s for s in final if s.index >= 0 and wire_index[id(s)] is not None for o in s.origins}
     candidates = sorted(o for o in by_origin if session[o].type == kind)
-    removed = any(r is not None for r in _removed_by_origin(run).of(candidates))
-    decided = _decisions_of(run, candidates, run.carriers() if removed else {}, None, wire_index, by_origin)
-    written = tuple(d for d in decided if as_written(d))
-    ranks = tuple(bisect_left(found, d.index, 0, count) for d in written)
-    return WrittenOfType(count, written, ranks, lambda rank: session[found[rank]].id)
+    removals = _removed_by_origin(run).of(candidates)
+    carriers = run.carriers() if any(r is not None for r in removals) else {}
+    tails: dict[int, tuple[Any, ...]] = {}
+    written = []
+    for position, removal in zip(candidates, removals, strict=True):
+        if _decided_by(removal, carriers):  # the removal's decision: its carrier's wire index, its reason
+            tail = _shared_tail(removal, carriers, wire_index, tails)
+            if tail[6] is not None and "summar" not in tail[3]:
+                written.append(position)
+        elif removal is None and "summar" not in decision_reason(by_origin[position]):  # its own, on the wire
+            written.append(position)
+    ranks = tuple(bisect_left(found, position, 0, count) for position in written)
+    return WrittenOfType(count, ranks, lambda rank: session[found[rank]].id)
 
 
 def _decisions_of(
@@ -272,12 +278,10 @@ def _decisions_of(
     carriers: dict[str, State],
     summary: State | None,
     wire_index,
-    by_origin: dict[int, State] | None = None,
 ) -> list[Decision]:
     """The decisions of the session messages at the positions `only` (ascending), as `_fates` decides
-    them (`by_origin`: their states, when known). A run of them one removal took is decided as a whole
-    (`_removal_run`)."""
-    by_origin = run.states_by_origin() if by_origin is None else by_origin
+    them. A run of them one removal took is decided as a whole (`_removal_run`)."""
+    by_origin = run.states_by_origin()
     found = _removed_by_origin(run).of(only)
     session = run.session
     tails: dict[int, tuple[Any, ...]] = {}

@@ -38,4 +38,4 @@ class RequestsLost:
         self._kept.difference_update(lost)
         newly = tuple(found for found in map(fates.id_of, lost) if found not in self.ids)
         self.ids.update(newly)
-        return fates.count - len(fates.written), newly
+        return fates.count - len(fates.ranks), newly

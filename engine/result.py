@@ -232,11 +232,10 @@ def as_written(decision: Decision) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class WrittenOfType:
-    """The session messages of one type at a build: how many, and the decisions of those sent as written
-    (`as_written`), each with its rank among the type's messages (0: the first)."""
+    """The session messages of one type at a build: how many, and which were sent as written (`as_written`),
+    by their ranks among the type's messages (0: the first), ascending."""
 
     count: int
-    written: tuple[Decision, ...]
     ranks: tuple[int, ...]
     id_of: Callable[[int], str] = field(repr=False, compare=False)  # the id of the message of a rank
 
@@ -309,12 +308,7 @@ class BuildResult:
         if self._all_made() or self.written_of is None:
             of_type = self.decisions_of_type(message_type)
             ranks = tuple(rank for rank, decision in enumerate(of_type) if as_written(decision))
-            return WrittenOfType(
-                len(of_type),
-                tuple(of_type[rank] for rank in ranks),
-                ranks,
-                lambda rank: of_type[rank].message_id,
-            )
+            return WrittenOfType(len(of_type), ranks, lambda rank: of_type[rank].message_id)
         return self.written_of(message_type)
 
     def dropped_count(self) -> int:

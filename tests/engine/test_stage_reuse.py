@@ -93,7 +93,6 @@ def comparable(result: BuildResult) -> dict[str, Any]:
     written = result.sent_as_written("user_input")
     out["written"] = (
         written.count,
-        written.written,
         written.ranks,
         [*map(written.id_of, range(written.count))],
     )
