@@ -273,11 +273,7 @@ def _written_of(
 
 
 def _decisions_of(
-    run: Pipeline,
-    only: list[int],
-    carriers: dict[str, State],
-    summary: State | None,
-    wire_index,
+    run: Pipeline, only: list[int], carriers: dict[str, State], summary: State | None, wire_index
 ) -> list[Decision]:
     """The decisions of the session messages at the positions `only` (ascending), as `_fates` decides
     them. A run of them one removal took is decided as a whole (`_removal_run`)."""

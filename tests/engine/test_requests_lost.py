@@ -3,6 +3,7 @@ step by step: each equals what every decision of the build says, over random ses
 
 from __future__ import annotations
 
+import gc
 from dataclasses import replace
 from typing import Any
 
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.messages import AiMessage
+from engine.pipeline import Pipeline
 from engine.policy import define_context_policy
 from engine.replay import iter_session_steps
 from engine.requests_lost import RequestsLost
@@ -84,3 +86,24 @@ def test_a_replays_lost_requests_are_those_its_decisions_tell_step_by_step(messa
         results.append(step.result)
     assert told == _lost_as_every_decision_tells(results)
     assert ledger.ids == {i for _, newly in told for i in newly}
+
+
+
+def test_a_replays_builds_go_as_it_goes_on_without_the_cycle_collector() -> None:
+    """Each step's run (its states and lists, which the result's decision readers hold) is freed when the
+    next step replaces the result, not at the next collection: a paced replay collects every 2,000 steps.
+    A closure over the run in the removal index it keeps made a cycle, and every run of a replay lived."""
+    from tests.engine.test_cost import _sample
+
+    messages, policy, options = _sample("summarization_trigger")
+    alive = []
+    gc.collect()
+    gc.disable()
+    try:
+        for step in iter_session_steps(messages, policy, **options):
+            assert step.result.sent_as_written("user_input").count >= 1
+            assert all(step.result.decision_for(m.id) for m in messages[: step.point.message_count])
+            alive.append(sum(isinstance(o, Pipeline) for o in gc.get_objects()))
+    finally:
+        gc.enable()
+    assert len(alive) == 13 and max(alive) <= 3, alive
