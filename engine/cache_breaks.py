@@ -10,8 +10,7 @@ differs, read from the two builds' decisions and card marks, never re-derived.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.result import BuildResult, Decision
 from engine.wire import anthropic_turns, to_anthropic
@@ -46,9 +45,10 @@ _NEEDLES = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class WireUnit:
-    """One wire message in the shape in use, its tokens, and the OpenAI-shaped messages it carries."""
+class WireUnit(NamedTuple):
+    """One wire message in the shape in use, its tokens, and the OpenAI-shaped messages it carries. A named
+    tuple: a replay's cost makes one per wire message at every step (a frozen dataclass took twice as long
+    to make)."""
 
     payload: Any
     tokens: int
@@ -78,9 +78,11 @@ def wire_units(result: BuildResult, shape: str = "openai") -> list[WireUnit]:
 
 
 def common_prefix(before: Sequence[Any], after: Sequence[Any]) -> int:
+    """How many items, from the start, are equal (a wire message a step kept is the last step's very
+    object: `is` answers for most of them without comparing their contents)."""
     count = 0
     for a, b in zip(before, after, strict=False):
-        if a != b:
+        if a is not b and a != b:
             break
         count += 1
     return count

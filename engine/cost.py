@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from engine.cache_breaks import SHAPES, WireUnit, break_mechanism, common_prefix, wire_units
@@ -119,7 +119,7 @@ class CostTracker:
         counts = provider_counts(result, truth.model) if truth is not None else None
         units = own
         if counts is not None:  # the figure the provider's count is predicted from (engine.provider_count)
-            units = [replace(u, tokens=sum(counts[i] for i in u.indexes)) for u in own]
+            units = [u._replace(tokens=sum(counts[i] for i in u.indexes)) for u in own]
         held, at = self._held.get(key), self._time(upto)
         expired = held is not None and _expired(held, at)
         before = held.units if held is not None and not expired else []
