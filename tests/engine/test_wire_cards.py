@@ -109,3 +109,13 @@ def test_a_builds_cards_go_with_it_without_the_cycle_collector() -> None:
     finally:
         gc.enable()
     assert after == before - 1
+
+
+def test_the_cards_tokens_are_read_without_making_cards_and_are_the_cards_own() -> None:
+    result = made()
+    tokens = result.wire_tokens()
+    assert not result.cards.made
+    whole = made().cards.items()
+    assert tokens == [card.tokens for card in whole] and len(tokens) == len(result.wire)
+    result.cards.items()
+    assert result.wire_tokens() == tokens  # the same, read from the cards once they are made
