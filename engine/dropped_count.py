@@ -104,7 +104,7 @@ def _tallied(run: Pipeline) -> _Tally:
 def _counted_one_by_one(run: Pipeline) -> int:
     """The same count over a map of each session message's carrier, for entries that share a message."""
     carriers = run.carriers()
-    summarised = any(s.index == -1 for s in run.states)
+    summarised = run.made_summary() is not None
     dropped = sum(1 for s in run.states if s.index == -1 and not s.kept)
     removed = run.last_removals()
     renamed = run.renamed
