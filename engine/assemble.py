@@ -12,7 +12,8 @@ from typing import Any
 from engine.dropped_count import dropped_count
 from engine.messages import AiMessage
 from engine.pipeline import Pipeline, final_order
-from engine.preprocess.base import Removal, created_renames
+from engine.preprocess.base import Removal
+from engine.preprocess.renames import created_renames
 from engine.providers.state import KEEP_CORE, State
 from engine.reminders import ReminderRegistry, apply_reminders, reminder_context, reminder_policy_warnings
 from engine.removal_index import RemovedBy

@@ -17,7 +17,8 @@ from engine.calibration import CalibrationState
 from engine.fences import FenceRegistry
 from engine.messages import AiMessage
 from engine.policy.model import ContextPolicy
-from engine.preprocess.base import Entry, Removal, created_renames
+from engine.preprocess.base import Entry, Removal
+from engine.preprocess.renames import created_renames
 from engine.providers.state import ORDERED_FIRST, Kept, ProviderReport, State, kept_of
 from engine.removal_index import RemovedBy
 from engine.result import Event

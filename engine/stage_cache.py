@@ -30,6 +30,7 @@ from engine.preprocess.base import (
     scope_created,
     starts_with,
 )
+from engine.preprocess.renames import forget_renames
 from engine.providers import checkpoint, core, summarization, working_memory
 from engine.providers.state import Origin, State, starting_states
 from engine.tokens import TokenizerPort
@@ -212,6 +213,7 @@ def forget_earlier_builds() -> None:
     removal_index.forget()
     groups._SCANS.clear()
     forget_checked()
+    forget_renames()
     tool_history._CACHE.clear()
     tool_history._PLANS.clear()
     purification._LAST.clear()

@@ -213,19 +213,6 @@ def scope_created(entries: list[Entry], base: tuple[list[Entry], list[Entry]] | 
     return continued(kept, shared, tail)
 
 
-def created_renames(scoped: list[Entry], scope: str) -> dict[str, str]:
-    """The renames `scope_created` made in its output `scoped`: each created message's id before → after."""
-    if not scope:
-        return {}
-    cut = len(scope) + 1
-    renames = {}
-    for entry in compress(scoped, map(_CREATED, scoped)):
-        fresh = entry.message.id
-        prefix, rest = fresh.split(":", 1)
-        renames[f"{prefix}:{rest[cut:]}"] = fresh
-    return renames
-
-
 def parse_args(raw: str) -> Any:
     """Parsed call arguments, or None when they are not valid JSON."""
     try:
