@@ -229,10 +229,10 @@ def _decisions(
     """A decision per session message and per created message; with `only` (session positions), just for
     those session messages (a replay's cost reads a few messages' fates at every step). `wire_index`:
     each final state's wire index, by `id(state)`."""
-    carriers = run.carriers()
     summary = run.made_summary()
     if only is not None:
-        return _decisions_of(run, only, carriers, summary, wire_index)
+        return _decisions_of(run, only, summary, wire_index)
+    carriers = run.carriers()
     decisions = []
     tails: dict[int, tuple[Any, ...]] = {}  # per removal: what its messages' decisions share
     for index, message, removal, state in _fates(run, carriers):
@@ -273,13 +273,13 @@ def _written_of(
     return WrittenOfType(count, ranks, lambda rank: session[found[rank]].id)
 
 
-def _decisions_of(
-    run: Pipeline, only: list[int], carriers: dict[str, State], summary: State | None, wire_index
-) -> list[Decision]:
+def _decisions_of(run: Pipeline, only: list[int], summary: State | None, wire_index) -> list[Decision]:
     """The decisions of the session messages at the positions `only` (ascending), as `_fates` decides
-    them. A run of them one removal took is decided as a whole (`_removal_run`)."""
-    by_origin = run.states_by_origin()
+    them. A run of them one removal took is decided as a whole (`_removal_run`). The states are mapped by
+    id only when one of them was handed to a carrier, and by origin only when one was not removed (each map
+    is a pass over every state: a replay's cost asks a few messages' fates where its cached prefix broke)."""
     found = _removed_by_origin(run).of(only)
+    carriers = run.carriers() if any(r is not None and r.replaced_by is not None for r in found) else {}
     session = run.session
     tails: dict[int, tuple[Any, ...]] = {}
     decisions: list[Decision] = []
@@ -293,8 +293,9 @@ def _decisions_of(
             decisions.extend(_removal_run(session, only[start:end], removal, tail))
         else:
             index = only[start]
-            message, state = session[index], by_origin.get(index)
-            if removal is None and state is not None:
+            message = session[index]
+            state = run.states_by_origin().get(index) if removal is None else None
+            if state is not None:
                 decisions.append(_from_state(index, message, state, wire_index))
             else:
                 decisions.append(_summarized(index, message, summary, wire_index))

@@ -137,9 +137,11 @@ class Pipeline:
 
     def made_summary(self) -> State | None:
         """The summary this build made (the state of index -1), if any. Looked for once, when the states
-        are final: for readers of decisions (a build without one is a pass over every state)."""
+        are final: for readers of decisions (a build that made one is a pass over every state)."""
         if not self.summary_looked_up:
-            self.summary_state = next((s for s in self.states if s.index == -1), None)
+            # only summarization makes such a state, and it persists an event when it does
+            made = self.summary_events and next((s for s in self.states if s.index == -1), None)
+            self.summary_state = made or None
             self.summary_looked_up = True
         return self.summary_state
 

@@ -37,6 +37,39 @@ def test_each_steps_user_requests_and_a_message_by_id_have_the_fates_of_the_full
     assert steps > 5
 
 
+@pytest.mark.parametrize(
+    ("name", "fates_met"),
+    [
+        ("summarization_trigger", {
+            "replaced_by_ai_history_summarization",
+            "replaced_by_summary_replacement_cleanup",
+        }),
+        ("tool_loop_runs", {"replaced_by_tool_history_compression", "dropped_by_budget_or_priority"}),
+        ("checkpoint_midtask", {"dropped_by_budget_or_priority"}),
+    ],
+)
+def test_every_message_alone_has_its_full_decision_kept_removed_carried_or_summarised(
+    name: str, fates_met: set[str]
+):
+    """Each lookup maps the states only as its message needs (by id for a carried one, by origin for one not
+    removed): every kind of fate must still come out as the full decisions say."""
+    messages = load_session(SAMPLES / f"{name}.jsonl").messages
+    policy = define_context_policy(
+        {"budget": {"maxTokens": 900, "reservedForResponse": 100}, "summarization": {"triggerThreshold": 0.3}}
+    )
+    reasons = set()
+    for step in iter_session_steps(messages, policy, tokenizer=DefaultTokenizer(), now=1):
+        result = step.result
+        seen = messages[: step.point.message_count]
+        alone = [result.decision_for(m.id) for m in seen]  # before the full decisions are made
+        first = {}
+        for decision in result.decisions:
+            first.setdefault(decision.message_id, decision)
+        assert alone == [first[m.id] for m in seen]
+        reasons |= {d.reason for d in alone}
+    assert fates_met | {"kept_by_CORE_CONTEXT"} <= reasons
+
+
 def _message(n: int, kind: str = "user_input") -> AiMessage:
     return AiMessage(f"m{n}", "user", kind, f"text {n}", n)
 
