@@ -10,12 +10,12 @@ differs, read from the two builds' decisions and card marks, never re-derived.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 from engine.result import BuildResult, Decision
 from engine.wire import anthropic_turns, to_anthropic
 
-__all__ = ["MECHANISMS", "SHAPES", "WireUnit", "break_mechanism", "common_prefix", "wire_units"]
+__all__ = ["MECHANISMS", "SHAPES", "WireUnit", "WireUnits", "break_mechanism", "common_prefix", "wire_units"]
 
 SHAPES = ("openai", "anthropic")
 # what changed the first differing wire message, by id → how a reader calls it
@@ -55,7 +55,48 @@ class WireUnit(NamedTuple):
     indexes: tuple[int, ...]
 
 
-def wire_units(result: BuildResult, shape: str = "openai") -> list[WireUnit]:
+class WireUnits(Sequence[WireUnit]):
+    """A build's wire units kept as their payloads, tokens and indexes, each `WireUnit` made when read. A
+    replay's cost reads only the payloads (the last step's, to find the cached prefix) and sums of the
+    tokens at every step: a unit per wire message made at every step was a fifth of a long `replay`'s time.
+    Never changed once made."""
+
+    __slots__ = ("payloads", "tokens", "_indexes")
+
+    def __init__(
+        self, payloads: Sequence[Any], tokens: list[int], indexes: Sequence[tuple[int, ...]] | None = None
+    ) -> None:
+        self.payloads = payloads
+        self.tokens = tokens
+        self._indexes = indexes  # None: unit i carries OpenAI-shaped message i alone
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    @overload
+    def __getitem__(self, index: int) -> WireUnit: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[WireUnit, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> WireUnit | tuple[WireUnit, ...]:
+        if isinstance(index, slice):
+            return tuple(map(self.__getitem__, range(*index.indices(len(self)))))
+        at = range(len(self))[index]  # a negative index counted from the end; IndexError past it
+        return WireUnit(self.payloads[at], self.tokens[at], self.indexes(at))
+
+    def indexes(self, at: int) -> tuple[int, ...]:
+        """The OpenAI-shaped messages unit `at` carries."""
+        return (at,) if self._indexes is None else self._indexes[at]
+
+    def counted(self, counts: Sequence[int]) -> WireUnits:
+        """The same units, each with the sum of `counts` over the messages it carries."""
+        if self._indexes is None:
+            return WireUnits(self.payloads, list(counts[: len(self)]), None)
+        return WireUnits(self.payloads, [sum(counts[i] for i in ix) for ix in self._indexes], self._indexes)
+
+
+def wire_units(result: BuildResult, shape: str = "openai") -> WireUnits:
     """The build's wire as whole messages of `shape`, each with the build's token count."""
     if shape not in SHAPES:
         raise ValueError(f"wire shape {shape!r}: expected one of {', '.join(SHAPES)}")
@@ -66,15 +107,21 @@ def wire_units(result: BuildResult, shape: str = "openai") -> list[WireUnit]:
     if tokens:
         tokens[-1] += result.reminder.tokens  # the reminder rides on the last wire message
     if shape == "openai":
-        return [WireUnit(m, t, (i,)) for i, (m, t) in enumerate(zip(wire, tokens, strict=True))]
+        return WireUnits(wire, tokens)
     anthropic = to_anthropic(wire)
-    units = []
+    payloads: list[Any] = []
+    counts: list[int] = []
+    indexes: list[tuple[int, ...]] = []
     system = tuple(i for i, m in enumerate(wire) if m["role"] == "system")
     if system:
-        units.append(WireUnit(("system", anthropic["system"]), sum(tokens[i] for i in system), system))
-    for (_, indexes), message in zip(anthropic_turns(wire), anthropic["messages"], strict=True):
-        units.append(WireUnit(message, sum(tokens[i] for i in indexes), tuple(indexes)))
-    return units
+        payloads.append(("system", anthropic["system"]))
+        counts.append(sum(tokens[i] for i in system))
+        indexes.append(system)
+    for (_, carried), message in zip(anthropic_turns(wire), anthropic["messages"], strict=True):
+        payloads.append(message)
+        counts.append(sum(tokens[i] for i in carried))
+        indexes.append(tuple(carried))
+    return WireUnits(payloads, counts, indexes)
 
 
 def common_prefix(before: Sequence[Any], after: Sequence[Any]) -> int:

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.cache_breaks import SHAPES, WireUnit, break_mechanism, common_prefix, wire_units
+from engine.cache_breaks import SHAPES, WireUnits, break_mechanism, common_prefix, wire_units
 from engine.calibration import CalibrationSample, TokenRoute
 from engine.cost_figures import SessionCost, StepCost
 from engine.messages import AiMessage
@@ -64,12 +64,15 @@ def _summarizer(result: BuildResult) -> tuple[int, int, int]:
     return calls, prompt, summary
 
 
+_NO_UNITS = WireUnits((), [])  # a failed build's, and the cache before any step
+
+
 @dataclass(slots=True)
 class _Held:
     """The cache a model holds: the last step sent to it, when, and at which tier it was written."""
 
     result: BuildResult
-    units: list[WireUnit]
+    units: WireUnits
     at: int | float | None
     tier: str
 
@@ -114,18 +117,18 @@ class CostTracker:
 
     def add(self, number: int, upto: int, result: BuildResult, truth: StepTruth | None = None) -> StepCost:
         """Cost step `number` (building from `messages[:upto]`); `truth` is its `engine.truth.StepTruth`."""
-        own = wire_units(result, self.shape) if result.error is None else []
+        own = wire_units(result, self.shape) if result.error is None else _NO_UNITS
         key = truth.model if truth is not None else ""
         counts = provider_counts(result, truth.model) if truth is not None else None
         units = own
         if counts is not None:  # the figure the provider's count is predicted from (engine.provider_count)
-            units = [u._replace(tokens=sum(counts[i] for i in u.indexes)) for u in own]
+            units = own.counted(counts)
         held, at = self._held.get(key), self._time(upto)
         expired = held is not None and _expired(held, at)
-        before = held.units if held is not None and not expired else []
-        prefix = common_prefix([u.payload for u in before], [u.payload for u in units])
-        sent = sum(u.tokens for u in units)
-        cached = sum(u.tokens for u in units[:prefix])
+        before = held.units if held is not None and not expired else _NO_UNITS
+        prefix = common_prefix(before.payloads, units.payloads)
+        sent = sum(units.tokens)
+        cached = sum(units.tokens[:prefix])
         mechanism = self._mechanism(result, held, expired, prefix)
         calls, prompt, summary = _summarizer(result)
         made = result.error is None and bool(result.summary_events)
@@ -171,7 +174,7 @@ class CostTracker:
             None if truth is None else truth.as_recorded_prompt,
             billed,
             None if truth is None else truth.error,
-            tuple(own),
+            own,
             newly_dropped,
         )  # fmt: skip
         self._record(step)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -38,7 +39,7 @@ class StepCost:
     recorded_cost_usd: float | None = None  # what the recorded call cost, at the same price row
     rebuild_error: float | None = None  # (as recorded − recorded) / recorded; None where it set the offset
     # the step's wire as the prompt cache sees it, with the build's own counts (a diff reads it again)
-    units: tuple[WireUnit, ...] = field(default=(), repr=False, compare=False)
+    units: Sequence[WireUnit] = field(default=(), repr=False, compare=False)
     # of `user_requests_dropped`, those no earlier step of the replay had dropped
     user_requests_newly_dropped: tuple[str, ...] = ()
 

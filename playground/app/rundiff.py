@@ -55,7 +55,7 @@ class SentStep:
     @classmethod
     def of(cls, built: StepBuild, cost: StepCost) -> SentStep:
         """The step's wire units are the cost's (`wire_units` in the cost's shape, made once)."""
-        return cls(built.number, built.point.message_count, built.result.cards, cost.units, cost)
+        return cls(built.number, built.point.message_count, built.result.cards, tuple(cost.units), cost)
 
 
 class RunSource(Protocol):

@@ -205,6 +205,33 @@ def test_wire_units_put_the_reminder_on_the_last_message():
         pytest.fail("no reminder fired")
 
 
+def test_wire_units_read_as_whole_units_in_either_shape_and_recounted():
+    """Units kept as three lists (`WireUnits`) read as the units they stand for: each wire message with its
+    tokens (OpenAI), or Anthropic's system and merged turns with the sums of what they carry."""
+    messages, policy, options = _sample("max_steps_streak")
+    step = next(s for s, _ in iter_step_costs(messages, policy, **options) if s.result.reminder.tokens)
+    result = step.result
+    tokens = [card.tokens for card in result.cards]
+    tokens[-1] += result.reminder.tokens
+    openai = wire_units(result)
+    assert [(u.payload, u.tokens, u.indexes) for u in openai] == [
+        (m, t, (i,)) for i, (m, t) in enumerate(zip(result.wire, tokens, strict=True))
+    ]
+    assert openai[-1] == openai[len(openai) - 1] and openai[1:3] == (openai[1], openai[2])
+    with pytest.raises(IndexError):
+        openai[len(openai)]
+    anthropic = wire_units(result, "anthropic")
+    shaped = to_anthropic(result.wire)
+    assert [u.payload for u in anthropic] == [("system", shaped["system"]), *shaped["messages"]]
+    turns = [tuple(ix) for _, ix in anthropic_turns(result.wire)]
+    assert [u.indexes for u in anthropic][1:] == turns and len(turns) < len(openai)
+    assert sum(u.tokens for u in anthropic) == sum(tokens)
+    counts = list(range(100, 100 + len(result.wire)))
+    assert [u.tokens for u in openai.counted(counts)] == counts
+    recounted = [sum(counts[i] for i in u.indexes) for u in anthropic]
+    assert [u.tokens for u in anthropic.counted(counts)] == recounted
+
+
 # -- prices -----------------------------------------------------------------------------------------
 
 
