@@ -5,8 +5,9 @@ from __future__ import annotations
 import functools
 import math
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
-from operator import attrgetter
+from collections.abc import Callable, Iterator
+from itertools import chain, compress, repeat
+from operator import attrgetter, is_not
 from typing import Any
 
 from engine.dropped_count import dropped_count
@@ -35,6 +36,8 @@ from engine.ticks import TickState
 from engine.trace import decision_reason
 
 _MESSAGE = attrgetter("message")
+_TOKENS, _ORIGINS, _TYPE = attrgetter("tokens"), attrgetter("origins"), attrgetter("type")
+_MESSAGE_ID = attrgetter("message.id")
 
 
 def assemble_result(
@@ -62,6 +65,8 @@ def assemble_result(
     wire_positions, wire = Deferred(lambda: out.positions(final)) if detail else (), out.wire
     # each final state's wire index, by the state's id: made once, for every reader of decisions
     placed = functools.cache(lambda: dict(zip(map(id, final), wire_positions, strict=True)))
+    # the final states on the wire, in wire order (a wire index is None off the wire); read in C
+    shown = functools.cache(lambda: list(compress(final, map(is_not, wire_positions, repeat(None)))))
     reminder = ReminderOutcome()
     if tick is not None:
         wire, reminder = _apply_reminders(run, wire, tick, reminder_registry)
@@ -71,14 +76,14 @@ def assemble_result(
         run.events.append(_overflow_event(final, final_tokens, ctx.total_budget))
     return BuildResult(
         wire=tuple(wire),
-        cards=_cards(final, wire_positions, wire, run, reminder) if detail else (),
+        cards=_cards(shown, wire, run, reminder) if detail else (),
         messages=tuple(out.messages),
         preprocessed=_preprocessed(run),
         decisions=Deferred(lambda: _decisions(run, placed())) if detail else (),
         decide=(lambda field, value: tuple(_decisions(run, placed(), _picked(run, field, value))))
         if detail
         else None,
-        written_of=(lambda kind: _written_of(run, final, placed(), kind)) if detail else None,
+        written_of=(lambda kind: _written_of(run, shown(), placed(), kind)) if detail else None,
         count_dropped=functools.cache(lambda: dropped_count(run, final)) if detail else None,
         tokens=_token_account(run, final, out, reminder),
         events=tuple(run.events) + _reminder_events(reminder),
@@ -190,19 +195,13 @@ def _made_marks(message: AiMessage, *, carried: bool, truncated: bool) -> tuple[
 
 
 def _cards(
-    final: list[State],
-    positions: Sequence[int | None],
+    shown_states: Callable[[], list[State]],
     wire: list[dict[str, Any]],
     run: Pipeline,
     reminder: ReminderOutcome,
 ) -> WireCards:
-    """A card per wire message, each made when read (`WireCards`). `positions`: each final state's wire
-    index (`Sent.positions`)."""
-
-    @functools.cache
-    def shown_states() -> list[State]:
-        """The final states on the wire, in wire order."""
-        return [s for s, position in zip(final, positions, strict=True) if position is not None]
+    """A card per wire message, each made when read (`WireCards`). `shown_states()`: the final states on the
+    wire, in wire order."""
 
     session, last = run.session, len(wire) - 1 if reminder.appended_text else -1
 
@@ -218,8 +217,8 @@ def _cards(
     return WireCards(
         len(wire),
         card,
-        lambda: [s.message.id for s in shown_states()],
-        lambda: [s.tokens for s in shown_states()],
+        lambda: list(map(_MESSAGE_ID, shown_states())),
+        lambda: list(map(_TOKENS, shown_states())),
     )
 
 
@@ -247,17 +246,21 @@ def _decisions(
 
 
 def _written_of(
-    run: Pipeline, final: list[State], wire_index: dict[int, int | None], kind: str
+    run: Pipeline, on_wire: list[State], wire_index: dict[int, int | None], kind: str
 ) -> WrittenOfType:
     """`BuildResult.sent_as_written`: of the messages of `kind` a wire message carries (itself, or merged
     into it), those whose decision (`_decisions_of`) would be `as_written`, told from the fields it reads
     without making the decisions. Every other message is off the wire, or in the new summary. What it reads
     is the wire's alone: a session message is carried by one state (`Pipeline.states_by_origin`), so a wire
-    state is its candidates' state; and the states are mapped by id only when a candidate was removed."""
+    state is its candidates' state; and the states are mapped by id only when a candidate was removed. A
+    replay's cost asks it at every step, of a wire of thousands: the wire is read in C where it can be."""
     session = run.session
     found, count = of_type(session, kind)
-    by_origin = {o: s for s in final if s.index >= 0 and wire_index[id(s)] is not None for o in s.origins}
-    candidates = sorted(o for o in by_origin if session[o].type == kind)
+    summary = run.made_summary()  # a created summary is left out: what it replaced gets its own decision
+    states = on_wire if summary is None else [s for s in on_wire if s is not summary]
+    by_origin = _carried_by(states)
+    of_kind = map(kind.__eq__, map(_TYPE, map(session.__getitem__, by_origin)))
+    candidates = sorted(compress(by_origin, of_kind))
     removals = _removed_by_origin(run).of(candidates)
     carriers = run.carriers() if any(r is not None for r in removals) else {}
     tails: dict[int, tuple[Any, ...]] = {}
@@ -269,8 +272,16 @@ def _written_of(
                 written.append(position)
         elif removal is None and "summar" not in decision_reason(by_origin[position]):  # its own, on the wire
             written.append(position)
-    ranks = tuple(bisect_left(found, position, 0, count) for position in written)
+    ranks = tuple(map(bisect_left, repeat(found), written, repeat(0), repeat(count)))
     return WrittenOfType(count, ranks, lambda rank: session[found[rank]].id)
+
+
+def _carried_by(states: list[State]) -> dict[int, State]:
+    """Each origin of `states` → the last of them carrying it; in C when each carries one origin."""
+    origins = list(chain.from_iterable(map(_ORIGINS, states)))
+    if len(origins) == len(states) and 0 not in map(len, map(_ORIGINS, states)):
+        return dict(zip(origins, states, strict=True))
+    return {origin: s for s in states for origin in s.origins}
 
 
 def _decisions_of(run: Pipeline, only: list[int], summary: State | None, wire_index) -> list[Decision]:
