@@ -6,7 +6,7 @@ import functools
 import math
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from itertools import chain, compress, repeat
+from itertools import compress, repeat
 from operator import attrgetter, is_not
 from typing import Any
 
@@ -15,7 +15,7 @@ from engine.messages import AiMessage
 from engine.pipeline import Pipeline, final_order
 from engine.preprocess.base import Removal
 from engine.preprocess.renames import created_renames
-from engine.providers.state import KEEP_CORE, State
+from engine.providers.state import KEEP_CORE, State, carried_by
 from engine.reminders import ReminderRegistry, apply_reminders, reminder_context, reminder_policy_warnings
 from engine.removal_index import RemovedBy
 from engine.result import (
@@ -36,7 +36,7 @@ from engine.ticks import TickState
 from engine.trace import decision_reason
 
 _MESSAGE = attrgetter("message")
-_TOKENS, _ORIGINS, _TYPE = attrgetter("tokens"), attrgetter("origins"), attrgetter("type")
+_TOKENS, _TYPE = attrgetter("tokens"), attrgetter("type")
 _MESSAGE_ID = attrgetter("message.id")
 
 
@@ -258,7 +258,7 @@ def _written_of(
     found, count = of_type(session, kind)
     summary = run.made_summary()  # a created summary is left out: what it replaced gets its own decision
     states = on_wire if summary is None else [s for s in on_wire if s is not summary]
-    by_origin = _carried_by(states)
+    by_origin = carried_by(states)
     of_kind = map(kind.__eq__, map(_TYPE, map(session.__getitem__, by_origin)))
     candidates = sorted(compress(by_origin, of_kind))
     removals = _removed_by_origin(run).of(candidates)
@@ -274,14 +274,6 @@ def _written_of(
             written.append(position)
     ranks = tuple(map(bisect_left, repeat(found), written, repeat(0), repeat(count)))
     return WrittenOfType(count, ranks, lambda rank: session[found[rank]].id)
-
-
-def _carried_by(states: list[State]) -> dict[int, State]:
-    """Each origin of `states` → the last of them carrying it; in C when each carries one origin."""
-    origins = list(chain.from_iterable(map(_ORIGINS, states)))
-    if len(origins) == len(states) and 0 not in map(len, map(_ORIGINS, states)):
-        return dict(zip(origins, states, strict=True))
-    return {origin: s for s in states for origin in s.origins}
 
 
 def _decisions_of(run: Pipeline, only: list[int], summary: State | None, wire_index) -> list[Decision]:
