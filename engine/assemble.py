@@ -6,8 +6,8 @@ import functools
 import math
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from itertools import compress, repeat
-from operator import attrgetter, is_not
+from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
 from engine.dropped_count import dropped_count
@@ -15,7 +15,7 @@ from engine.messages import AiMessage
 from engine.pipeline import Pipeline, final_order
 from engine.preprocess.base import Removal
 from engine.preprocess.renames import created_renames
-from engine.providers.state import KEEP_CORE, State, carried_by
+from engine.providers.state import KEEP_CORE, State
 from engine.reminders import ReminderRegistry, apply_reminders, reminder_context, reminder_policy_warnings
 from engine.removal_index import RemovedBy
 from engine.result import (
@@ -36,8 +36,6 @@ from engine.ticks import TickState
 from engine.trace import decision_reason
 
 _MESSAGE = attrgetter("message")
-_TOKENS, _TYPE = attrgetter("tokens"), attrgetter("type")
-_MESSAGE_ID = attrgetter("message.id")
 
 
 def assemble_result(
@@ -65,8 +63,9 @@ def assemble_result(
     wire_positions, wire = Deferred(lambda: out.positions(final)) if detail else (), out.wire
     # each final state's wire index, by the state's id: made once, for every reader of decisions
     placed = functools.cache(lambda: dict(zip(map(id, final), wire_positions, strict=True)))
-    # the final states on the wire, in wire order (a wire index is None off the wire); read in C
-    shown = functools.cache(lambda: list(compress(final, map(is_not, wire_positions, repeat(None)))))
+    # the final states on the wire, in wire order (a wire index is None off the wire): the cards' and
+    # `sent_as_written`'s, listed once
+    shown = functools.cache(lambda: [s for s, p in zip(final, wire_positions, strict=True) if p is not None])
     reminder = ReminderOutcome()
     if tick is not None:
         wire, reminder = _apply_reminders(run, wire, tick, reminder_registry)
@@ -217,8 +216,8 @@ def _cards(
     return WireCards(
         len(wire),
         card,
-        lambda: list(map(_MESSAGE_ID, shown_states())),
-        lambda: list(map(_TOKENS, shown_states())),
+        lambda: [s.message.id for s in shown_states()],
+        lambda: [s.tokens for s in shown_states()],
     )
 
 
@@ -253,14 +252,11 @@ def _written_of(
     without making the decisions. Every other message is off the wire, or in the new summary. What it reads
     is the wire's alone: a session message is carried by one state (`Pipeline.states_by_origin`), so a wire
     state is its candidates' state; and the states are mapped by id only when a candidate was removed. A
-    replay's cost asks it at every step, of a wire of thousands: the wire is read in C where it can be."""
+    replay's cost asks it at every step, of a wire of thousands: its states are the cards' list."""
     session = run.session
     found, count = of_type(session, kind)
-    summary = run.made_summary()  # a created summary is left out: what it replaced gets its own decision
-    states = on_wire if summary is None else [s for s in on_wire if s is not summary]
-    by_origin = carried_by(states)
-    of_kind = map(kind.__eq__, map(_TYPE, map(session.__getitem__, by_origin)))
-    candidates = sorted(compress(by_origin, of_kind))
+    by_origin = {o: s for s in on_wire if s.index >= 0 for o in s.origins}  # a created summary left out
+    candidates = sorted(o for o in by_origin if session[o].type == kind)
     removals = _removed_by_origin(run).of(candidates)
     carriers = run.carriers() if any(r is not None for r in removals) else {}
     tails: dict[int, tuple[Any, ...]] = {}

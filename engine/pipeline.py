@@ -19,14 +19,12 @@ from engine.messages import AiMessage
 from engine.policy.model import ContextPolicy
 from engine.preprocess.base import Entry, Removal
 from engine.preprocess.renames import created_renames
-from engine.providers.state import ORDERED_FIRST, Kept, ProviderReport, State, carried_by, kept_of
+from engine.providers.state import ORDERED_FIRST, Kept, ProviderReport, State, kept_of
 from engine.removal_index import RemovedBy
 from engine.result import Event
 from engine.summarizer import SummarizerPort
 from engine.tokens import TokenizerPort, content_token_count
 from engine.trace import TraceRecorder
-
-_MESSAGE_ID = attrgetter("message.id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,9 +132,7 @@ class Pipeline:
         """Each session message's state (the last that carries it). A created summary is left out: what it
         replaced gets its own decision. Made once, when the states are final: for readers of decisions."""
         if self.by_origin is None:
-            summary = self.made_summary()  # the one state of index -1
-            states = self.states if summary is None else [s for s in self.states if s is not summary]
-            self.by_origin = carried_by(states)
+            self.by_origin = {origin: s for s in self.states if s.index >= 0 for origin in s.origins}
         return self.by_origin
 
     def made_summary(self) -> State | None:
@@ -153,7 +149,7 @@ class Pipeline:
         """Each state by its message's id (the last, when ids repeat): what a removal's carrier names. Made
         once, when the states are final: for readers of decisions."""
         if self.by_id is None:
-            self.by_id = dict(zip(map(_MESSAGE_ID, self.states), self.states, strict=True))  # in C
+            self.by_id = {s.message.id: s for s in self.states}
         return self.by_id
 
     def last_removals(self) -> dict[int, Removal]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from itertools import chain, compress
+from itertools import compress
 from operator import attrgetter
 from typing import Any, TypeVar
 
@@ -161,16 +161,6 @@ class States(list[State]):
 
 
 _KEPT, _TOKENS = attrgetter("kept"), attrgetter("tokens")
-_ORIGINS = attrgetter("origins")
-
-
-def carried_by(states: list[State]) -> dict[int, State]:
-    """Each origin of `states` → the last of them carrying it. Made in C when each carries one origin: a
-    replay's cost maps thousands of states at every step."""
-    origins = list(chain.from_iterable(map(_ORIGINS, states)))
-    if len(origins) == len(states) and 0 not in map(len, map(_ORIGINS, states)):
-        return dict(zip(origins, states, strict=True))
-    return {origin: s for s in states for origin in s.origins}
 
 
 T = TypeVar("T")
