@@ -258,7 +258,7 @@ def _written_of(
     by_origin = {o: s for s in on_wire if s.index >= 0 for o in s.origins}  # a created summary left out
     candidates = sorted(o for o in by_origin if session[o].type == kind)
     removals = _removed_by_origin(run).of(candidates)
-    carriers = run.carriers() if any(r is not None for r in removals) else {}
+    carriers = _carriers_named(run, removals)
     tails: dict[int, tuple[Any, ...]] = {}
     written = []
     for position, removal in zip(candidates, removals, strict=True):
@@ -278,7 +278,7 @@ def _decisions_of(run: Pipeline, only: list[int], summary: State | None, wire_in
     id only when one of them was handed to a carrier, and by origin only when one was not removed (each map
     is a pass over every state: a replay's cost asks a few messages' fates where its cached prefix broke)."""
     found = _removed_by_origin(run).of(only)
-    carriers = run.carriers() if any(r is not None and r.replaced_by is not None for r in found) else {}
+    carriers = _carriers_named(run, found)
     session = run.session
     tails: dict[int, tuple[Any, ...]] = {}
     decisions: list[Decision] = []
@@ -362,6 +362,12 @@ def _fates(
 def _decided_by(removal: Removal | None, carriers: dict[str, State]) -> bool:
     """A removal decides its message's fate unless the carrier it handed it to was summarised in turn."""
     return removal is not None and (removal.replaced_by is None or removal.replaced_by in carriers)
+
+
+def _carriers_named(run: Pipeline, removals: list[Removal | None]) -> dict[str, State]:
+    """The run's states by id (`Pipeline.carriers`, a pass over every state) when one of `removals` names a
+    carrier; else none are read, and none are made."""
+    return run.carriers() if any(r is not None and r.replaced_by is not None for r in removals) else {}
 
 
 def _carrier(removal: Removal, carriers: dict[str, State]) -> State | None:

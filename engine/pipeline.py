@@ -140,8 +140,8 @@ class Pipeline:
         are final: for readers of decisions (a build that made one is a pass over every state)."""
         if not self.summary_looked_up:
             # only summarization makes such a state, and it persists an event when it does
-            made = self.summary_events and next((s for s in self.states if s.index == -1), None)
-            self.summary_state = made or None
+            made = self.summary_events
+            self.summary_state = next((s for s in self.states if s.index == -1), None) if made else None
             self.summary_looked_up = True
         return self.summary_state
 

@@ -150,11 +150,11 @@ def _no_repeat(entries: list[Entry]) -> bool:
     if _checked is not None:
         held, ids = _checked
         shared = shared_at_least(held, entries)
-        if shared and len(held) - shared <= _FORK_TAIL:
-            ids.difference_update(_created_ids(held, shared))  # the ids of the tail this list does not share
+        if shared and len(held) - shared <= FORK_TAIL:
+            ids.difference_update(created_ids(held, shared))  # the ids of the tail this list does not share
             start, known = shared, ids
     _checked = None
-    new_ids = _created_ids(entries, start)  # in C: thousands in a long build's first list
+    new_ids = created_ids(entries, start)  # in C: thousands in a long build's first list
     fresh = set(new_ids)
     if len(fresh) != len(new_ids) or (known is not None and not known.isdisjoint(fresh)):
         return False
@@ -166,7 +166,7 @@ def _no_repeat(entries: list[Entry]) -> bool:
     return True
 
 
-def _created_ids(entries: list[Entry], start: int) -> list[str]:
+def created_ids(entries: list[Entry], start: int) -> list[str]:
     """The ids of the created messages of `entries[start:]`."""
     tail = entries[start:]
     return list(map(_MESSAGE_ID, compress(tail, map(_CREATED, tail))))
@@ -176,7 +176,7 @@ def _created_ids(entries: list[Entry], start: int) -> list[str]:
 # the last one's or fork from it near its end)
 _checked: tuple[list[Entry], set[str]] | None = None
 _CHECK_LOCK = fork_safe_lock()
-_FORK_TAIL = 1_000  # a list that forks further back than this from the checked one is read whole
+FORK_TAIL = 1_000  # a list forking further back than this from a kept one is read whole (ids, renames)
 
 
 def forget_checked() -> None:

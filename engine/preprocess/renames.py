@@ -10,16 +10,10 @@ tail's taken out and its own tail's put in. A renames dict, once handed out, is 
 
 from __future__ import annotations
 
-from itertools import compress
-from operator import attrgetter
-
 from engine.forksafe import fork_safe_lock
 from engine.lanes import LaneLists
 from engine.lineage import shared_at_least
-from engine.preprocess.base import Entry
-
-_CREATED = attrgetter("created")
-_FORK_TAIL = 1_000  # a list forking further back than this from a kept one is read whole
+from engine.preprocess.base import FORK_TAIL, Entry, created_ids
 
 # (scoped list, its scope, its renames, how many created entries it holds); newest first
 _KEPT: LaneLists[tuple[list[Entry], str, dict[str, str], int]] = LaneLists(3)
@@ -40,7 +34,7 @@ def created_renames(scoped: list[Entry], scope: str) -> dict[str, str]:
                 return renames
             shared = shared_at_least(held, scoped)
             # a kept list whose renames repeat a key cannot have a tail taken out: which one wins is lost
-            if len(renames) == created and shared and len(held) - shared <= _FORK_TAIL:
+            if len(renames) == created and shared and len(held) - shared <= FORK_TAIL:
                 if base is None or shared > base[1]:
                     base = (held, shared, renames, created)
     if base is None:
@@ -49,7 +43,7 @@ def created_renames(scoped: list[Entry], scope: str) -> dict[str, str]:
     else:
         held, shared, renames, created = base
         renames = dict(renames)
-        cut = _taken_out(_created_ids(held, shared), scope)  # each once: the kept renames repeat no key
+        cut = _taken_out(created_ids(held, shared), scope)  # each once: the kept renames repeat no key
         for key in cut:
             del renames[key]
         created += _add(scoped, shared, scope, renames) - len(cut)
@@ -65,14 +59,9 @@ def forget_renames() -> None:
 
 def _add(entries: list[Entry], start: int, scope: str, renames: dict[str, str]) -> int:
     """Put the renames of `entries[start:]` into `renames`, in order (a later one wins); how many."""
-    fresh = _created_ids(entries, start)
+    fresh = created_ids(entries, start)
     renames.update(zip(_taken_out(fresh, scope), fresh, strict=True))
     return len(fresh)
-
-
-def _created_ids(entries: list[Entry], start: int) -> list[str]:
-    tail = entries[start:]
-    return [entry.message.id for entry in compress(tail, map(_CREATED, tail))]
 
 
 def _taken_out(ids: list[str], scope: str) -> list[str]:

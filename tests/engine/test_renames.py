@@ -35,13 +35,13 @@ def _whole_pass(entries: list[Entry], scope: str) -> dict[str, str]:
 
 def test_a_grown_list_has_its_own_renames_and_the_kept_dict_is_left_as_it_was(monkeypatch):
     read_from = []  # where each pass over created entries started
-    original = renames_module._created_ids
+    original = renames_module.created_ids
 
     def spied(entries: list[Entry], start: int) -> list[str]:
         read_from.append(start)
         return original(entries, start)
 
-    monkeypatch.setattr(renames_module, "_created_ids", spied)
+    monkeypatch.setattr(renames_module, "created_ids", spied)
     forget_renames()
     first = grown([], [_plain(0), _created("a0", 1), _plain(2)])
     renames = created_renames(first, "e1")
