@@ -34,6 +34,7 @@ from engine.sent import Sent, sent
 from engine.session_index import of_type, position_of_id, positions_of_type
 from engine.ticks import TickState
 from engine.trace import decision_reason
+from engine.wire_origins import wire_origins
 
 _MESSAGE = attrgetter("message")
 
@@ -82,7 +83,7 @@ def assemble_result(
         decide=(lambda field, value: tuple(_decisions(run, placed(), _picked(run, field, value))))
         if detail
         else None,
-        written_of=(lambda kind: _written_of(run, shown(), placed(), kind)) if detail else None,
+        written_of=(lambda kind: _written_of(run, shown(), placed(), kind, out)) if detail else None,
         count_dropped=functools.cache(lambda: dropped_count(run, final)) if detail else None,
         tokens=_token_account(run, final, out, reminder),
         events=tuple(run.events) + _reminder_events(reminder),
@@ -245,29 +246,33 @@ def _decisions(
 
 
 def _written_of(
-    run: Pipeline, on_wire: list[State], wire_index: dict[int, int | None], kind: str
+    run: Pipeline, on_wire: list[State], wire_index: dict[int, int | None], kind: str, out: Sent
 ) -> WrittenOfType:
     """`BuildResult.sent_as_written`: of the messages of `kind` a wire message carries (itself, or merged
     into it), those whose decision (`_decisions_of`) would be `as_written`, told from the fields it reads
     without making the decisions. Every other message is off the wire, or in the new summary. What it reads
-    is the wire's alone: a session message is carried by one state (`Pipeline.states_by_origin`), so a wire
-    state is its candidates' state; and the states are mapped by id only when a candidate was removed. A
-    replay's cost asks it at every step, of a wire of thousands: its states are the cards' list."""
+    is the wire's alone: a session message is carried by one state (`Pipeline.states_by_origin`; of two, the
+    later in wire order, as that map tells), so a wire state is its candidates' state; and the states are
+    mapped by id only when a candidate was removed. A replay's cost asks it at every step, of a wire of
+    thousands: each wire state's candidates are taken over from the last build's where it sent the same
+    states (`engine.wire_origins`)."""
     session = run.session
     found, count = of_type(session, kind)
-    by_origin = {o: s for s in on_wire if s.index >= 0 for o in s.origins}  # a created summary left out
-    candidates = sorted(o for o in by_origin if session[o].type == kind)
+    # the wire's states are the final ones when the formatter dropped none: their ids are `sent`'s
+    wired = wire_origins(session, on_wire, kind, None if out.unformatted else out.ids)
+    own_written = dict(zip(wired.origins, wired.own_written, strict=True))  # of a repeated origin, the last
+    candidates = list(own_written)
     removals = _removed_by_origin(run).of(candidates)
-    carriers = _carriers_named(run, removals)
-    tails: dict[int, tuple[Any, ...]] = {}
-    written = []
-    for position, removal in zip(candidates, removals, strict=True):
-        if _decided_by(removal, carriers):  # the removal's decision: its carrier's wire index, its reason
-            tail = _shared_tail(removal, carriers, wire_index, tails)
-            if tail[6] is not None and "summar" not in tail[3]:
-                written.append(position)
-        elif removal is None and "summar" not in decision_reason(by_origin[position]):  # its own, on the wire
-            written.append(position)
+    written = [o for o, r in zip(candidates, removals, strict=True) if r is None and own_written[o]]
+    if any(removals):
+        carriers = _carriers_named(run, removals)
+        tails: dict[int, tuple[Any, ...]] = {}
+        for position, removal in zip(candidates, removals, strict=True):
+            if _decided_by(removal, carriers):  # the removal's decision: its carrier's wire index, its reason
+                tail = _shared_tail(removal, carriers, wire_index, tails)
+                if tail[6] is not None and "summar" not in tail[3]:
+                    written.append(position)
+    written.sort()  # wire order is not session order (the final order puts the system prompt first)
     ranks = tuple(map(bisect_left, repeat(found), written, repeat(0), repeat(count)))
     return WrittenOfType(count, ranks, lambda rank: session[found[rank]].id)
 

@@ -30,6 +30,7 @@ class Sent:
     wire: list[dict[str, Any]] = field(default_factory=list)  # the formatted messages, shared: read only
     by_category: dict[str, int] = field(default_factory=dict)  # the count per budget category
     unformatted: list[State] = field(default_factory=list)  # kept states the wire formatter drops
+    ids: list[int] = field(default_factory=list)  # each final state's `id`: read only
 
     def positions(self, final: list[State]) -> list[int | None]:
         """Each final state's wire index (None: the formatter dropped it)."""
@@ -100,6 +101,7 @@ def sent(
         wire=[f for f in figures.formatted if f is not None] if figures.unformatted else figures.formatted,
         by_category={name: sums[name] for name in dict.fromkeys(categories)},
         unformatted=[final[p] for p in figures.unformatted],
+        ids=ids,
     )
     _LAST.add(_Last(
         final, ids, figures.messages, figures.tokens, categories, figures.formatted, sums,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engine import groups, hygiene, lineage, removal_index, sent, session_index
+from engine import groups, hygiene, lineage, removal_index, sent, session_index, wire_origins
 from engine.forksafe import fork_safe_lock
 from engine.lanes import LaneLists
 from engine.lineage import continued, grown, head
@@ -205,8 +205,9 @@ def entries_for(messages: list[AiMessage]) -> list[Entry]:
 def forget_earlier_builds() -> None:
     """Empty every memory the engine keeps of earlier builds (stage outputs, grouping scans, the incremental
     runs of compression, purification, governance and hygiene, working memory's floors, core's positions,
-    the checkpoint tool's first call, the last build's sent figures and content counts), so the next build
-    runs as a process's first. For benchmarks and tests: a result never depends on what is remembered."""
+    the checkpoint tool's first call, the last build's sent figures and wire origins, content counts), so the
+    next build runs as a process's first. For benchmarks and tests: a result never depends on what is
+    remembered."""
     STAGE_CACHE.clear()
     lineage.forget()
     session_index.forget()
@@ -224,5 +225,6 @@ def forget_earlier_builds() -> None:
     working_memory._STRATEGIES.clear()
     core._POSITIONS.clear()
     sent.forget()
+    wire_origins.forget()
     summarization.forget()
     checkpoint._FIRST_CALLS.clear()
