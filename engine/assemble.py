@@ -37,6 +37,7 @@ from engine.trace import decision_reason
 from engine.wire_origins import wire_origins
 
 _MESSAGE = attrgetter("message")
+NEAR_END = 256  # states looked through from the end for a named carrier before all are mapped
 
 
 def assemble_result(
@@ -370,9 +371,22 @@ def _decided_by(removal: Removal | None, carriers: dict[str, State]) -> bool:
 
 
 def _carriers_named(run: Pipeline, removals: list[Removal | None]) -> dict[str, State]:
-    """The run's states by id (`Pipeline.carriers`, a pass over every state) when one of `removals` names a
-    carrier; else none are read, and none are made."""
-    return run.carriers() if any(r is not None and r.replaced_by is not None for r in removals) else {}
+    """The carriers `removals` name, by id: the last state of each id, as `Pipeline.carriers` maps them. A
+    replay's cost asks where its cached prefix broke, and the carrier there is a compressed group near the
+    end: the last `NEAR_END` states are looked through first; only a carrier not among them makes the map
+    of every state (it may be further back, or gone: summarised in turn). None named: none are read."""
+    named = {r.replaced_by for r in removals if r is not None and r.replaced_by is not None}
+    if not named:
+        return {}
+    if run.by_id is None:
+        found: dict[str, State] = {}
+        for state in reversed(run.states[-NEAR_END:]):
+            carrier_id = state.message.id
+            if carrier_id in named and carrier_id not in found:
+                found[carrier_id] = state
+                if len(found) == len(named):
+                    return found
+    return run.carriers()
 
 
 def _carrier(removal: Removal, carriers: dict[str, State]) -> State | None:

@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from engine import assemble
+from engine.assemble import _carriers_named
 from engine.lineage import grown
 from engine.messages import AiMessage
 from engine.policy import define_context_policy
 from engine.preprocess.base import Removal
+from engine.providers.state import State
 from engine.removal_index import RemovedBy, stage_map
 from engine.replay import iter_session_steps
 from engine.session import load_session
@@ -37,6 +40,7 @@ def test_each_steps_user_requests_and_a_message_by_id_have_the_fates_of_the_full
     assert steps > 5
 
 
+@pytest.mark.parametrize("near_end", [assemble.NEAR_END, 1])  # a carrier found from the end, or mapped
 @pytest.mark.parametrize(
     ("name", "fates_met"),
     [
@@ -49,10 +53,11 @@ def test_each_steps_user_requests_and_a_message_by_id_have_the_fates_of_the_full
     ],
 )
 def test_every_message_alone_has_its_full_decision_kept_removed_carried_or_summarised(
-    name: str, fates_met: set[str]
+    name: str, fates_met: set[str], near_end: int, monkeypatch
 ):
     """Each lookup maps the states only as its message needs (by id for a carried one, by origin for one not
     removed): every kind of fate must still come out as the full decisions say."""
+    monkeypatch.setattr(assemble, "NEAR_END", near_end)
     messages = load_session(SAMPLES / f"{name}.jsonl").messages
     policy = define_context_policy(
         {"budget": {"maxTokens": 900, "reservedForResponse": 100}, "summarization": {"triggerThreshold": 0.3}}
@@ -68,6 +73,31 @@ def test_every_message_alone_has_its_full_decision_kept_removed_carried_or_summa
         assert alone == [first[m.id] for m in seen]
         reasons |= {d.reason for d in alone}
     assert fates_met | {"kept_by_CORE_CONTEXT"} <= reasons
+
+
+class _Run:
+    """What `_carriers_named` reads of a build: its states, and its map of them by id (counted)."""
+
+    def __init__(self, states: list[State]) -> None:
+        self.states, self.by_id, self.maps = states, None, 0
+
+    def carriers(self) -> dict[str, State]:
+        self.maps += 1
+        self.by_id = {s.message.id: s for s in self.states}
+        return self.by_id
+
+
+def test_named_carriers_near_the_end_are_found_without_a_map_and_the_last_state_of_an_id_wins():
+    states = [State(_message(n % 100), n, (n,), 1) for n in range(600)]  # each id six times
+    states[10] = State(AiMessage("early", "user", "user_input", "x", 10), 10, (10,), 1)
+    run = _Run(states)
+    named = [Removal((1,), "tool_history_compression", "m99"), None, Removal((2,), "x", "m50")]
+    found = _carriers_named(run, named)  # type: ignore[arg-type]
+    assert found == {"m99": states[599], "m50": states[550]} and run.maps == 0
+    assert _carriers_named(run, [None, Removal((3,), "x")]) == {}  # none named: none read
+    far = _carriers_named(run, [Removal((1,), "x", "early")])
+    assert far["early"] is states[10] and far["m5"] is states[505] and run.maps == 1  # all mapped
+    assert _carriers_named(run, [Removal((1,), "x", "gone")]).get("gone") is None
 
 
 def _message(n: int, kind: str = "user_input") -> AiMessage:
