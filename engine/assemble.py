@@ -299,7 +299,7 @@ def _decisions_of(run: Pipeline, only: list[int], summary: State | None, wire_in
         else:
             index = only[start]
             message = session[index]
-            state = run.states_by_origin().get(index) if removal is None else None
+            state = run.state_of_origin(index) if removal is None else None
             if state is not None:
                 decisions.append(_from_state(index, message, state, wire_index))
             else:

@@ -19,7 +19,8 @@ from engine.messages import AiMessage
 from engine.policy.model import ContextPolicy
 from engine.preprocess.base import Entry, Removal
 from engine.preprocess.renames import created_renames
-from engine.providers.state import ORDERED_FIRST, Kept, ProviderReport, State, kept_of
+from engine.providers.origin_positions import origin_positions
+from engine.providers.state import ORDERED_FIRST, Kept, ProviderReport, State, States, kept_of
 from engine.removal_index import RemovedBy
 from engine.result import Event
 from engine.summarizer import SummarizerPort
@@ -127,6 +128,18 @@ class Pipeline:
     trace: TraceRecorder | None = None
     traced: bool = True  # the trace will be made: each provider's event counts what it kept
     trigger_check: TriggerCheck | None = None
+
+    def state_of_origin(self, origin: int) -> State | None:
+        """`states_by_origin().get(origin)`, without that map when the states are the build's starting
+        states with its own copies in their places (`States.owned`): the starting list's position of the
+        origin is then theirs (`origin_positions`)."""
+        states = self.states
+        if self.by_origin is None and isinstance(states, States) and states.owned is not None:
+            starting = states.origin.states if states.origin is not None else None
+            if starting is not None and len(starting) == len(states):
+                at = origin_positions(starting).get(origin)
+                return None if at is None else states[at]
+        return self.states_by_origin().get(origin)
 
     def states_by_origin(self) -> dict[int, State]:
         """Each session message's state (the last that carries it). A created summary is left out: what it

@@ -31,7 +31,7 @@ from engine.preprocess.base import (
     starts_with,
 )
 from engine.preprocess.renames import forget_renames
-from engine.providers import checkpoint, core, summarization, working_memory
+from engine.providers import checkpoint, core, origin_positions, summarization, working_memory
 from engine.providers.state import Origin, State, starting_states
 from engine.tokens import TokenizerPort
 
@@ -215,6 +215,7 @@ def forget_earlier_builds() -> None:
     groups._SCANS.clear()
     forget_checked()
     forget_renames()
+    origin_positions.forget()
     tool_history._CACHE.clear()
     tool_history._PLANS.clear()
     purification._LAST.clear()
