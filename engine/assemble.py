@@ -62,12 +62,12 @@ def assemble_result(
         trace = run.trace.finish(len(run.entries), final, final_tokens, run.states)
     if trace is not None:
         trace["tokenizerBackend"] = ctx.tokenizer.backend  # which tokenizer served: tiktoken, bundle, ratio
-    wire_positions, wire = Deferred(lambda: out.positions(final)) if detail else (), out.wire
+    wire = out.wire
     # each final state's wire index, by the state's id: made once, for every reader of decisions
-    placed = functools.cache(lambda: dict(zip(map(id, final), wire_positions, strict=True)))
-    # the final states on the wire, in wire order (a wire index is None off the wire): the cards' and
-    # `sent_as_written`'s, listed once
-    shown = functools.cache(lambda: [s for s, p in zip(final, wire_positions, strict=True) if p is not None])
+    placed = functools.cache(lambda: WireIndex(final, out))
+    # the final states on the wire, in wire order: the cards' and `sent_as_written`'s, listed once (the
+    # final list itself when the formatter dropped none)
+    shown = functools.cache(lambda: _on_wire(final, out))
     reminder = ReminderOutcome()
     if tick is not None:
         wire, reminder = _apply_reminders(run, wire, tick, reminder_registry)
@@ -84,7 +84,7 @@ def assemble_result(
         decide=(lambda field, value: tuple(_decisions(run, placed(), _picked(run, field, value))))
         if detail
         else None,
-        written_of=(lambda kind: _written_of(run, shown(), placed(), kind, out)) if detail else None,
+        written_of=(lambda kind: _written_of(run, shown(), placed, kind, out)) if detail else None,
         count_dropped=functools.cache(lambda: dropped_count(run, final)) if detail else None,
         tokens=_token_account(run, final, out, reminder),
         events=tuple(run.events) + _reminder_events(reminder),
@@ -96,6 +96,39 @@ def assemble_result(
         effective_policy=effective_policy,
         summarization_check=trigger_summary(run),
     )
+
+
+def _on_wire(final: list[State], out: Sent) -> list[State]:
+    """The final states the formatter did not drop: `final` itself when it dropped none (read only)."""
+    if not out.unformatted:
+        return final
+    dropped = set(map(id, out.unformatted))
+    return [state for state in final if id(state) not in dropped]
+
+
+class WireIndex:
+    """Each final state's wire index by the state's `id` (None: off the wire). A reader of a few fates (a
+    replay's cost, where its cached prefix broke) looks a state up in the final states' ids, in C; the
+    map of every state is made at the `MAP_AFTER`th lookup, or at once when the formatter dropped some."""
+
+    MAP_AFTER = 16
+    __slots__ = ("_final", "_out", "_map", "_asked")
+
+    def __init__(self, final: list[State], out: Sent) -> None:
+        self._final, self._out = final, out
+        self._map: dict[int, int | None] | None = None
+        self._asked = 0
+
+    def get(self, key: int) -> int | None:
+        if self._map is None:
+            if not self._out.unformatted and self._asked < self.MAP_AFTER:
+                self._asked += 1
+                try:
+                    return self._out.ids.index(key)
+                except ValueError:
+                    return None
+            self._map = dict(zip(map(id, self._final), self._out.positions(self._final), strict=True))
+        return self._map.get(key)
 
 
 def _preprocessed(run: Pipeline) -> Deferred[AiMessage]:
@@ -224,7 +257,7 @@ def _cards(
 
 
 def _decisions(
-    run: Pipeline, wire_index: dict[int, int | None], only: list[int] | None = None
+    run: Pipeline, wire_index: WireIndex, only: list[int] | None = None
 ) -> list[Decision]:
     """A decision per session message and per created message; with `only` (session positions), just for
     those session messages (a replay's cost reads a few messages' fates at every step). `wire_index`:
@@ -247,7 +280,7 @@ def _decisions(
 
 
 def _written_of(
-    run: Pipeline, on_wire: list[State], wire_index: dict[int, int | None], kind: str, out: Sent
+    run: Pipeline, on_wire: list[State], placed: Callable[[], WireIndex], kind: str, out: Sent
 ) -> WrittenOfType:
     """`BuildResult.sent_as_written`: of the messages of `kind` a wire message carries (itself, or merged
     into it), those whose decision (`_decisions_of`) would be `as_written`, told from the fields it reads
@@ -270,7 +303,7 @@ def _written_of(
         tails: dict[int, tuple[Any, ...]] = {}
         for position, removal in zip(candidates, removals, strict=True):
             if _decided_by(removal, carriers):  # the removal's decision: its carrier's wire index, its reason
-                tail = _shared_tail(removal, carriers, wire_index, tails)
+                tail = _shared_tail(removal, carriers, placed(), tails)
                 if tail[6] is not None and "summar" not in tail[3]:
                     written.append(position)
     written.sort()  # wire order is not session order (the final order puts the system prompt first)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine import assemble
-from engine.assemble import _carriers_named
+from engine.assemble import WireIndex, _carriers_named
 from engine.lineage import grown
 from engine.messages import AiMessage
 from engine.policy import define_context_policy
@@ -16,6 +16,7 @@ from engine.preprocess.base import Removal
 from engine.providers.state import State
 from engine.removal_index import RemovedBy, stage_map
 from engine.replay import iter_session_steps
+from engine.sent import Sent
 from engine.session import load_session
 from engine.session_index import position_of_id, positions_of_type
 from engine.tokens import DefaultTokenizer
@@ -98,6 +99,17 @@ def test_named_carriers_near_the_end_are_found_without_a_map_and_the_last_state_
     far = _carriers_named(run, [Removal((1,), "x", "early")])
     assert far["early"] is states[10] and far["m5"] is states[505] and run.maps == 1  # all mapped
     assert _carriers_named(run, [Removal((1,), "x", "gone")]).get("gone") is None
+
+
+def test_a_wire_index_reads_a_few_states_from_the_ids_and_maps_them_all_past_a_few():
+    final = [State(_message(n), n, (n,), 1) for n in range(40)]
+    index = WireIndex(final, Sent(ids=[id(s) for s in final]))
+    assert [index.get(id(final[k])) for k in (0, 39, 7)] == [0, 39, 7] and index._map is None
+    assert index.get(id(object())) is None  # not a final state
+    assert [index.get(id(s)) for s in final] == list(range(40)) and index._map is not None
+    # a state the formatter dropped is off the wire, and those after it move up one
+    index = WireIndex(final, Sent(ids=[id(s) for s in final], unformatted=[final[3]]))
+    assert (index.get(id(final[3])), index.get(id(final[4])), index.get(id(final[2]))) == (None, 3, 2)
 
 
 def _message(n: int, kind: str = "user_input") -> AiMessage:
