@@ -6,7 +6,7 @@ import functools
 import math
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from itertools import repeat
+from itertools import compress, repeat
 from operator import attrgetter
 from typing import Any
 
@@ -297,8 +297,10 @@ def _written_of(
     own_written = dict(zip(wired.origins, wired.own_written, strict=True))  # of a repeated origin, the last
     candidates = list(own_written)
     removals = _removed_by_origin(run).of(candidates)
-    written = [o for o, r in zip(candidates, removals, strict=True) if r is None and own_written[o]]
-    if any(removals):
+    if not any(removals):  # the usual step: no candidate was removed, each is its own state's
+        written = list(compress(candidates, own_written.values()))
+    else:
+        written = [o for o, r in zip(candidates, removals, strict=True) if r is None and own_written[o]]
         carriers = _carriers_named(run, removals)
         tails: dict[int, tuple[Any, ...]] = {}
         for position, removal in zip(candidates, removals, strict=True):

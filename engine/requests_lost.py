@@ -34,7 +34,7 @@ class RequestsLost:
         written = set(fates.ranks)
         self._kept.update(range(self._seen, fates.count))
         self._seen = fates.count
-        lost = sorted(rank for rank in self._kept if rank not in written)
+        lost = sorted(self._kept.difference(written))
         self._kept.difference_update(lost)
         newly = tuple(found for found in map(fates.id_of, lost) if found not in self.ids)
         self.ids.update(newly)
