@@ -77,7 +77,7 @@ def assemble_result(
         run.events.append(_overflow_event(final, final_tokens, ctx.total_budget))
     return BuildResult(
         wire=tuple(wire),
-        cards=_cards(shown, wire, run, reminder) if detail else (),
+        cards=_cards(shown, wire, run, reminder, out) if detail else (),
         messages=tuple(out.messages),
         preprocessed=_preprocessed(run),
         decisions=Deferred(lambda: _decisions(run, placed())) if detail else (),
@@ -233,9 +233,11 @@ def _cards(
     wire: list[dict[str, Any]],
     run: Pipeline,
     reminder: ReminderOutcome,
+    out: Sent,
 ) -> WireCards:
     """A card per wire message, each made when read (`WireCards`). `shown_states()`: the final states on the
-    wire, in wire order."""
+    wire, in wire order; their counts are a copy of `sent`'s list when the formatter dropped none (a
+    replay's cost reads them at every step, and adds the reminder's to the last)."""
 
     session, last = run.session, len(wire) - 1 if reminder.appended_text else -1
 
@@ -252,7 +254,7 @@ def _cards(
         len(wire),
         card,
         lambda: [s.message.id for s in shown_states()],
-        lambda: [s.tokens for s in shown_states()],
+        lambda: [s.tokens for s in shown_states()] if out.unformatted else out.state_tokens[:],  # a copy
     )
 
 

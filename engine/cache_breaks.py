@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple, overload
 
+from engine.preprocess.base import common_prefix  # equal from the start: a chunk at a time, in C
 from engine.result import BuildResult, Decision
 from engine.wire import anthropic_turns, to_anthropic
 
@@ -122,17 +123,6 @@ def wire_units(result: BuildResult, shape: str = "openai") -> WireUnits:
         counts.append(sum(tokens[i] for i in carried))
         indexes.append(tuple(carried))
     return WireUnits(payloads, counts, indexes)
-
-
-def common_prefix(before: Sequence[Any], after: Sequence[Any]) -> int:
-    """How many items, from the start, are equal (a wire message a step kept is the last step's very
-    object: `is` answers for most of them without comparing their contents)."""
-    count = 0
-    for a, b in zip(before, after, strict=False):
-        if a is not b and a != b:
-            break
-        count += 1
-    return count
 
 
 def _mechanism_of(decision: Decision) -> str:

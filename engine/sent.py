@@ -31,6 +31,7 @@ class Sent:
     by_category: dict[str, int] = field(default_factory=dict)  # the count per budget category
     unformatted: list[State] = field(default_factory=list)  # kept states the wire formatter drops
     ids: list[int] = field(default_factory=list)  # each final state's `id`: read only
+    state_tokens: list[int] = field(default_factory=list)  # each final state's own count: read only
 
     def positions(self, final: list[State]) -> list[int | None]:
         """Each final state's wire index (None: the formatter dropped it)."""
@@ -56,6 +57,7 @@ class _Last:
     ids: list[int]
     messages: list[AiMessage]
     tokens: list[int]
+    state_tokens: list[int]
     categories: list[str]
     formatted: list[dict[str, Any] | None]
     sums: dict[str, int]  # tokens per category over all of `final`
@@ -102,9 +104,11 @@ def sent(
         by_category={name: sums[name] for name in dict.fromkeys(categories)},
         unformatted=[final[p] for p in figures.unformatted],
         ids=ids,
+        state_tokens=figures.state_tokens,
     )
     _LAST.add(_Last(
-        final, ids, figures.messages, figures.tokens, categories, figures.formatted, sums,
+        final, ids, figures.messages, figures.tokens, figures.state_tokens, categories, figures.formatted,
+        sums,
         registry, tokenizer, model_id, figures.own, figures.fenced, figures.estimated,
         figures.unformatted,
     ))  # fmt: skip
@@ -117,6 +121,7 @@ class _Figures:
 
     messages: list[AiMessage] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
+    state_tokens: list[int] = field(default_factory=list)  # the states' own counts (a wire card's)
     categories: list[str] = field(default_factory=list)
     formatted: list[dict[str, Any] | None] = field(default_factory=list)
     added: list[int] = field(default_factory=list)  # positions read state by state
@@ -157,6 +162,7 @@ class _Figures:
         self.added.append(position)
         self.messages.append(message)
         self.tokens.append(tokens)
+        self.state_tokens.append(state.tokens)
         self.categories.append(row[4] if state.action == KEEP_CORE else row[5])
         self.formatted.append(row[3])
 
@@ -165,6 +171,7 @@ class _Figures:
         end, shift = start + length, len(self.messages) - start
         self.messages += last.messages[start:end]
         self.tokens += last.tokens[start:end]
+        self.state_tokens += last.state_tokens[start:end]
         self.categories += last.categories[start:end]
         self.formatted += last.formatted[start:end]
         for mine, theirs in (

@@ -8,7 +8,9 @@ import gc
 import pytest
 
 from engine.host_tokenizers import MockTokenizer
+from engine.replay import iter_session_steps
 from engine.result import WireCards
+from engine.stage_cache import forget_earlier_builds
 from engine.ticks import TickState
 from tests.pipeline_helpers import build, fence, flatten, group, policy, registry, sys, user
 
@@ -119,3 +121,23 @@ def test_the_cards_tokens_are_read_without_making_cards_and_are_the_cards_own() 
     assert tokens == [card.tokens for card in whole] and len(tokens) == len(result.wire)
     result.cards.items()
     assert result.wire_tokens() == tokens  # the same, read from the cards once they are made
+
+
+@pytest.mark.parametrize("name", ["max_steps_streak", "long_chat_overflow", "tool_loop_runs"])
+def test_a_replays_card_counts_taken_over_from_the_last_step_are_each_steps_cards_own(name: str) -> None:
+    """A step's counts are taken from the last step's for the states both sent (`engine.sent`): at every step
+    they equal the cards' own, and a caller adding to the list it got (the cost adds the reminder's count to
+    the last) changes neither the next read nor the next step's."""
+    from tests.engine.test_cost import _sample
+
+    messages, policy, options = _sample(name)
+    forget_earlier_builds()
+    steps = 0
+    for step in iter_session_steps(messages, policy, **options):
+        result = step.result
+        tokens = result.wire_tokens()
+        if tokens:
+            tokens[-1] += 1_000_000
+        assert result.wire_tokens() == [card.tokens for card in result.cards], step.number
+        steps += 1
+    assert steps >= 5
