@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
 
+from engine.cache_breaks import common_prefix
 from engine.fences import FenceRegistry
 from engine.messages import AiMessage
 from engine.policy import ContextPolicy
@@ -63,24 +64,11 @@ def steps_still_true(progress: SeriesProgress, now: SeriesProgress) -> int:
     changed = changed_fence_kinds(progress.options.fences, now.options.fences)
     if not changed and progress.messages == now.messages:
         return steps
-    same = _common_prefix(progress.messages, now.messages)  # messages both step lists build from
+    same = common_prefix(progress.messages, now.messages)  # messages both step lists build from
     if changed:
         same = min(same, next((i for i, m in enumerate(now.messages) if _fence_kind(m) in changed), same))
     counts = [point.message_count for point in now.points[:steps]]
     return bisect.bisect_right(counts, same)  # the steps whose prefix ends within the unchanged part
-
-
-def _common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
-    """The length of the longest common prefix of two lists, by halving: each test is one comparison in C,
-    of items that are mostly the very same objects."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def _fence_kind(message: AiMessage) -> str | None:
