@@ -158,14 +158,16 @@ class GroupScan:
     def extend(
         self, messages: Sequence[AiMessage], checkpoint_tool: str, max_pairing_distance: int | None = None
     ) -> GroupScan:
-        """The scan of `messages`, whose first `self.length` are the messages this scan has seen."""
+        """The scan of `messages`, whose first `self.length` are the messages this scan has seen. Its group
+        lists are this scan's up to the first group the new messages changed, then the rest (in the line of
+        this scan's lists, `engine.lineage`: a copy of them was a pass over every group at every step)."""
         below, own = self.declared_below, self.declared
         if len(own) > len(below) // FOLD + FOLD:
             below, own = {**below, **own}, {}
         scan = GroupScan(
             self.length,
-            list(self.groups),
-            list(self.complete),
+            [],
+            [],
             dict(own),
             self.user_inputs,
             self.anchor_at,
@@ -173,7 +175,9 @@ class GroupScan:
             self.any_checkpoint,
             declared_below=below,
         )
+        earlier = self.groups
         changed: dict[int, tuple[ToolGroup, int]] = {}  # id -> (group made or copied here, its position)
+        added = 0
         for index in range(self.length, len(messages)):
             message = messages[index]
             kind = message.type
@@ -182,8 +186,9 @@ class GroupScan:
             elif kind == "tool_calls" and message.role == "assistant":  # an anchor if a call has an id
                 calls = [c for c in message.tool_calls if js_trim(call_id(c))]
                 if calls:
-                    group = scan._add_group(message, index, calls)
-                    changed[id(group)] = (group, len(scan.groups) - 1)
+                    group = scan._new_group(message, index, calls)
+                    changed[id(group)] = (group, len(earlier) + added)
+                    added += 1
             elif kind == "tool_output" and message.role == "tool":  # linnkit pairs a tool's output only
                 answered = message.tool_call_id
                 group = scan.declarer(answered) if answered is not None and js_trim(answered) else None
@@ -191,18 +196,23 @@ class GroupScan:
                     continue
                 if max_pairing_distance is not None and index - group.anchor_index > max_pairing_distance:
                     continue
-                if id(group) not in changed:
-                    group, position = scan._copy(group)
+                if id(group) not in changed:  # one of this scan's groups: `earlier` holds it
+                    group, position = scan._copy(group, earlier)
                     changed[id(group)] = (group, position)
                 group.output_indices.append(index)
                 if answered not in group.answered:
                     group.answered.append(answered)
+        at: dict[int, ToolGroup] = {}
         for group, position in changed.values():
             group.is_checkpoint = _is_checkpoint(group, messages, checkpoint_tool)
             scan.any_checkpoint = scan.any_checkpoint or group.is_checkpoint
-            scan.complete[position] = group.complete
+            at[position] = group
+        first = min(at, default=len(earlier))
+        positions = range(first, len(earlier) + added)
+        scan.groups = continued(earlier, first, [at[p] if p in at else earlier[p] for p in positions])
+        complete = [at[p].complete if p in at else self.complete[p] for p in positions]
+        scan.complete = continued(self.complete, first, complete)
         scan.length = len(messages)
-        first = min((position for _, position in changed.values()), default=len(self.groups))
         scan.extended_from = (self.made_complete, first)
         return scan
 
@@ -211,7 +221,7 @@ class GroupScan:
         group = self.declared.get(call)
         return self.declared_below.get(call) if group is None else group
 
-    def _add_group(self, anchor: AiMessage, index: int, calls: list[dict]) -> ToolGroup:
+    def _new_group(self, anchor: AiMessage, index: int, calls: list[dict]) -> ToolGroup:
         """A new group for the anchor at `index`, declaring its `calls` (those with an id)."""
         group = ToolGroup(
             anchor_index=index,
@@ -224,17 +234,14 @@ class GroupScan:
         )
         if self.anchor_at.setdefault(anchor.id, index) != index:
             self.repeated_anchor = True
-        self.groups.append(group)
-        self.complete.append(False)
         for cid in group.call_ids:
             self.declared[cid] = group
         return group
 
-    def _copy(self, group: ToolGroup) -> tuple[ToolGroup, int]:
-        """A copy of an earlier scan's group (shared with it), put in its place in this scan."""
+    def _copy(self, group: ToolGroup, earlier: list[ToolGroup]) -> tuple[ToolGroup, int]:
+        """A copy of one of `earlier`'s groups (shared with the scans before), and its position there."""
         copy = replace(group, output_indices=list(group.output_indices), answered=list(group.answered))
-        position = bisect_left(self.groups, group.anchor_index, key=_ANCHOR_INDEX)
-        self.groups[position] = copy
+        position = bisect_left(earlier, group.anchor_index, key=_ANCHOR_INDEX)
         for cid in group.call_ids:
             if self.declarer(cid) is group:
                 self.declared[cid] = copy

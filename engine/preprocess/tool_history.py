@@ -249,10 +249,11 @@ def _same_anchor_ids(groups: list[ToolGroup], kept: list[ToolGroup]) -> list[Too
 
 def _removed(groups: list[ToolGroup], kept: list[ToolGroup]) -> list[ToolGroup]:
     """The groups not kept, in order: the groups before the kept ones when those are the latest in order
-    (the usual selection, read without a walk over every group)."""
+    (the usual selection, read without a walk over every group; in the line of `groups`, `engine.lineage`:
+    a copy, and the free of the last plan's, were two passes over every group at each user input)."""
     cut = len(groups) - len(kept)
     if cut >= 0 and all(a is b for a, b in zip(kept, groups[cut:], strict=True)):
-        return groups[:cut]
+        return head(groups, cut)
     kept_ids = {id(k) for k in kept}
     return [g for g in groups if id(g) not in kept_ids]
 

@@ -63,3 +63,19 @@ def test_a_scan_extended_step_by_step_pairs_and_completes_as_a_fresh_scan(plan, 
             assert [g.anchor_id for g in scan.complete_groups()] == [
                 g.anchor_id for g, done in zip(fresh.groups, fresh.complete, strict=True) if done
             ]
+
+
+def test_two_scans_going_on_from_one_leave_it_and_each_other_as_they_were():
+    """A scan's group lists are its base's up to the first group it changed (`engine.lineage`): a second scan
+    from the same base, one answering an earlier call and one adding a group, must not see the other's."""
+    base_messages = [_anchor("a1", "c1"), _anchor("a2", "c2"), _output("o2", "c2")]
+    base = GroupScan().extend(base_messages, "context_checkpoint")
+    groups, complete = list(base.groups), list(base.complete)
+    answered = base.extend([*base_messages, _output("o1", "c1")], "context_checkpoint")
+    added = base.extend([*base_messages, _anchor("a3", "c3")], "context_checkpoint")
+    assert base.groups == groups and base.complete == complete == [False, True]
+    assert [g.anchor_id for g in answered.groups] == ["a1", "a2"] and answered.complete == [True, True]
+    assert [g.anchor_id for g in added.groups] == ["a1", "a2", "a3"]
+    assert added.complete == [False, True, False]
+    assert answered.groups[1] is base.groups[1] and added.groups[0] is base.groups[0]  # shared, not copied
+    assert base.groups[0].output_indices == [] and answered.groups[0].output_indices == [3]
