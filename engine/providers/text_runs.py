@@ -35,8 +35,10 @@ class PlainRuns:
     """For the first `count` candidates of a set: `sums[k]` the counts of candidates `0..k-1`, `ids[k]`,
     `messages[k]` and `twins[k]` candidate k's message id, message and kept state (None: not plain),
     `special` the candidates that are not plain, ascending (its first `special_count`). A plain twin is
-    never of a type the final order puts first (`engine.pipeline.final_order`). `where` holds each id's
-    first candidate, `repeated` every candidate of an id held twice or more.
+    never of a type the final order puts first (`engine.pipeline.final_order`). `where` holds, per id, every
+    candidate any set of this line gave it, shared by them and only ever appended to: a set's are those
+    below its `count` whose `ids` entry is the id (a copy of an index per set was a pass over every candidate
+    at each user input's fork, and its free another).
 
     `made_for`: the starting list (`States.origin`) the twins were made from; `trusted`: every twin holds
     the very message its state there holds, so a build from that list places them without a look."""
@@ -48,8 +50,7 @@ class PlainRuns:
     twins: list[State | None]
     special: list[int]
     special_count: int
-    where: dict[str, int]
-    repeated: dict[str, list[int]]
+    where: dict[str, list[int]]
     made_for: list[State] | None = None
     trusted: bool = False
     # when trusted: `made_for` with every plain candidate's twin in its place (grown in place along the line
@@ -87,11 +88,9 @@ class PlainRuns:
     def holds_any(self, ids: set[str], first: int, at: int) -> bool:
         """Whether a candidate `first..at` has one of `ids` (a kept group's few, against thousands)."""
         for id_ in ids:
-            k = self.where.get(id_)
-            if k is None or k > at:
-                continue
-            if k >= first or any(first <= j <= at for j in self.repeated.get(id_, ())):
-                return True
+            for k in self.where.get(id_, ()):
+                if first <= k <= at and self.ids[k] == id_:
+                    return True
         return False
 
     def content_between(self, counter: Any, first: int, at: int) -> int | None:
@@ -160,7 +159,7 @@ def plain_runs(
         if base is not None and base.count == kept == len(base.ids):  # the line's longest: grow in place
             sums, ids, messages, twins = base.sums, base.ids, base.messages, base.twins
             twin_ids = base.twin_ids
-            special, where, repeated, content = base.special, base.where, base.repeated, base.content
+            special, where, content = base.special, base.where, base.content
         else:
             # a fork (a user input's): the lists' first items, made from the spares of an earlier fork
             sums = cut(base.sums, kept + 1) if base is not None else [0]
@@ -169,7 +168,7 @@ def plain_runs(
             twins = cut(base.twins, kept) if base is not None else []
             twin_ids = cut(base.twin_ids, kept) if base is not None else []
             special = base.special[: bisect_left(base.special, kept, 0, base.special_count)] if base else []
-            where, repeated = _where_below(base, kept) if base is not None else ({}, {})
+            where = base.where if base is not None else {}  # shared: read through `ids`
             content = {c: cut(counted, kept + 1) for c, counted in base.content.items()} if base else {}
         for k in new:
             index = indices[k]
@@ -177,8 +176,9 @@ def plain_runs(
             message = state.message
             sums.append(sums[-1] + count)
             ids.append(message.id)
-            if where.setdefault(message.id, k) != k:
-                repeated.setdefault(message.id, [where[message.id]]).append(k)
+            given = where.setdefault(message.id, [])
+            if k not in given:  # a fork gives most of its ids the candidates the set before gave them
+                given.append(k)
             messages.append(message)
             if strategies[k] == PLAIN and message.type not in ORDERED_FIRST:
                 twin = State(message, state.index, state.origins, count, KEEP_WM, WORKING_MEMORY, PLAIN)
@@ -200,7 +200,7 @@ def plain_runs(
         )
         made_for = origin.states if origin is not None else None
         placed = _placed(base, origin, indices, twins, start) if trusted else None  # type: ignore[arg-type]
-        lists = (sums, ids, messages, twins, special, len(special), where, repeated)
+        lists = (sums, ids, messages, twins, special, len(special), where)
         return PlainRuns(len(indices), *lists, made_for, trusted, placed, len(source), content, twin_ids)
 
 
@@ -223,23 +223,6 @@ def _placed(
         if twin is not None:
             placed[indices[k]] = twin
     return placed
-
-
-def _where_below(runs: PlainRuns, kept: int) -> tuple[dict[str, int], dict[str, list[int]]]:
-    """`runs.where` and `runs.repeated` for its first `kept` candidates only. A replay's step forks a few
-    candidates back at each user input (where the compressor changed a group): copying the index and
-    dropping what lies past the fork costs far less than making it anew (in the shared lists, every
-    candidate `where` knows past `kept` is one of `runs.ids[kept:]`)."""
-    where = runs.where.copy()
-    for id_ in runs.ids[kept:]:
-        if where.get(id_, -1) >= kept:
-            del where[id_]
-    repeated = {}
-    for id_, held in runs.repeated.items():
-        below = [k for k in held if k < kept]
-        if len(below) > 1:
-            repeated[id_] = below
-    return where, repeated
 
 
 def held_candidates(owned: list[int], indices: list[int]) -> list[int]:

@@ -148,8 +148,8 @@ def _runs(counts: list[int], special: tuple[int, ...] = ()) -> PlainRuns:
     for count in counts:
         sums.append(sums[-1] + count)
     ids = [f"m{k}" for k in range(len(counts))]
-    where = {id_: k for k, id_ in enumerate(ids)}
-    return PlainRuns(len(counts), sums, ids, [], [], list(special), len(special), where, {})
+    where = {id_: [k] for k, id_ in enumerate(ids)}
+    return PlainRuns(len(counts), sums, ids, [], [], list(special), len(special), where)
 
 
 def test_a_run_stops_where_the_next_older_one_does_not_fit():
@@ -281,15 +281,21 @@ def test_a_replays_runs_are_placed_without_a_look_from_its_second_step_on():
 def test_an_id_held_twice_is_found_at_each_of_its_candidates():
     ids = ["a", "b", "a", "c", "b", "a"]
     grown = plain_runs(_texts(ids), [1] * 6, list(range(6)), [PLAIN] * 6, None, 0)
-    assert (grown.where, grown.repeated) == ({"a": 0, "b": 1, "c": 3}, {"a": [0, 2, 5], "b": [1, 4]})
+    assert grown.where == {"a": [0, 2, 5], "b": [1, 4], "c": [3]}
     assert grown.holds_any({"a"}, 3, 4) is False  # a at 0, 2 and 5: none in 3..4
     assert grown.holds_any({"a"}, 3, 5) is True
     assert grown.holds_any({"c", "z"}, 0, 2) is False
     assert grown.run_at(4, [], 100, {"a"}) == 5  # a kept group holds "a", at 2 in the run 0..4: one by one
     # a set that shares the first three candidates and then goes on otherwise (a replay's fork)
     forked = plain_runs(_texts([*ids[:3], "d", "c"]), [1] * 5, list(range(5)), [PLAIN] * 5, grown, 3)
-    assert (forked.where, forked.repeated) == ({"a": 0, "b": 1, "d": 3, "c": 4}, {"a": [0, 2]})
-    assert (grown.where, grown.repeated) == ({"a": 0, "b": 1, "c": 3}, {"a": [0, 2, 5], "b": [1, 4]})
+    # one index for the line, shared: each set reads the candidates its own ids give the id
+    assert forked.where is grown.where
+    assert grown.where == {"a": [0, 2, 5], "b": [1, 4], "c": [3, 4], "d": [3]}
+    assert forked.holds_any({"a"}, 3, 4) is False  # 5 is past the fork's candidates; 2 before them
+    assert forked.holds_any({"b"}, 3, 4) is False  # the set before gave b candidate 4; here c holds it
+    assert forked.holds_any({"c"}, 4, 4) is True and forked.holds_any({"d"}, 0, 2) is False
+    assert grown.holds_any({"c"}, 4, 5) is False and grown.holds_any({"d"}, 0, 5) is False  # as it was
+    assert grown.holds_any({"b"}, 4, 4) is True
 
 
 def _texts(ids: list[str]) -> list[State]:
