@@ -19,45 +19,51 @@ from __future__ import annotations
 import sys
 
 from engine.forksafe import fork_safe_lock
-from engine.lineage import shared_at_least
+from engine.lanes import current_lane
+from engine.lineage import CLOSE, shared_at_least
 from engine.providers.state import Origin, State, States
 
-KEPT = 4  # the lists of the most recent builds (a replay's step holds its own and the last step's)
-_HELD_HERE_ONLY = 3  # sys.getrefcount of a list only `_RECENT` holds, in `_recycled`: `_RECENT`, the loop's
-# name for it and the call's argument
-_RECENT: list[States] = []  # oldest first
+KEPT = 4  # per memory lane, the lists of its most recent builds (a replay's step holds its own and the last)
+_HELD_HERE_ONLY = 3  # sys.getrefcount of a list only `_RECENT` holds, in `_recycled`: its lane's list, the
+# loop's name for it and the call's argument
+_RECENT: dict[str, list[States]] = {}  # per memory lane (`engine.lanes`), oldest first
 _LOCK = fork_safe_lock()
 
 
 def build_states(origin: Origin, tokens: list[int], grown_from: tuple[list[int], int] | None) -> States:
     """The states a build starts from: `origin.states` in a list of the build's own (`States`)."""
     with _LOCK:
-        states = _recycled(origin.states)
+        recent = _RECENT.setdefault(current_lane(), [])
+        states = _recycled(recent, origin.states)
         if states is None:
             states = States(origin.states, tokens, grown_from, starting=True, origin=origin)
         else:
             states.initial_tokens, states.grown_from, states.origin = tokens, grown_from, origin
             states.owned, states.spans = [], []
-        _RECENT.append(states)
-        del _RECENT[:-KEPT]
+        recent.append(states)
+        del recent[:-KEPT]
     return states
 
 
-def _recycled(starting: list[State]) -> States | None:
-    """The recent list that nobody else holds and that shares the most with `starting`, put back to it
-    (None: none can be). Called under `_LOCK`."""
+def _recycled(recent: list[States], starting: list[State]) -> States | None:
+    """The list of `recent` (the lane's) that nobody else holds and that shares the most with `starting`, put
+    back to it (None: none can be). Only a list that lacks or holds at most `CLOSE` states past the part they
+    share is taken: putting back a list of a step far before or after this one costs a copy, and cutting a
+    long list short holds the lock while it frees the cut part. Called under `_LOCK`."""
     best, best_shared = -1, 0
-    for at in range(len(_RECENT)):  # not `enumerate`: its reused tuple would hold a reference too
-        spare = _RECENT[at]
+    for at in range(len(recent)):  # not `enumerate`: its reused tuple would hold a reference too
+        spare = recent[at]
         if sys.getrefcount(spare) > _HELD_HERE_ONLY or spare.owned is None or spare.origin is None:
             continue
         was = spare.origin.states
         shared = len(starting) if was is starting else shared_at_least(was, starting)
+        if len(spare) - shared > CLOSE or len(starting) - shared > CLOSE:
+            continue  # another step's list (the TUI's series beside its main build): no cheaper than a copy
         if shared > best_shared:
             best, best_shared = at, shared
     if best < 0:
         return None
-    spare = _RECENT.pop(best)
+    spare = recent.pop(best)
     _restore(spare, starting, best_shared)
     return spare
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from engine.lanes import MAIN, memory_lane
 from engine.lineage import forked, grown
 from engine.messages import AiMessage
 from engine.providers import recycled_states
@@ -78,7 +79,7 @@ def test_a_list_whose_positions_moved_is_not_taken():
     del states
     again = build_states(Origin(grown(first, _states(10, 1))), [3] * 11, None)
     assert id(again) != made
-    assert recycled_states._RECENT[-1] is again
+    assert recycled_states._RECENT[MAIN][-1] is again
 
 
 def test_a_list_of_another_line_is_not_taken():
@@ -88,3 +89,18 @@ def test_a_list_of_another_line_is_not_taken():
     other = grown([], _states(200, 10))  # another session: no item known to be shared
     again = build_states(Origin(other), [3] * 10, None)
     assert id(again) != made and all(a is b for a, b in zip(again, other, strict=True))
+
+
+def test_a_list_of_another_memory_lane_is_not_taken():
+    """The TUI's step series and cost replay build in lanes of their own beside the user's builds: each lane
+    takes its own lane's lists only."""
+    first = grown([], _states(0, 10))
+    with memory_lane("series"):
+        states = build_states(Origin(first), [3] * 10, None)
+    made = id(states)
+    del states
+    again = build_states(Origin(grown(first, _states(10, 1))), [3] * 11, None)
+    assert id(again) != made
+    with memory_lane("series"):
+        other = forked(first, 10, _states(20, 2))  # shares its first ten states with the series' list
+        assert id(build_states(Origin(other), [3] * 12, None)) == made
