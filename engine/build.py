@@ -40,8 +40,7 @@ from engine.preprocess.replay_guard import guard_tool_replay
 from engine.preprocess.tool_history import compress_tool_history
 from engine.providers.checkpoint import run_checkpoint
 from engine.providers.core import run_core
-from engine.providers.recycled_states import build_states
-from engine.providers.state import ProviderReport, State, kept_states
+from engine.providers.state import ProviderReport, State, States, kept_states
 from engine.providers.summarization import run_summarization
 from engine.providers.working_memory import run_working_memory
 from engine.reminders import ReminderRegistry
@@ -265,7 +264,7 @@ def _initial_states(run: Pipeline) -> list[State]:
     counted = run.unscoped if isinstance(inner, DefaultTokenizer) and run.unscoped else run.entries
     tokens = STAGE_CACHE.tokens(counted, tokenizer, run.ctx.model_id)
     origin = STAGE_CACHE.starting_states(run.entries, tokens)
-    return build_states(origin, tokens, STAGE_CACHE.grown_from(tokens))
+    return States(origin.states, tokens, STAGE_CACHE.grown_from(tokens), starting=True, origin=origin)
 
 
 _UNTRACED = (0, 0)  # a build whose trace is not made does not count what each provider kept

@@ -30,11 +30,6 @@ def memory_lane(name: str) -> Iterator[None]:
         _LANE.reset(token)
 
 
-def current_lane() -> str:
-    """The lane the builds of this thread or task keep what they make in."""
-    return _LANE.get()
-
-
 class LaneLists(Generic[T]):
     """Per lane, the `kept` most recent items, newest first. Not locked: callers that share one across
     threads lock around it (or, like the compressor's plans, only ever replace whole lists)."""

@@ -31,14 +31,7 @@ from engine.preprocess.base import (
     starts_with,
 )
 from engine.preprocess.renames import forget_renames
-from engine.providers import (
-    checkpoint,
-    core,
-    origin_positions,
-    recycled_states,
-    summarization,
-    working_memory,
-)
+from engine.providers import checkpoint, core, origin_positions, summarization, working_memory
 from engine.providers.state import Origin, State, starting_states
 from engine.tokens import TokenizerPort
 
@@ -223,7 +216,6 @@ def forget_earlier_builds() -> None:
     forget_checked()
     forget_renames()
     origin_positions.forget()
-    recycled_states.forget()
     tool_history._CACHE.clear()
     tool_history._PLANS.clear()
     purification._LAST.clear()
